@@ -1,0 +1,126 @@
+"""Tool specs: a LangChain tool plus the facts the runtime needs to run it safely.
+
+Users keep writing tools the way they already do (``@tool``, ``BaseTool``,
+``StructuredTool`` or a plain typed function, sync or async); :func:`tool_spec`
+wraps any of them and adds the execution fields: whether a person must approve
+the call, whether it may run alongside other calls, a timeout and how long an
+observation may be before it is cut.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_OBSERVATION_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool with its execution policy.
+
+    Attributes:
+        tool: The LangChain tool that validates arguments and does the work.
+        dangerous: A person must approve each call before it runs.
+        concurrency_safe: The tool only reads, so its calls may overlap with
+            other calls of the same model turn.
+        timeout: Seconds before a running call is abandoned (``None``: no limit).
+        max_observation_chars: Longer results are cut, keeping head and tail;
+            the full text stays retrievable by reference.
+    """
+
+    tool: BaseTool
+    dangerous: bool = False
+    concurrency_safe: bool = False
+    timeout: float | None = DEFAULT_TIMEOUT_SECONDS
+    max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @property
+    def description(self) -> str:
+        return self.tool.description
+
+    def argument_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments the model must supply (injected ones excluded)."""
+        schema = self.tool.tool_call_schema
+        if isinstance(schema, dict):
+            return schema
+        return schema.model_json_schema()
+
+    def injected_arguments(self) -> set[str]:
+        """Arguments the runtime fills in, hidden from the model (``InjectedToolArg``)."""
+        full = set(self.tool.args)
+        visible = set(self.argument_schema().get("properties", {}))
+        return full - visible
+
+
+def tool_spec(
+    obj: BaseTool | Callable[..., Any] | ToolSpec,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    dangerous: bool | None = None,
+    concurrency_safe: bool | None = None,
+    timeout: float | None | object = ...,
+    max_observation_chars: int | None = None,
+) -> ToolSpec:
+    """Wrap a LangChain tool or a typed function as a :class:`ToolSpec`.
+
+    Fields left unset keep the value already on a ``ToolSpec`` (or the defaults).
+
+    Example:
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two integers. Not for floating-point maths.'''
+        ...     return a + b
+        >>> spec = tool_spec(add, concurrency_safe=True)
+        >>> spec.name, spec.concurrency_safe
+        ('add', True)
+    """
+    if isinstance(obj, ToolSpec):
+        spec = obj
+    elif isinstance(obj, BaseTool):
+        spec = ToolSpec(tool=obj)
+    elif callable(obj):
+        spec = ToolSpec(tool=_function_tool(obj, name, description))
+    else:
+        raise TypeError(f"Cannot make a tool from {type(obj).__name__}: pass a tool or a function.")
+    changes: dict[str, Any] = {}
+    if name is not None and name != spec.name:
+        changes["tool"] = spec.tool.model_copy(update={"name": name})
+    if description is not None and description != spec.description:
+        tool = changes.get("tool", spec.tool)
+        changes["tool"] = tool.model_copy(update={"description": description})
+    if dangerous is not None:
+        changes["dangerous"] = dangerous
+    if concurrency_safe is not None:
+        changes["concurrency_safe"] = concurrency_safe
+    if timeout is not ...:
+        changes["timeout"] = timeout
+    if max_observation_chars is not None:
+        changes["max_observation_chars"] = max_observation_chars
+    return replace(spec, **changes) if changes else spec
+
+
+def _function_tool(
+    func: Callable[..., Any], name: str | None, description: str | None
+) -> BaseTool:
+    if not (func.__doc__ or description):
+        raise ValueError(
+            f"Tool function {getattr(func, '__name__', func)!r} needs a docstring or a "
+            "description: the model chooses tools by it."
+        )
+    if inspect.iscoroutinefunction(func):
+        return StructuredTool.from_function(
+            coroutine=func, name=name, description=description, parse_docstring=False
+        )
+    return StructuredTool.from_function(
+        func=func, name=name, description=description, parse_docstring=False
+    )
