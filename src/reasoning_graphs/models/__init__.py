@@ -1,0 +1,9 @@
+"""Chat-model resolution: OpenAI-compatible servers, the embedded local model, or your own."""
+
+from reasoning_graphs.models.resolve import (
+    ModelSpecError,
+    default_model_spec,
+    resolve_model,
+)
+
+__all__ = ["ModelSpecError", "default_model_spec", "resolve_model"]

@@ -1,0 +1,130 @@
+"""The approval protocol: what an interrupt asks and what a resume must answer.
+
+When a model turn proposes dangerous calls, the graph pauses with one
+interrupt whose value is an :class:`ApprovalRequest`. Resume with
+``Command(resume=decisions)`` where ``decisions`` holds one decision per
+listed call — a list in the listed order, or a mapping from call id:
+
+- ``{"type": "approve"}`` — run the call as proposed;
+- ``{"type": "edit", "args": {...}}`` — run it with these arguments (same call id);
+- ``{"type": "reject", "reason": "..."}`` — never run it; the model sees the reason;
+- ``{"type": "respond", "content": "..."}`` — do not run it; the model sees this text
+  as the observation.
+
+A bare string (``"approve"``, ``"reject"``) is shorthand for the first two kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+from typing_extensions import NotRequired
+
+DECISION_TYPES = ("approve", "edit", "reject", "respond")
+APPROVAL_KIND = "approval"
+
+WRONG_COUNT = "Expected {expected} decision(s), one per pending call ({ids}), but got {got}."
+NOT_DECISIONS = "Decisions must be a list (one per pending call) or a mapping by call id, not {kind}."
+UNKNOWN_DECISION = "Decision {index} has unknown type {kind!r}; allowed: {allowed}."
+MISSING_FIELD = "Decision {index} ({kind}) needs a {field!r} field of type {expected}."
+UNKNOWN_IDS = "Decisions name unknown call id(s) {unknown}; pending calls: {ids}."
+DEFAULT_REJECT_REASON = "The reviewer rejected this call."
+
+
+class ApprovalError(ValueError):
+    """A resume value that does not answer the pending approval request."""
+
+
+class PendingCall(TypedDict):
+    """One dangerous call waiting for a person."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    description: str
+    allowed_decisions: list[str]
+
+
+class ApprovalRequest(TypedDict):
+    """The value of an approval interrupt.
+
+    ``error`` is set when the previous answer did not fit (wrong count, unknown
+    decision type, missing field); the calls are asked about again.
+    """
+
+    kind: Literal["approval"]
+    calls: list[PendingCall]
+    instructions: str
+    error: NotRequired[str]
+
+
+class Decision(TypedDict):
+    """A person's answer for one pending call."""
+
+    type: Literal["approve", "edit", "reject", "respond"]
+    args: NotRequired[dict[str, Any]]
+    reason: NotRequired[str]
+    content: NotRequired[str]
+
+
+def approval_request(calls: Sequence[PendingCall]) -> ApprovalRequest:
+    return {
+        "kind": APPROVAL_KIND,
+        "calls": list(calls),
+        "instructions": (
+            "Resume with one decision per call, in this order or keyed by call id: "
+            "approve, edit (with 'args'), reject (with a 'reason') or respond (with 'content')."
+        ),
+    }
+
+
+def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[Decision]:
+    """Check a resume value against the pending calls and return one decision per call.
+
+    Raises:
+        ApprovalError: Wrong count, unknown ids, unknown types or missing fields.
+    """
+    ids = [call["id"] for call in calls]
+    if isinstance(value, Mapping) and "type" not in value:
+        unknown = sorted(set(value) - set(ids))
+        if unknown:
+            raise ApprovalError(UNKNOWN_IDS.format(unknown=unknown, ids=ids))
+        if len(value) != len(ids):
+            raise ApprovalError(WRONG_COUNT.format(expected=len(ids), ids=ids, got=len(value)))
+        value = [value[call_id] for call_id in ids]
+    elif isinstance(value, (str, Mapping)):
+        value = [value]
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise ApprovalError(NOT_DECISIONS.format(kind=type(value).__name__))
+    if len(value) != len(ids):
+        raise ApprovalError(WRONG_COUNT.format(expected=len(ids), ids=ids, got=len(value)))
+    return [_decision(index, item) for index, item in enumerate(value, start=1)]
+
+
+def _decision(index: int, item: Any) -> Decision:
+    if isinstance(item, str):
+        item = {"type": item}
+    kind = item.get("type") if isinstance(item, Mapping) else None
+    if kind not in DECISION_TYPES:
+        raise ApprovalError(
+            UNKNOWN_DECISION.format(index=index, kind=kind, allowed=", ".join(DECISION_TYPES))
+        )
+    decision: Decision = {"type": kind}
+    if kind == "edit":
+        args = item.get("args")
+        if not isinstance(args, Mapping):
+            raise ApprovalError(
+                MISSING_FIELD.format(index=index, kind=kind, field="args", expected="object")
+            )
+        decision["args"] = dict(args)
+    elif kind == "respond":
+        content = item.get("content")
+        if not isinstance(content, str):
+            raise ApprovalError(
+                MISSING_FIELD.format(index=index, kind=kind, field="content", expected="string")
+            )
+        decision["content"] = content
+    elif kind == "reject":
+        decision["reason"] = str(item.get("reason") or DEFAULT_REJECT_REASON)
+    return decision

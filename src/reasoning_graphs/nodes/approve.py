@@ -1,0 +1,213 @@
+"""``approve``: decide the fate of every call of a model turn before any of them runs.
+
+Order of checks per call: the per-turn call limit, an earlier rejection of
+the same call, the policy's block rules, reuse of an identical read-only call
+whose result is still current, and finally approval by a person for
+dangerous calls. All dangerous calls of the turn go into one interrupt. The
+node has no side effects, so LangGraph may re-run it on resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+from langgraph.types import interrupt
+
+from reasoning_graphs.approval import (
+    DECISION_TYPES,
+    ApprovalError,
+    Decision,
+    PendingCall,
+    approval_request,
+    parse_decisions,
+)
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.trajectory import action_event
+from reasoning_graphs.nodes.turn import (
+    call_signature,
+    describe_call,
+    last_ai_message,
+    reusable_results,
+    steps_used,
+    turn_number,
+)
+from reasoning_graphs.state import PlannedCall
+
+OVER_CALL_LIMIT = "Not run: at most {limit} tool calls per turn. Call it again next turn if needed."
+REJECTED_BEFORE = (
+    "Not run: the reviewer already rejected this exact call ({reason}). "
+    "Do not propose it again; choose another way or answer."
+)
+REJECTED_NOW = "Not run: the reviewer rejected this call. Reason: {reason}"
+REUSED = (
+    "You already made this exact call in this turn; it was not run again. "
+    "Its result was:\n{result}"
+)
+INVALID_CALL = (
+    "Error: the arguments of this {name!r} call are not valid JSON ({error}). "
+    "Call it again with a JSON object of arguments."
+)
+REPEATED_ONLY = "the model repeated {calls} instead of answering"
+
+
+@dataclass
+class _TurnTriage:
+    """What the approve node decides for each call of one turn."""
+
+    planned: list[tuple[int, PlannedCall]] = field(default_factory=list)
+    answered: list[ToolMessage] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    edited: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reused: list[str] = field(default_factory=list)
+
+
+def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``approve`` node for ``setup``."""
+
+    async def approve(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        reply = last_ai_message(state["messages"])
+        turn, step = turn_number(state["messages"]), steps_used(state)
+        triage = _TurnTriage()
+
+        def answer(call: ToolCall, content: str, decision: str, status: str = "error") -> None:
+            triage.answered.append(
+                ToolMessage(
+                    content,
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status=status,
+                    response_metadata={"decision": decision},
+                )
+            )
+            triage.events.append(
+                action_event(
+                    turn=turn,
+                    step=step,
+                    call_id=call["id"],
+                    tool=call["name"],
+                    args=call["args"],
+                    observation=content,
+                    status=status,
+                    decision=decision,
+                )
+            )
+
+        for bad in reply.invalid_tool_calls:
+            name = bad.get("name") or "unknown"
+            call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
+            answer(call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid")
+
+        to_ask = _triage_calls(run, state, reply, triage, answer)
+        if to_ask:
+            _ask_person(to_ask, triage, answer)
+
+        update: dict[str, Any] = {
+            "messages": triage.answered,
+            "trajectory": triage.events,
+            "pending": [call for _, call in sorted(triage.planned, key=lambda item: item[0])],
+            "rejected": triage.rejected,
+        }
+        if triage.edited:
+            update["messages"] = [_with_edited_args(reply, triage.edited), *triage.answered]
+        if triage.reused and len(triage.reused) == len(reply.tool_calls):
+            calls = ", ".join(triage.reused)
+            update["outcome"] = {"status": "incomplete", "reason": REPEATED_ONLY.format(calls=calls)}
+        return update
+
+    return approve
+
+
+def _triage_calls(
+    run: RunScope,
+    state: dict[str, Any],
+    reply: AIMessage,
+    triage: _TurnTriage,
+    answer: Callable[..., None],
+) -> list[tuple[int, ToolCall]]:
+    """Settle every call that needs no person; return the ones that do."""
+    limit = run.limits.max_tool_calls_per_turn
+    rejected_before = state.get("rejected") or {}
+    reusable = reusable_results(state["messages"], run.registry)
+    to_ask: list[tuple[int, ToolCall]] = []
+    for index, call in enumerate(reply.tool_calls):
+        signature = call_signature(call["name"], call["args"])
+        blocked = run.policy.block_reason(call["name"], call["args"])
+        if index >= limit:
+            answer(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
+        elif signature in rejected_before:
+            answer(call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected")
+        elif blocked:
+            answer(call, blocked, "blocked")
+        elif signature in reusable:
+            answer(call, REUSED.format(result=reusable[signature]), "reused", "success")
+            triage.reused.append(describe_call(call["name"], call["args"]))
+        elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
+            to_ask.append((index, call))
+        else:
+            triage.planned.append((index, _planned(call, call["args"], "auto")))
+    return to_ask
+
+
+def _ask_person(
+    to_ask: list[tuple[int, ToolCall]], triage: _TurnTriage, answer: Callable[..., None]
+) -> None:
+    """One interrupt for all dangerous calls of the turn; apply each decision."""
+    pending = [
+        PendingCall(
+            id=call["id"],
+            name=call["name"],
+            args=call["args"],
+            description=describe_call(call["name"], call["args"]),
+            allowed_decisions=list(DECISION_TYPES),
+        )
+        for _, call in to_ask
+    ]
+    decisions = _decisions_for(pending)
+    for (index, call), decision in zip(to_ask, decisions):
+        kind = decision["type"]
+        if kind == "approve":
+            triage.planned.append((index, _planned(call, call["args"], "approved")))
+        elif kind == "edit":
+            triage.planned.append((index, _planned(call, decision["args"], "edited")))
+            triage.edited[call["id"]] = decision["args"]
+        elif kind == "reject":
+            reason = decision["reason"]
+            triage.rejected[call_signature(call["name"], call["args"])] = reason
+            answer(call, REJECTED_NOW.format(reason=reason), "rejected")
+        else:
+            answer(call, decision["content"], "responded", "success")
+
+
+def _decisions_for(pending: list[PendingCall]) -> list[Decision]:
+    """Ask until the answer fits: a malformed resume re-asks with the error, losing nothing.
+
+    LangGraph replays earlier resume values to earlier ``interrupt()`` calls of a
+    re-run node, so a bad answer cannot simply be raised and retried; each
+    correction is a further interrupt of the same node instead.
+    """
+    request = approval_request(pending)
+    answer = interrupt(request)
+    while True:
+        try:
+            return parse_decisions(answer, pending)
+        except ApprovalError as error:
+            answer = interrupt({**request, "error": str(error)})
+
+
+def _planned(call: ToolCall, args: dict[str, Any], decision: str) -> PlannedCall:
+    return PlannedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
+
+
+def _with_edited_args(reply: AIMessage, edited: dict[str, dict[str, Any]]) -> AIMessage:
+    """The same model message (same id, so it replaces the original) with edited arguments."""
+    calls = [
+        {**call, "args": edited[call["id"]]} if call["id"] in edited else call
+        for call in reply.tool_calls
+    ]
+    return reply.model_copy(update={"tool_calls": calls})

@@ -1,0 +1,74 @@
+"""``finish``: end a turn that ran out of budget or went in circles, honestly.
+
+The model is asked once more, with tools switched off, to answer from what it
+has; the answer is marked incomplete and carries the evidence the run
+gathered, so a weak model's guess never hides a tool's correct result. If even
+that call fails, the evidence alone is the answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.turn import steps_used, successful_observations, turn_number
+from reasoning_graphs.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
+
+EVIDENCE_CHARS = 200
+
+
+def make_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``finish`` node for ``setup``."""
+
+    async def finish(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
+        reason = outcome.get("reason", "stopped")
+        prompt = [
+            SystemMessage(setup.system_prompt),
+            *state["messages"],
+            HumanMessage(ANSWER_NOW.format(reason=reason)),
+        ]
+        started = time.perf_counter()
+        try:
+            reply = await run.model_with_tools(tool_choice="none").ainvoke(prompt)
+        except Exception:  # the evidence below still makes an honest answer
+            reply = AIMessage(content="")
+        latency_ms = (time.perf_counter() - started) * 1000
+        answer = reply.text.strip() or NO_ANSWER
+        note = INCOMPLETE_NOTE.format(reason=reason, evidence=_evidence(state))
+        final = AIMessage(
+            content=f"{answer}\n\n{note}",
+            usage_metadata=reply.usage_metadata,
+            response_metadata={"outcome": dict(outcome)},
+        )
+        event = thought_event(
+            turn=turn_number(state["messages"]),
+            step=steps_used(state) + 1,
+            reply=final,
+            prompt=prompt,
+            latency_ms=latency_ms,
+        )
+        return {"messages": [final], "trajectory": [event], "outcome": outcome}
+
+    return finish
+
+
+def _evidence(state: dict[str, Any]) -> str:
+    found = successful_observations(state["messages"])
+    if not found:
+        return ""
+    items = "; ".join(
+        f"{call} returned {_clip(observation)}" for call, observation in found
+    )
+    return EVIDENCE_LINE.format(items=items)
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"

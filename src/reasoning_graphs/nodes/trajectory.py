@@ -1,0 +1,61 @@
+"""Trajectory events: one record per thought and per action, kept in the state.
+
+They let a person (or a benchmark) see every step of a run — text, tool,
+arguments, observation, tokens and latency — without re-reading the messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+
+def thought_event(
+    *, turn: int, step: int, reply: AIMessage, prompt: list[BaseMessage], latency_ms: float
+) -> dict[str, Any]:
+    """Record one model call; token counts come from the provider when it reports them."""
+    usage = reply.usage_metadata
+    if usage:
+        input_tokens, output_tokens = usage["input_tokens"], usage["output_tokens"]
+    else:
+        input_tokens = count_tokens_approximately(prompt)
+        output_tokens = count_tokens_approximately([reply])
+    return {
+        "kind": "thought",
+        "turn": turn,
+        "step": step,
+        "text": reply.text,
+        "tool_calls": [call["name"] for call in reply.tool_calls],
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "latency_ms": round(latency_ms, 2),
+    }
+
+
+def action_event(
+    *,
+    turn: int,
+    step: int,
+    call_id: str,
+    tool: str,
+    args: dict[str, Any],
+    observation: str,
+    status: str,
+    decision: str,
+    duration_ms: float = 0.0,
+) -> dict[str, Any]:
+    """Record what became of one tool call."""
+    return {
+        "kind": "action",
+        "turn": turn,
+        "step": step,
+        "id": call_id,
+        "tool": tool,
+        "args": args,
+        "observation": observation,
+        "status": status,
+        "decision": decision,
+        "duration_ms": round(duration_ms, 2),
+    }

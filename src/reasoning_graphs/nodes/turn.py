@@ -1,0 +1,113 @@
+"""Facts about the current turn, derived from the state rather than stored twice.
+
+A turn is everything since the latest human message: the budgets count the
+model steps and tokens of the turn, and repetition is judged within it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+
+from reasoning_graphs.tools.registry import ToolRegistry
+
+EXECUTED = frozenset({"auto", "approved", "edited"})
+"""Decisions under which a tool really ran (its observation is the tool's own output)."""
+
+
+def decision_of(message: ToolMessage) -> str:
+    """How the runtime handled the call this observation answers."""
+    return str(message.response_metadata.get("decision", "auto"))
+
+
+def was_executed(message: AnyMessage) -> bool:
+    return isinstance(message, ToolMessage) and decision_of(message) in EXECUTED
+
+
+def turn_number(messages: Sequence[AnyMessage]) -> int:
+    """How many human messages the conversation has (the current turn's number)."""
+    return sum(isinstance(m, HumanMessage) for m in messages)
+
+
+def turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The messages after the latest human message."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return list(messages[index + 1 :])
+    return list(messages)
+
+
+def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message
+    raise ValueError("The conversation has no model message yet.")
+
+
+def steps_used(state: Mapping[str, Any]) -> int:
+    """Model steps taken in the current turn."""
+    return sum(isinstance(m, AIMessage) for m in turn_messages(state["messages"]))
+
+
+def tokens_used(state: Mapping[str, Any]) -> int:
+    """Prompt plus completion tokens the current turn has spent."""
+    turn = turn_number(state["messages"])
+    return sum(
+        event.get("input_tokens", 0) + event.get("output_tokens", 0)
+        for event in state.get("trajectory", [])
+        if event.get("kind") == "thought" and event.get("turn") == turn
+    )
+
+
+def call_signature(name: str, args: Mapping[str, Any]) -> str:
+    """A stable key for "the same call": tool name plus canonical arguments."""
+    return f"{name}:{json.dumps(args, sort_keys=True, default=str)}"
+
+
+def describe_call(name: str, args: Mapping[str, Any]) -> str:
+    """A call as people read it: ``calculator(expression='23*17+4')``."""
+    shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    return f"{name}({shown})"
+
+
+def reusable_results(messages: Sequence[AnyMessage], registry: ToolRegistry) -> dict[str, str]:
+    """Successful read-only results of this turn that are still current, by call signature.
+
+    A read-only (concurrency-safe) call repeated with the same arguments would
+    return the same text, unless a stateful call ran in between — so any
+    stateful call forgets what was read before it.
+    """
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    results: dict[str, str] = {}
+    for message in turn_messages(messages):
+        if isinstance(message, AIMessage):
+            calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
+        elif was_executed(message) and message.tool_call_id in calls:
+            name, args = calls[message.tool_call_id]
+            spec = registry.get(name)
+            if spec is None or not spec.concurrency_safe:
+                if message.status == "success":
+                    results.clear()
+                continue
+            if message.status == "success":
+                results[call_signature(name, args)] = str(message.content)
+    return results
+
+
+def successful_observations(
+    messages: Sequence[AnyMessage], limit: int = 3
+) -> list[tuple[str, str]]:
+    """The latest successful tool results of this turn as (call, observation) pairs."""
+    calls: dict[str, str] = {}
+    found: list[tuple[str, str]] = []
+    for message in turn_messages(messages):
+        if isinstance(message, AIMessage):
+            calls.update({c["id"]: describe_call(c["name"], c["args"]) for c in message.tool_calls})
+        elif was_executed(message) and message.status == "success":
+            call = calls.get(message.tool_call_id)
+            if call and (call, str(message.content)) not in found:
+                found.append((call, str(message.content)))
+    return found[-limit:]

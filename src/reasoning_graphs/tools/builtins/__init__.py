@@ -1,0 +1,67 @@
+"""Tools that come with the package, and the default set a run starts with.
+
+Each factory returns a fresh :class:`~reasoning_graphs.tools.spec.ToolSpec`;
+the ones that touch files or run commands are bound to a workspace folder when
+they are made, so one process can serve several workspaces.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from reasoning_graphs.tools.builtins.calculator import calculator
+from reasoning_graphs.tools.builtins.files import read_file, write_file
+from reasoning_graphs.tools.builtins.observations import read_observation
+from reasoning_graphs.tools.builtins.search_docs import search_docs
+from reasoning_graphs.tools.builtins.shell import shell
+from reasoning_graphs.tools.spec import ToolSpec
+
+WORKSPACE_ENV = "REASONING_GRAPHS_WORKSPACE"
+
+__all__ = [
+    "WORKSPACE_ENV",
+    "calculator",
+    "default_tools",
+    "read_file",
+    "read_observation",
+    "search_docs",
+    "shell",
+    "write_file",
+    "workspace_folder",
+]
+
+
+def workspace_folder(workspace: str | Path | None = None) -> Path:
+    """The folder file and shell tools work in.
+
+    Args:
+        workspace: An explicit folder; when ``None``, the environment variable
+            ``REASONING_GRAPHS_WORKSPACE``, else the current directory.
+    """
+    chosen = workspace if workspace is not None else os.environ.get(WORKSPACE_ENV) or Path.cwd()
+    return Path(chosen).expanduser().resolve()
+
+
+def default_tools(
+    workspace: str | Path | None = None, docs: str | Path | None = None
+) -> list[ToolSpec]:
+    """The built-in tools, bound to one workspace.
+
+    Args:
+        workspace: Folder for ``read_file``, ``write_file`` and ``shell``
+            (see :func:`workspace_folder` for the default).
+        docs: Folder ``search_docs`` searches; defaults to the workspace.
+
+    Returns:
+        calculator, search_docs, read_file, write_file, shell and read_observation.
+    """
+    root = workspace_folder(workspace)
+    return [
+        calculator(),
+        search_docs(docs if docs is not None else root),
+        read_file(root),
+        write_file(root),
+        shell(root),
+        read_observation(),
+    ]
