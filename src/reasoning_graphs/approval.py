@@ -25,7 +25,9 @@ DECISION_TYPES = ("approve", "edit", "reject", "respond")
 APPROVAL_KIND = "approval"
 
 WRONG_COUNT = "Expected {expected} decision(s), one per pending call ({ids}), but got {got}."
-NOT_DECISIONS = "Decisions must be a list (one per pending call) or a mapping by call id, not {kind}."
+NOT_DECISIONS = (
+    "Decisions must be a list (one per pending call) or a mapping by call id, not {kind}."
+)
 UNKNOWN_DECISION = "Decision {index} has unknown type {kind!r}; allowed: {allowed}."
 MISSING_FIELD = "Decision {index} ({kind}) needs a {field!r} field of type {expected}."
 UNKNOWN_IDS = "Decisions name unknown call id(s) {unknown}; pending calls: {ids}."

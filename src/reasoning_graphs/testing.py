@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeAlias
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -35,14 +35,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-ScriptItem = Union[
-    str,
-    AIMessage,
-    BaseModel,
-    dict,
-    BaseException,
-    Callable[[list[BaseMessage]], "ScriptItem"],
-]
+ScriptItem: TypeAlias = (
+    "str | AIMessage | BaseModel | dict | BaseException | Callable[[list[BaseMessage]], Any]"
+)
 """One scripted reply: text, a message, a structured output (model or dict), an
 exception to raise, or a function of the prompt that returns one of those."""
 
@@ -70,8 +65,9 @@ def tool_call(name: str, id: str | None = None, **args: Any) -> AIMessage:
     return tool_calls((name, args, id))
 
 
-def tool_calls(*calls: tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str | None],
-               content: str = "") -> AIMessage:
+def tool_calls(
+    *calls: tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str | None], content: str = ""
+) -> AIMessage:
     """A scripted reply that calls several tools in one turn, in the given order."""
     entries = []
     for call in calls:

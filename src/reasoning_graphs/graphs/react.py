@@ -104,8 +104,9 @@ def build_graph(
         return "finish" if state.get("outcome") else "think"
 
     builder = StateGraph(AgentState, context_schema=AgentContext, input_schema=AgentInput)
-    builder.add_node("think", dual_node("think", make_think(setup)),
-                     retry_policy=retry or model_retry_policy())
+    builder.add_node(
+        "think", dual_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
+    )
     builder.add_node("approve", dual_node("approve", make_approve(setup)))
     builder.add_node(ACT, dual_node(ACT, make_act(setup)))
     builder.add_node("observe", dual_node("observe", make_observe(setup)))

@@ -44,8 +44,7 @@ REJECTED_BEFORE = (
 )
 REJECTED_NOW = "Not run: the reviewer rejected this call. Reason: {reason}"
 REUSED = (
-    "You already made this exact call in this turn; it was not run again. "
-    "Its result was:\n{result}"
+    "You already made this exact call in this turn; it was not run again. Its result was:\n{result}"
 )
 INVALID_CALL = (
     "Error: the arguments of this {name!r} call are not valid JSON ({error}). "
@@ -117,7 +116,10 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict
             update["messages"] = [_with_edited_args(reply, triage.edited), *triage.answered]
         if triage.reused and len(triage.reused) == len(reply.tool_calls):
             calls = ", ".join(triage.reused)
-            update["outcome"] = {"status": "incomplete", "reason": REPEATED_ONLY.format(calls=calls)}
+            update["outcome"] = {
+                "status": "incomplete",
+                "reason": REPEATED_ONLY.format(calls=calls),
+            }
         return update
 
     return approve
@@ -169,7 +171,7 @@ def _ask_person(
         for _, call in to_ask
     ]
     decisions = _decisions_for(pending)
-    for (index, call), decision in zip(to_ask, decisions):
+    for (index, call), decision in zip(to_ask, decisions, strict=False):
         kind = decision["type"]
         if kind == "approve":
             triage.planned.append((index, _planned(call, call["args"], "approved")))

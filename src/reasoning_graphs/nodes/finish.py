@@ -63,9 +63,7 @@ def _evidence(state: dict[str, Any]) -> str:
     found = successful_observations(state["messages"])
     if not found:
         return ""
-    items = "; ".join(
-        f"{call} returned {_clip(observation)}" for call, observation in found
-    )
+    items = "; ".join(f"{call} returned {_clip(observation)}" for call, observation in found)
     return EVIDENCE_LINE.format(items=items)
 
 

@@ -71,7 +71,9 @@ async def execute_call(
 
     spec = registry.get(name)
     if spec is None:
-        return finish(UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names())), "error")
+        return finish(
+            UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names())), "error"
+        )
     problems = _argument_problems(spec, args)
     if problems:
         message = INVALID_ARGUMENTS.format(
@@ -81,10 +83,14 @@ async def execute_call(
     call_args = dict(args)
     if OBSERVATIONS_ARGUMENT in spec.injected_arguments():
         call_args[OBSERVATIONS_ARGUMENT] = dict(observations or {})
-    try:
-        output = await asyncio.wait_for(spec.tool.ainvoke(call_args), timeout=spec.timeout)
-    except asyncio.TimeoutError:
+    # A task plus asyncio.wait tells our timeout apart from a TimeoutError the tool raises.
+    task = asyncio.ensure_future(spec.tool.ainvoke(call_args))
+    done, _ = await asyncio.wait({task}, timeout=spec.timeout)
+    if not done:
+        task.cancel()
         return finish(TOOL_TIMED_OUT.format(name=name, seconds=spec.timeout), "error")
+    try:
+        output = task.result()
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
         return finish(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind), "error")
@@ -125,7 +131,7 @@ def _cut(result: ToolResult, spec: ToolSpec, ref: str) -> ToolResult:
     text = result.content
     if len(text) <= limit:
         return result
-    marker = CUT_MARKER.format(cut=0, ref=ref)
+    marker = CUT_MARKER.format(cut=len(text), ref=ref)  # the widest the count can be
     keep = max(limit - len(marker), 2)
     head, tail = keep * 2 // 3, keep - keep * 2 // 3
     cut = len(text) - head - tail

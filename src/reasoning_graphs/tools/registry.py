@@ -56,7 +56,5 @@ class ToolRegistry:
             return self
         unknown = [name for name in enabled if name not in self._specs]
         if unknown:
-            raise ValueError(
-                UNKNOWN_ENABLED_TOOLS.format(names=unknown, available=self.names())
-            )
+            raise ValueError(UNKNOWN_ENABLED_TOOLS.format(names=unknown, available=self.names()))
         return ToolRegistry(spec for name, spec in self._specs.items() if name in enabled)

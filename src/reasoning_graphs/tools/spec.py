@@ -57,7 +57,7 @@ class ToolSpec:
 
     def injected_arguments(self) -> set[str]:
         """Arguments the runtime fills in, hidden from the model (``InjectedToolArg``)."""
-        full = set(self.tool.args)
+        full = set(self.tool.get_input_schema().model_json_schema().get("properties", {}))
         visible = set(self.argument_schema().get("properties", {}))
         return full - visible
 
@@ -69,7 +69,7 @@ def tool_spec(
     description: str | None = None,
     dangerous: bool | None = None,
     concurrency_safe: bool | None = None,
-    timeout: float | None | object = ...,
+    timeout: float | object | None = ...,
     max_observation_chars: int | None = None,
 ) -> ToolSpec:
     """Wrap a LangChain tool or a typed function as a :class:`ToolSpec`.
@@ -109,9 +109,7 @@ def tool_spec(
     return replace(spec, **changes) if changes else spec
 
 
-def _function_tool(
-    func: Callable[..., Any], name: str | None, description: str | None
-) -> BaseTool:
+def _function_tool(func: Callable[..., Any], name: str | None, description: str | None) -> BaseTool:
     if not (func.__doc__ or description):
         raise ValueError(
             f"Tool function {getattr(func, '__name__', func)!r} needs a docstring or a "

@@ -27,8 +27,8 @@ __all__ = [
     "read_observation",
     "search_docs",
     "shell",
-    "write_file",
     "workspace_folder",
+    "write_file",
 ]
 
 

@@ -83,7 +83,7 @@ class DocsIndex:
             indices, scores = self._retriever.retrieve(tokens, k=top, show_progress=False)
         return [
             (self._passages[int(index)], float(score))
-            for index, score in zip(indices[0], scores[0])
+            for index, score in zip(indices[0], scores[0], strict=True)
             if score > 0
         ]
 
@@ -100,7 +100,9 @@ class DocsIndex:
         # Passages without a single searchable word cannot match, and a corpus of
         # only such passages makes bm25s fail: leave them out of the index.
         tokens = _tokenize([p.text for p in passages]) if passages else []
-        indexed = [(passage, words) for passage, words in zip(passages, tokens) if words]
+        indexed = [
+            (passage, words) for passage, words in zip(passages, tokens, strict=True) if words
+        ]
         self._passages = [passage for passage, _ in indexed]
         self._retriever = None
         if indexed:

@@ -96,7 +96,8 @@ def run_command(command: str, cwd: Path, timeout: float) -> str:
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    assert process.stdout is not None and process.stderr is not None  # both are pipes
+    assert process.stdout is not None  # both are pipes, never None
+    assert process.stderr is not None
     stdout, stderr = _Capture(process.stdout), _Capture(process.stderr)
     try:
         code: int | None = process.wait(timeout)
