@@ -1,0 +1,76 @@
+"""A ReAct agent on a SQLite file, driven from a separate process by test_durability.py.
+
+Usage: python durable_agent.py DB LOG MODE [RESUME_JSON]
+
+MODE is ``approval`` (one dangerous call needing a decision), ``parallel``
+(three read-only calls in one turn, two of them slow unless SLOW=0) or
+``ordered`` (three stateful calls in one turn, the last two slow unless
+SLOW=0). With RESUME_JSON the thread is resumed (``null`` resumes a crashed
+run) instead of started. Each tool appends a line to LOG when it finishes; a
+slow tool also appends a line when it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
+from reasoning_graphs.tools.spec import tool_spec
+
+THREAD = {"configurable": {"thread_id": "durable"}}
+
+
+def make_tool(log: Path, name: str, *, slow: bool, safe: bool, dangerous: bool = False):
+    def run(item: str) -> str:
+        if slow and os.environ.get("SLOW", "1") == "1":
+            with log.open("a") as out:
+                out.write(f"start {name}\n")
+            time.sleep(120)
+        with log.open("a") as out:
+            out.write(f"done {name} {item}\n")
+        return f"{name} done with {item}"
+
+    run.__name__ = name
+    run.__doc__ = f"Test tool {name}."
+    return tool_spec(run, concurrency_safe=safe, dangerous=dangerous)
+
+
+def scenario(mode: str, log: Path):
+    if mode == "approval":
+        tools = [make_tool(log, "deploy", slow=False, safe=False, dangerous=True)]
+        return tools, [tool_call("deploy", item="prod", id="d1"), "deployed"]
+    names = ["first", "second", "third"]
+    safe = mode == "parallel"
+    tools = [make_tool(log, name, slow=name != "first", safe=safe) for name in names]
+    turn = tool_calls(*[(name, {"item": name}, f"id-{name}") for name in names])
+    return tools, [turn, "all done"]
+
+
+def main() -> None:
+    db, log, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    tools, script = scenario(mode, log)
+    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    resuming = len(sys.argv) > 4
+    # when resuming, the model's first turn is already in the checkpoint
+    model = ScriptedChatModel(script=script[1:] if resuming else script)
+    graph = build_graph(model, tools=tools, checkpointer=saver)
+    if resuming:
+        resume = json.loads(sys.argv[4])
+        state = graph.invoke(None if resume is None else Command(resume=resume), THREAD)
+    else:
+        state = graph.invoke({"messages": [("user", "go")]}, THREAD)
+    interrupts = [i.value for i in state.get("__interrupt__", [])]
+    print(json.dumps({"interrupts": interrupts, "last": state["messages"][-1].content}))
+
+
+if __name__ == "__main__":
+    main()
