@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ToolLog, sleeping_tool
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -14,6 +13,8 @@ from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.policy import require_arguments
+
+from conftest import ToolLog, sleeping_tool
 
 
 def ask(question: str) -> dict[str, Any]:
@@ -184,7 +185,8 @@ def test_policy_blocks_before_anyone_is_asked(log, thread) -> None:
     assert "__interrupt__" not in state
     assert log.runs == []
     seen = observations(state)
-    assert "body" in seen["c1"].content and seen["c1"].status == "error"
+    assert "body" in seen["c1"].content
+    assert seen["c1"].status == "error"
     assert "shell_out" in seen["c2"].content
     assert {m.response_metadata["decision"] for m in seen.values()} == {"blocked"}
 

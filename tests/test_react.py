@@ -9,12 +9,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from conftest import ToolLog, sleeping_tool
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tools.spec import tool_spec
+
+from conftest import ToolLog, sleeping_tool
 
 FAST_RETRY = model_retry_policy(initial_interval=0.01)
 
