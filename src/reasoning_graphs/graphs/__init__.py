@@ -1,0 +1,29 @@
+"""The reasoning patterns, by the names users know them."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+PATTERNS: dict[str, str] = {
+    "react": "reasoning_graphs.graphs.react",
+}
+"""Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""
+
+UNKNOWN_PATTERN = "Unknown pattern {name!r}; available: {available}."
+
+
+def graph_builder(pattern: str) -> Callable[..., CompiledStateGraph]:
+    """The ``build_graph`` factory of a pattern.
+
+    Raises:
+        ValueError: The pattern is not one of :data:`PATTERNS`.
+    """
+    module = PATTERNS.get(pattern)
+    if module is None:
+        raise ValueError(UNKNOWN_PATTERN.format(name=pattern, available=", ".join(PATTERNS)))
+    builder: Callable[..., Any] = importlib.import_module(module).build_graph
+    return builder

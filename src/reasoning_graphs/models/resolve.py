@@ -55,11 +55,9 @@ def _model_for(spec: str) -> BaseChatModel:
     if provider == "openai" and name:
         return _openai_model(name)
     if provider == "local":
-        from reasoning_graphs.models.local import LocalChatModel, ensure_local_model
+        from reasoning_graphs.models.local import LocalChatModel, ensure_runnable
 
-        path = name or None
-        ensure_local_model(path)
-        return LocalChatModel(model_path=path)
+        return LocalChatModel(model_path=ensure_runnable(name or None))
     raise ModelSpecError(BAD_SPEC.format(spec=spec))
 
 

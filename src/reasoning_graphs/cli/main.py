@@ -1,0 +1,296 @@
+"""``reasoning-graphs``: ask a question, watch the steps, approve calls, resume threads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+from platformdirs import user_data_dir
+
+from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
+from reasoning_graphs.cli.render import Printer
+from reasoning_graphs.cli.threads import ThreadIndex
+from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.models.resolve import default_model_spec, resolve_model
+from reasoning_graphs.tools.builtins import default_tools
+
+DB_ENV = "REASONING_GRAPHS_DB"
+DEFAULT_PATTERN = "react"
+USAGE_ERROR = 2
+
+NO_THREAD = "No thread {thread_id!r} in {db}; `reasoning-graphs threads` lists them."
+WAITING = (
+    "Thread {thread_id} is waiting for approval; "
+    "answer it with `reasoning-graphs resume {thread_id}`."
+)
+RESUME_HINT = "Resume with: reasoning-graphs resume {thread_id}"
+CONTINUE_HINT = "Thread: {thread_id} (ask a follow-up with --thread {thread_id})"
+FINISHED = "Thread {thread_id} has finished; nothing to resume."
+BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
+
+
+class UsageError(Exception):
+    """A bad command line, pattern, model or thread: one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def default_db_path() -> Path:
+    """Where threads are kept: ``$REASONING_GRAPHS_DB`` or the user's data directory."""
+    configured = os.environ.get(DB_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    return Path(user_data_dir("reasoning-graphs")) / "threads.sqlite"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="reasoning-graphs", description=__doc__)
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help=f"SQLite file for threads (default: ${DB_ENV} or the user data directory)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="ask a question and stream the steps")
+    run.add_argument("question")
+    run.add_argument("--pattern", help=f"one of: {', '.join(PATTERNS)}")
+    run.add_argument("--model", help="'openai:<model>', 'local' or 'local:<path.gguf>'")
+    run.add_argument("--thread", help="continue the conversation of an existing thread")
+    run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
+    run.add_argument("--max-steps", type=int, help="model steps before an incomplete answer")
+    run.add_argument("--token-budget", type=int, help="tokens allowed for this question")
+    run.add_argument(
+        "--approve",
+        action="append",
+        metavar="TOOL",
+        help="also require approval for TOOL ('all' for every tool)",
+    )
+    _decision_flags(run)
+
+    resume = commands.add_parser("resume", help="continue a stopped or interrupted thread")
+    resume.add_argument("thread_id")
+    resume.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
+    resume.add_argument("--decisions", help="decisions as JSON instead of asking")
+    _decision_flags(resume)
+
+    threads = commands.add_parser("threads", help="list threads")
+    threads.add_argument("--json", action="store_true", help="one JSON object per line")
+    return parser
+
+
+def _decision_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--approve-all", action="store_true", help="approve every dangerous call")
+    group.add_argument("--reject-all", action="store_true", help="reject every dangerous call")
+    parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``reasoning-graphs`` command."""
+    try:
+        args = build_parser().parse_args(argv)
+        with _Store(args.db or default_db_path()) as store:
+            if args.command == "threads":
+                return _list_threads(store, as_json=args.json)
+            if args.command == "run":
+                return _run(store, args)
+            return _resume(store, args)
+    except UsageError as error:
+        print(f"reasoning-graphs: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+class _Store:
+    """The SQLite file: checkpoints plus the thread index."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(path, check_same_thread=False)
+            self.checkpointer = SqliteSaver(self.conn)
+            self.threads = ThreadIndex(self.conn)
+        except (OSError, sqlite3.Error) as error:
+            raise UsageError(f"cannot open the thread store {path}: {error}") from error
+
+    def __enter__(self) -> _Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+
+def _decision_mode(args: argparse.Namespace) -> Mode:
+    if args.approve_all:
+        return "approve"
+    return "reject" if args.reject_all else "ask"
+
+
+def _graph(
+    store: _Store, pattern: str, model_spec: str, workspace: Path | None
+) -> CompiledStateGraph:
+    try:
+        builder = graph_builder(pattern)
+        model = resolve_model(model_spec)
+        tools = default_tools(workspace)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise UsageError(str(error)) from error
+    return builder(model=model, tools=tools, checkpointer=store.checkpointer)
+
+
+def _run(store: _Store, args: argparse.Namespace) -> int:
+    if args.max_steps is not None and args.max_steps < 1:
+        raise UsageError("--max-steps must be at least 1")
+    record = store.threads.get(args.thread) if args.thread else None
+    pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
+    model_spec = args.model or (record.model if record else default_model_spec())
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    graph = _graph(store, pattern, model_spec, args.workspace)
+    config = {"configurable": {"thread_id": thread_id}}
+    if graph.get_state(config).interrupts:
+        raise UsageError(WAITING.format(thread_id=thread_id))
+    context = {
+        key: value
+        for key, value in {
+            "max_steps": args.max_steps,
+            "token_budget": args.token_budget,
+            "approve": args.approve,
+        }.items()
+        if value is not None
+    }
+    printer = Printer(as_json=args.json)
+    printer.notice(f"Thread {thread_id}", thread_id=thread_id, pattern=pattern, model=model_spec)
+    store.threads.save(
+        thread_id, pattern=pattern, model=model_spec, question=args.question, status="running"
+    )
+    payload = {"messages": [HumanMessage(args.question)]}
+    return _drive(store, graph, payload, thread_id, context, printer, _decision_mode(args))
+
+
+def _resume(store: _Store, args: argparse.Namespace) -> int:
+    config = {"configurable": {"thread_id": args.thread_id}}
+    if store.checkpointer.get_tuple(config) is None:
+        raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.path))
+    record = store.threads.get(args.thread_id)
+    pattern = record.pattern if record else DEFAULT_PATTERN
+    model_spec = record.model if record else default_model_spec()
+    graph = _graph(store, pattern, model_spec, args.workspace)
+    snapshot = graph.get_state(config)
+    printer = Printer(as_json=args.json)
+    if not snapshot.next:
+        printer.notice(FINISHED.format(thread_id=args.thread_id))
+        return 0
+    payload: Any = None
+    if snapshot.interrupts:
+        if args.decisions:
+            decisions = _parse_decisions(args.decisions)
+        else:
+            try:
+                decisions = decide(
+                    snapshot.interrupts[0].value,
+                    mode=_decision_mode(args),
+                    printer=printer,
+                    read=_read_stdin,
+                )
+            except NoAnswer:
+                printer.notice(RESUME_HINT.format(thread_id=args.thread_id))
+                return 0
+        payload = Command(resume=decisions)
+    return _drive(store, graph, payload, args.thread_id, {}, printer, _decision_mode(args))
+
+
+def _parse_decisions(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(BAD_DECISIONS) from error
+
+
+def _read_stdin(prompt: str) -> str:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
+def _drive(
+    store: _Store,
+    graph: CompiledStateGraph,
+    payload: Any,
+    thread_id: str,
+    context: dict[str, Any],
+    printer: Printer,
+    mode: Mode,
+) -> int:
+    """Stream the run, answering approval interrupts until it ends or nobody can answer."""
+    config = {"configurable": {"thread_id": thread_id}}
+    try:
+        while True:
+            request = None
+            for chunk in graph.stream(
+                payload, config, stream_mode="updates", context=context or None, durability="sync"
+            ):
+                for node, update in chunk.items():
+                    if node == "__interrupt__":
+                        request = update[0].value
+                    else:
+                        printer.update(node, update)
+            if request is None:
+                break
+            try:
+                payload = Command(
+                    resume=decide(request, mode=mode, printer=printer, read=_read_stdin)
+                )
+            except NoAnswer:
+                store.threads.set_status(thread_id, "waiting for approval")
+                printer.notice(RESUME_HINT.format(thread_id=thread_id))
+                return 0
+    except KeyboardInterrupt:
+        store.threads.set_status(thread_id, "stopped")
+        printer.notice(RESUME_HINT.format(thread_id=thread_id))
+        return 130
+    except Exception as error:  # the user gets one line; the thread stays resumable
+        store.threads.set_status(thread_id, "failed")
+        print(f"reasoning-graphs: error: {type(error).__name__}: {error}", file=sys.stderr)
+        printer.notice(RESUME_HINT.format(thread_id=thread_id))
+        return 1
+    outcome = graph.get_state(config).values.get("outcome") or {"status": "answered"}
+    store.threads.set_status(thread_id, outcome["status"])
+    printer.notice(CONTINUE_HINT.format(thread_id=thread_id), thread_id=thread_id)
+    return 0
+
+
+def _list_threads(store: _Store, *, as_json: bool) -> int:
+    records = store.threads.all()
+    for record in records:
+        if as_json:
+            print(json.dumps(record.__dict__))
+        else:
+            question = record.question if len(record.question) <= 60 else record.question[:59] + "…"
+            print(
+                f"{record.thread_id}  {record.updated}  {record.pattern:<12} "
+                f"{record.status:<22} {question}"
+            )
+    if not records and not as_json:
+        print("No threads yet.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

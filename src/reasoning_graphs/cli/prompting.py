@@ -1,0 +1,79 @@
+"""Asking the person at the terminal to decide on dangerous calls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from reasoning_graphs.approval import ApprovalRequest, Decision
+from reasoning_graphs.cli.render import Printer
+
+Mode = Literal["ask", "approve", "reject"]
+CHOICES = {"a": "approve", "e": "edit", "r": "reject", "s": "respond"}
+PROMPT = "Decision for {call} — [a]pprove, [e]dit, [r]eject, re[s]pond: "
+AUTO_REJECT_REASON = "Rejected from the command line (--reject-all)."
+
+
+class NoAnswer(Exception):
+    """The terminal has no one to answer (end of input)."""
+
+
+def decide(
+    request: ApprovalRequest,
+    *,
+    mode: Mode,
+    printer: Printer,
+    read: Callable[[str], str] = input,
+) -> list[Decision]:
+    """One decision per pending call, from the flags or from the person.
+
+    Raises:
+        NoAnswer: Input ended before every call had a decision.
+    """
+    if request.get("error"):
+        printer.notice(f"The previous answer did not fit: {request['error']}")
+    decisions: list[Decision] = []
+    for call in request["calls"]:
+        printer.emit("approval", call["description"], tool=call["name"], call_id=call["id"])
+        if mode == "approve":
+            decisions.append({"type": "approve"})
+        elif mode == "reject":
+            decisions.append({"type": "reject", "reason": AUTO_REJECT_REASON})
+        else:
+            decisions.append(_ask(call, read))
+        printer.emit("decision", decisions[-1]["type"], call_id=call["id"])
+    return decisions
+
+
+def _ask(call: dict[str, Any], read: Callable[[str], str]) -> Decision:
+    while True:
+        choice = _read(read, PROMPT.format(call=call["description"])).strip().lower()
+        kind = CHOICES.get(choice[:1])
+        if kind == "approve":
+            return {"type": "approve"}
+        if kind == "reject":
+            return {"type": "reject", "reason": _read(read, "Reason (optional): ").strip()}
+        if kind == "respond":
+            return {"type": "respond", "content": _read(read, "Observation for the model: ")}
+        if kind == "edit":
+            return {"type": "edit", "args": _read_arguments(call, read)}
+
+
+def _read_arguments(call: dict[str, Any], read: Callable[[str], str]) -> dict[str, Any]:
+    prompt = f"New arguments as a JSON object (were {json.dumps(call['args'])}): "
+    while True:
+        try:
+            value = json.loads(_read(read, prompt))
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        prompt = "That is not a JSON object; new arguments: "
+
+
+def _read(read: Callable[[str], str], prompt: str) -> str:
+    try:
+        return read(prompt)
+    except EOFError:
+        raise NoAnswer from None

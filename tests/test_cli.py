@@ -1,0 +1,209 @@
+"""The command line, in-process with a scripted model: streaming, approvals, threads, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from reasoning_graphs.cli import main as cli
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "threads.sqlite"
+    monkeypatch.setenv(cli.DB_ENV, str(path))
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def use_model(monkeypatch: pytest.MonkeyPatch, *script) -> ScriptedChatModel:
+    model = ScriptedChatModel(script=list(script))
+    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+    return model
+
+
+def run_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *argv: str, stdin: str = ""
+) -> tuple[int, str, str]:
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def thread_id_from(out: str) -> str:
+    return out.splitlines()[0].split()[-1]
+
+
+def test_run_streams_thought_action_observation_answer(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("calculator", expression="23*17+4"), "23*17+4 = 395")
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--model", "local")
+
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "Action: calculator(expression='23*17+4')" in lines
+    assert "Observation: 395" in lines
+    assert "Answer: 23*17+4 = 395" in lines
+    thread_id = thread_id_from(out)
+    code, listing, _ = run_cli(monkeypatch, capsys, "threads")
+    assert thread_id in listing
+    assert "answered" in listing
+
+
+def test_json_lines(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("calculator", expression="2+2"), "4")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "2+2?", "--json")
+
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["event"] for e in events] == ["note", "action", "observation", "answer", "note"]
+    assert events[1]["args"] == {"expression": "2+2"}
+    assert events[3]["outcome"] == {"status": "answered"}
+
+
+def test_the_person_approves_at_the_terminal(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "written")
+
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "write", "--workspace", str(workspace), stdin="a\n"
+    )
+
+    assert code == 0
+    assert (workspace / "a.txt").read_text() == "hi"
+    assert "Approval: write_file(path='a.txt', content='hi')" in out
+
+
+def test_the_person_edits_at_the_terminal(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "written")
+
+    run_cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "write",
+        "--workspace",
+        str(workspace),
+        stdin='e\nnot json\n{"path": "b.txt", "content": "edited"}\n',
+    )
+
+    assert not (workspace / "a.txt").exists()
+    assert (workspace / "b.txt").read_text() == "edited"
+
+
+def test_reject_all_never_writes(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "ok, not written")
+
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "write", "--workspace", str(workspace), "--reject-all"
+    )
+
+    assert code == 0
+    assert not (workspace / "a.txt").exists()
+    assert "Decision: reject" in out
+
+
+def test_no_one_at_the_terminal_then_resume(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "done")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--workspace", str(workspace))
+    thread_id = thread_id_from(out)
+
+    assert code == 0
+    assert f"reasoning-graphs resume {thread_id}" in out
+    assert not (workspace / "a.txt").exists()
+    _, listing, _ = run_cli(monkeypatch, capsys, "threads")
+    assert "waiting for approval" in listing
+
+    use_model(monkeypatch, "done")
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "resume", thread_id, "--workspace", str(workspace), "--approve-all"
+    )
+    assert code == 0
+    assert (workspace / "a.txt").read_text() == "hi"
+    assert "Answer: done" in out
+
+    code, out, _ = run_cli(monkeypatch, capsys, "resume", thread_id)
+    assert code == 0
+    assert "nothing to resume" in out
+
+
+def test_resume_with_decisions_as_json(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "done")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--workspace", str(workspace))
+
+    decisions = json.dumps([{"type": "respond", "content": "I wrote it myself."}])
+    use_model(monkeypatch, "thanks")
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "resume", thread_id_from(out), "--decisions", decisions
+    )
+
+    assert code == 0
+    assert "Observation: I wrote it myself." in out
+    assert not (workspace / "a.txt").exists()
+
+
+def test_a_new_question_on_an_existing_thread_sees_earlier_turns(db, monkeypatch, capsys) -> None:
+    model = use_model(monkeypatch, "Nice to meet you, Ada.", "You are Ada.")
+
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "I am Ada.")
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "Who am I?", "--thread", thread_id_from(out)
+    )
+
+    assert code == 0
+    assert "I am Ada." in [m.content for m in model.prompts[1]]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "q", "--pattern", "no_such_pattern"],
+        ["run", "q", "--model", "nonsense:spec"],
+        ["run", "q", "--max-steps", "zero"],
+        ["run", "q", "--max-steps", "0"],
+        ["run"],
+        ["resume", "no-such-thread"],
+        ["frobnicate"],
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_code_2(db, capsys, argv) -> None:
+    code = cli.main(argv)
+
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err + out
+
+
+def test_bad_decisions_json(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "done")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--workspace", str(workspace))
+
+    code, _, err = run_cli(monkeypatch, capsys, "resume", thread_id_from(out), "--decisions", "{")
+
+    assert code == 2
+    assert "--decisions" in err
+
+
+def test_a_failing_model_is_one_line_and_the_thread_survives(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, ValueError("the server said no"))
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "hi")
+
+    assert code == 1
+    assert err.strip().splitlines() == ["reasoning-graphs: error: ValueError: the server said no"]
+    use_model(monkeypatch, "hello")
+    code, out, _ = run_cli(monkeypatch, capsys, "resume", thread_id_from(out))
+    assert code == 0
+    assert "Answer: hello" in out
