@@ -66,6 +66,7 @@ def test_json_lines(db, monkeypatch, capsys) -> None:
 
     code, out, _ = run_cli(monkeypatch, capsys, "run", "2+2?", "--json")
 
+    assert code == 0
     events = [json.loads(line) for line in out.splitlines()]
     assert [e["event"] for e in events] == ["note", "action", "observation", "answer", "note"]
     assert events[1]["args"] == {"expression": "2+2"}
@@ -157,9 +158,7 @@ def test_a_new_question_on_an_existing_thread_sees_earlier_turns(db, monkeypatch
     model = use_model(monkeypatch, "Nice to meet you, Ada.", "You are Ada.")
 
     _, out, _ = run_cli(monkeypatch, capsys, "run", "I am Ada.")
-    code, out, _ = run_cli(
-        monkeypatch, capsys, "run", "Who am I?", "--thread", thread_id_from(out)
-    )
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Who am I?", "--thread", thread_id_from(out))
 
     assert code == 0
     assert "I am Ada." in [m.content for m in model.prompts[1]]

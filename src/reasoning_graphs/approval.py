@@ -17,9 +17,9 @@ A bare string (``"approve"``, ``"reject"``) is shorthand for the first two kinds
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
-from typing_extensions import NotRequired
+from typing_extensions import NotRequired, TypedDict
 
 DECISION_TYPES = ("approve", "edit", "reject", "respond")
 APPROVAL_KIND = "approval"

@@ -9,10 +9,11 @@ super-step, in the model's order (see :func:`next_calls`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.types import Send
+from typing_extensions import TypedDict
 
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event

@@ -1,0 +1,43 @@
+"""A ReAct graph on a scripted model, for the dev-server tests (tests/test_dev_server.py).
+
+The model writes files: asked "write <text> to <path>", it calls the dangerous
+``write_file`` tool; once it sees the tool's observation, it answers by quoting
+it. The workspace comes from ``REASONING_GRAPHS_WORKSPACE``, which the test sets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.tools.builtins import WORKSPACE_ENV, write_file
+
+REQUEST = re.compile(r"write (?P<content>.+?) to (?P<path>\S+)", re.IGNORECASE)
+NO_WORKSPACE = f"Set {WORKSPACE_ENV} to the folder the test app may write to."
+ANSWER = "Finished. The tool said: {observation}"
+
+
+def reply(messages: list[BaseMessage]) -> AIMessage | str:
+    """Answer from the last observation, or ask to write the requested file."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        return ANSWER.format(observation=last.content)
+    question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+    match = REQUEST.search(str(question.content))
+    if match is None:
+        return "Ask me to 'write <text> to <path>'."
+    return tool_call("write_file", path=match["path"], content=match["content"])
+
+
+if not os.environ.get(WORKSPACE_ENV):
+    raise RuntimeError(NO_WORKSPACE)
+
+graph = build_graph(
+    ScriptedChatModel(script=[reply], cycle=True),
+    tools=[write_file(os.environ[WORKSPACE_ENV])],
+)
+"""The app's only graph; the dev server supplies its persistence."""

@@ -1,0 +1,285 @@
+"""The `langgraph dev` face: the repo's langgraph.json and approvals over the server's HTTP API.
+
+Each fixture starts a real ``langgraph dev`` process on a free port, in a
+scratch folder (the server writes ``.langgraph_api/`` into its working
+directory), with LangSmith and analytics off so nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from langgraph_sdk.client import LangGraphClient
+
+INMEM = "`langgraph dev` is not installed: pip install 'langgraph-cli[inmem]'"
+pytest.importorskip("langgraph_cli", reason=INMEM)
+pytest.importorskip("langgraph_api", reason=INMEM)
+get_client = pytest.importorskip("langgraph_sdk", reason="needs langgraph-sdk").get_client
+
+pytestmark = pytest.mark.server
+
+REPO = Path(__file__).resolve().parents[1]
+APP_CONFIG = REPO / "tests" / "server_app" / "langgraph.json"
+REPO_CONFIG = REPO / "langgraph.json"
+STARTUP_TIMEOUT = 60.0
+STOP_TIMEOUT = 15.0
+NODES = {"think", "approve", "act", "observe", "finish"}
+CONTEXT_FIELDS = {"model", "max_steps", "max_tool_calls_per_turn", "token_budget", "approve"}
+
+
+@dataclass(frozen=True)
+class DevServer:
+    """A running ``langgraph dev`` process."""
+
+    url: str
+    workspace: Path
+    log: Path
+
+    def output(self, lines: int = 60) -> str:
+        """The last lines the server printed, for failure messages."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def portable_config(config: Path, scratch: Path) -> Path:
+    """Copy ``config`` with its local paths made absolute.
+
+    ``langgraph dev`` resolves graph paths and dependencies against its working
+    directory, which here is a scratch folder rather than the config's own.
+    """
+    data = json.loads(config.read_text())
+
+    def absolute(path: str) -> str:
+        return str((config.parent / path).resolve()) if path.startswith(".") else path
+
+    def graph_spec(spec: str | dict[str, Any]) -> str | dict[str, Any]:
+        if isinstance(spec, dict):
+            return {**spec, "path": graph_spec(spec["path"])}
+        location, _, variable = spec.rpartition(":")
+        return f"{absolute(location)}:{variable}" if "/" in location else spec
+
+    data["dependencies"] = [absolute(dep) for dep in data.get("dependencies", [])]
+    data["graphs"] = {name: graph_spec(spec) for name, spec in data["graphs"].items()}
+    copy = scratch / "langgraph.json"
+    copy.write_text(json.dumps(data, indent=2))
+    return copy
+
+
+def server_env(workspace: Path) -> dict[str, str]:
+    """The environment: no LangSmith, no analytics, no version check, our package importable."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))}
+    python_path = [str(REPO / "src"), env.get("PYTHONPATH", "")]
+    env.update(
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGGRAPH_NO_VERSION_CHECK="true",
+        PYTHONPATH=os.pathsep.join(p for p in python_path if p),
+        REASONING_GRAPHS_WORKSPACE=str(workspace),
+    )
+    return env
+
+
+def wait_until_ready(process: subprocess.Popen[bytes], server: DevServer) -> None:
+    """Poll ``GET /ok`` until it answers; fail early if the server dies or moves port."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"langgraph dev exited with {process.returncode}:\n{server.output()}")
+        if "is already in use" in server.output():
+            pytest.fail(f"langgraph dev did not get the port it was given:\n{server.output()}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/ok", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.1)
+    pytest.fail(f"langgraph dev did not answer within {STARTUP_TIMEOUT:.0f} s:\n{server.output()}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate the server's process group, killing it if it lingers."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextmanager
+def dev_server(config: Path, scratch: Path) -> Iterator[DevServer]:
+    """Run ``langgraph dev`` for ``config`` with ``scratch`` as its working directory."""
+    workspace = scratch / "workspace"
+    workspace.mkdir(parents=True)
+    port = free_port()
+    server = DevServer(f"http://127.0.0.1:{port}", workspace, scratch / "server.log")
+    command = [
+        sys.executable,
+        "-m",
+        "langgraph_cli",
+        "dev",
+        "--no-browser",
+        "--no-reload",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(portable_config(config, scratch)),
+    ]
+    with server.log.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=scratch,
+            env=server_env(workspace),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_until_ready(process, server)
+        yield server
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """The scripted file-writing app of ``tests/server_app``."""
+    with dev_server(APP_CONFIG, tmp_path_factory.mktemp("app_server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def repo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """The graphs the repo's own ``langgraph.json`` names."""
+    with dev_server(REPO_CONFIG, tmp_path_factory.mktemp("repo_server")) as server:
+        yield server
+
+
+async def run_to_rest(
+    client: LangGraphClient, server: DevServer, thread_id: str, **run: Any
+) -> dict:
+    """Start a run on the ``react`` assistant, wait for it and return the thread state."""
+    created = await client.runs.create(thread_id, "react", **run)
+    await client.runs.join(thread_id, created["run_id"])
+    finished = await client.runs.get(thread_id, created["run_id"])
+    assert finished["status"] == "success", server.output()
+    return await client.threads.get_state(thread_id)
+
+
+async def ask_to_write(
+    client: LangGraphClient, server: DevServer, text: str, path: str
+) -> tuple[str, dict]:
+    """Ask the app to write a file; return the thread id and its paused state."""
+    thread = await client.threads.create()
+    question = {"messages": [{"role": "user", "content": f"write {text} to {path}"}]}
+    state = await run_to_rest(client, server, thread["thread_id"], input=question)
+    return thread["thread_id"], state
+
+
+def approval_of(state: dict) -> dict:
+    """The one pending approval request of a paused thread."""
+    assert state["next"], "the run should be paused"
+    [interrupt] = state["interrupts"]
+    assert interrupt["value"]["kind"] == "approval"
+    return interrupt["value"]
+
+
+async def test_approved_write_happens_only_after_approval(app_server: DevServer) -> None:
+    client = get_client(url=app_server.url)
+    thread_id, paused = await ask_to_write(client, app_server, "hello", "notes.txt")
+
+    [call] = approval_of(paused)["calls"]
+    assert (call["name"], call["args"]) == ("write_file", {"path": "notes.txt", "content": "hello"})
+    assert "approve" in call["allowed_decisions"]
+    target = app_server.workspace / "notes.txt"
+    assert not target.exists()
+
+    approve = {"resume": [{"type": "approve"}]}
+    state = await run_to_rest(client, app_server, thread_id, command=approve)
+
+    assert target.read_text() == "hello"
+    assert not state["next"]
+    assert not state["interrupts"]
+    tool_message, answer = state["values"]["messages"][-2:]
+    assert tool_message["type"] == "tool"
+    assert tool_message["tool_call_id"] == call["id"]
+    assert answer["type"] == "ai"
+    assert answer["content"] == "Finished. The tool said: Wrote 5 bytes to notes.txt."
+    assert state["values"]["outcome"] == {"status": "answered"}
+
+
+async def test_rejected_write_never_happens(app_server: DevServer) -> None:
+    client = get_client(url=app_server.url)
+    thread_id, paused = await ask_to_write(client, app_server, "secrets", "draft.txt")
+    [call] = approval_of(paused)["calls"]
+
+    reject = {"resume": [{"type": "reject", "reason": "not in this folder"}]}
+    state = await run_to_rest(client, app_server, thread_id, command=reject)
+
+    assert not (app_server.workspace / "draft.txt").exists()
+    assert not state["interrupts"]
+    tool_message, answer = state["values"]["messages"][-2:]
+    assert tool_message["type"] == "tool"
+    assert tool_message["tool_call_id"] == call["id"]
+    assert "rejected" in tool_message["content"]
+    assert "not in this folder" in tool_message["content"]
+    assert answer["type"] == "ai"
+    assert tool_message["content"] in answer["content"]
+
+
+async def react_assistant(client: LangGraphClient, server: DevServer) -> str:
+    """The id of the one assistant the server made for the ``react`` graph."""
+    assistants = await client.assistants.search(graph_id="react")
+    assert [a["graph_id"] for a in assistants] == ["react"], server.output()
+    return assistants[0]["assistant_id"]
+
+
+async def test_repo_config_serves_react_for_studio(repo_server: DevServer) -> None:
+    client = get_client(url=repo_server.url)
+    assistant_id = await react_assistant(client, repo_server)
+
+    drawing = await client.assistants.get_graph(assistant_id)
+    assert {node["id"] for node in drawing["nodes"]} >= NODES
+    edges = {(edge["source"], edge["target"]) for edge in drawing["edges"]}
+    assert {("__start__", "think"), ("think", "approve"), ("observe", "think")} <= edges
+
+    schemas = await client.assistants.get_schemas(assistant_id)
+    context = schemas["context_schema"]
+    assert context["title"] == "AgentContext"
+    assert set(context["properties"]) >= CONTEXT_FIELDS
+    assert context["properties"]["max_steps"]["description"]
+
+
+async def test_repo_config_serves_the_input_schema(repo_server: DevServer) -> None:
+    client = get_client(url=repo_server.url)
+
+    schemas = await client.assistants.get_schemas(await react_assistant(client, repo_server))
+
+    assert schemas["input_schema"] is not None, repo_server.output()
+    assert set(schemas["input_schema"]["properties"]) == {"messages"}
