@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,12 @@ from reasoning_graphs.models.local import (
     LocalModelUnavailable,
     _parse_action,
     _to_llama_messages,
+    ensure_runnable,
     local_model_available,
 )
 
 MODEL_OK, MODEL_MISSING_REASON = local_model_available()
 needs_model = pytest.mark.skipif(not MODEL_OK, reason=MODEL_MISSING_REASON)
-needs_llama_cpp = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed"
-)
 QUESTION = "What is 23*17+4?"
 
 
@@ -113,10 +110,12 @@ def test_structured_output_from_a_json_schema(model: LocalChatModel) -> None:
     assert all(isinstance(value, str) for value in result.values())
 
 
-@needs_llama_cpp
 def test_missing_gguf_path_is_reported_clearly(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
     missing = tmp_path / "absent.gguf"
 
+    with pytest.raises(LocalModelUnavailable, match="GGUF model file not found"):
+        ensure_runnable(str(missing))
     with pytest.raises(LocalModelUnavailable, match="GGUF model file not found"):
         LocalChatModel(model_path=str(missing)).invoke("hi")
 
