@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reasoning_graphs.tools.builtins import (
+    DOCS_ENV,
     WORKSPACE_ENV,
     calculator,
     default_tools,
@@ -366,15 +367,19 @@ async def test_read_observation_returns_full_text_of_cut_observation() -> None:
 
 def test_default_tools(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(WORKSPACE_ENV, str(workspace))
+    monkeypatch.delenv(DOCS_ENV, raising=False)
     registry = ToolRegistry(default_tools())
     assert registry.names() == [
         "calculator",
-        "search_docs",
         "read_file",
         "write_file",
         "shell",
         "read_observation",
     ]
+    with_docs = ToolRegistry(default_tools(docs=workspace))
+    assert "search_docs" in with_docs.names()
+    monkeypatch.setenv(DOCS_ENV, str(workspace))
+    assert "search_docs" in ToolRegistry(default_tools()).names()
     (workspace / "here.txt").write_text("workspace from the environment")
     read = registry.get("read_file")
     assert read is not None

@@ -62,7 +62,7 @@ class _TurnTriage:
     events: list[dict[str, Any]] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
-    reused: list[str] = field(default_factory=list)
+    repeats: list[str] = field(default_factory=list)
 
 
 def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
@@ -114,12 +114,9 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict
         }
         if triage.edited:
             update["messages"] = [_with_edited_args(reply, triage.edited), *triage.answered]
-        if triage.reused and len(triage.reused) == len(reply.tool_calls):
-            calls = ", ".join(triage.reused)
-            update["outcome"] = {
-                "status": "incomplete",
-                "reason": REPEATED_ONLY.format(calls=calls),
-            }
+        if triage.repeats and len(triage.repeats) == len(reply.tool_calls):
+            reason = REPEATED_ONLY.format(calls=", ".join(triage.repeats))
+            update["outcome"] = {"status": "incomplete", "reason": reason}
         return update
 
     return approve
@@ -144,11 +141,13 @@ def _triage_calls(
             answer(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
         elif signature in rejected_before:
             answer(call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected")
+            triage.repeats.append(describe_call(call["name"], call["args"]))
         elif blocked:
             answer(call, blocked, "blocked")
         elif signature in reusable:
-            answer(call, REUSED.format(result=reusable[signature]), "reused", "success")
-            triage.reused.append(describe_call(call["name"], call["args"]))
+            result, status = reusable[signature]
+            answer(call, REUSED.format(result=result), "reused", status)
+            triage.repeats.append(describe_call(call["name"], call["args"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             to_ask.append((index, call))
         else:

@@ -36,7 +36,7 @@ def make_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[
         ]
         started = time.perf_counter()
         try:
-            reply = await run.model_with_tools(tool_choice="none").ainvoke(prompt)
+            reply = await run.model_with_tools(state, tool_choice="none").ainvoke(prompt)
         except Exception:  # the evidence below still makes an honest answer
             reply = AIMessage(content="")
         latency_ms = (time.perf_counter() - started) * 1000

@@ -7,16 +7,19 @@ approval lists and the limits through its context (see :mod:`reasoning_graphs.co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.tools.execute import OBSERVATIONS_ARGUMENT
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -60,11 +63,25 @@ class RunScope:
             approve=self.limits.approve, deny=self.limits.deny, rules=self.setup.rules
         )
 
-    def model_with_tools(self, tool_choice: str | None = None) -> Runnable:
-        """The model bound to this run's tools (plain when there are none)."""
-        tools = self.registry.tools()
+    def model_with_tools(
+        self, state: Mapping[str, Any], tool_choice: str | None = None
+    ) -> Runnable:
+        """The model bound to the tools usable now (plain when there are none)."""
+        tools = self.usable_tools(state)
         if not tools:
             return self.model
         if tool_choice is None:
             return self.model.bind_tools(tools)
         return self.model.bind_tools(tools, tool_choice=tool_choice)
+
+    def usable_tools(self, state: Mapping[str, Any]) -> list[BaseTool]:
+        """This run's tools, less those that read stored observations while none are stored.
+
+        A tool that can only fail is prompt noise, and small models pick it.
+        """
+        stored = bool(state.get("observations"))
+        return [
+            spec.tool
+            for spec in self.registry
+            if stored or OBSERVATIONS_ARGUMENT not in spec.injected_arguments()
+        ]

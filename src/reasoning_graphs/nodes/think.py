@@ -25,7 +25,7 @@ def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[s
         run = setup.for_run()
         prompt = [SystemMessage(setup.system_prompt), *state["messages"]]
         started = time.perf_counter()
-        reply = await run.model_with_tools().ainvoke(prompt)
+        reply = await run.model_with_tools(state).ainvoke(prompt)
         latency_ms = (time.perf_counter() - started) * 1000
         event = thought_event(
             turn=turn_number(state["messages"]),

@@ -73,15 +73,17 @@ def describe_call(name: str, args: Mapping[str, Any]) -> str:
     return f"{name}({shown})"
 
 
-def reusable_results(messages: Sequence[AnyMessage], registry: ToolRegistry) -> dict[str, str]:
-    """Successful read-only results of this turn that are still current, by call signature.
+def reusable_results(
+    messages: Sequence[AnyMessage], registry: ToolRegistry
+) -> dict[str, tuple[str, str]]:
+    """Read-only results of this turn that are still current: signature → (text, status).
 
     A read-only (concurrency-safe) call repeated with the same arguments would
-    return the same text, unless a stateful call ran in between — so any
-    stateful call forgets what was read before it.
+    return the same text or the same error, unless a stateful call ran in
+    between — so any successful stateful call forgets what was read before it.
     """
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    results: dict[str, str] = {}
+    results: dict[str, tuple[str, str]] = {}
     for message in turn_messages(messages):
         if isinstance(message, AIMessage):
             calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
@@ -92,8 +94,7 @@ def reusable_results(messages: Sequence[AnyMessage], registry: ToolRegistry) -> 
                 if message.status == "success":
                     results.clear()
                 continue
-            if message.status == "success":
-                results[call_signature(name, args)] = str(message.content)
+            results[call_signature(name, args)] = (str(message.content), message.status)
     return results
 
 

@@ -46,10 +46,6 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._specs)
 
-    def tools(self) -> list[BaseTool]:
-        """The LangChain tools, ready for ``model.bind_tools``."""
-        return [spec.tool for spec in self._specs.values()]
-
     def select(self, enabled: Collection[str] | None) -> ToolRegistry:
         """The subset named in ``enabled`` (``None``: all of them)."""
         if enabled is None:

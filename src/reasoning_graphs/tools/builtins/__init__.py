@@ -18,8 +18,10 @@ from reasoning_graphs.tools.builtins.shell import shell
 from reasoning_graphs.tools.spec import ToolSpec
 
 WORKSPACE_ENV = "REASONING_GRAPHS_WORKSPACE"
+DOCS_ENV = "REASONING_GRAPHS_DOCS"
 
 __all__ = [
+    "DOCS_ENV",
     "WORKSPACE_ENV",
     "calculator",
     "default_tools",
@@ -48,20 +50,23 @@ def default_tools(
 ) -> list[ToolSpec]:
     """The built-in tools, bound to one workspace.
 
+    ``search_docs`` joins only when there is a documents folder to search: a
+    tool that can only fail is noise in the prompt, and small models pick it.
+
     Args:
         workspace: Folder for ``read_file``, ``write_file`` and ``shell``
             (see :func:`workspace_folder` for the default).
-        docs: Folder ``search_docs`` searches; defaults to the workspace.
+        docs: Folder ``search_docs`` searches; when ``None``, the environment
+            variable ``REASONING_GRAPHS_DOCS``, else no ``search_docs``.
 
     Returns:
-        calculator, search_docs, read_file, write_file, shell and read_observation.
+        calculator, read_file, write_file, shell, search_docs (with a docs
+        folder) and read_observation.
     """
     root = workspace_folder(workspace)
-    return [
-        calculator(),
-        search_docs(docs if docs is not None else root),
-        read_file(root),
-        write_file(root),
-        shell(root),
-        read_observation(),
-    ]
+    docs = docs if docs is not None else os.environ.get(DOCS_ENV) or None
+    tools = [calculator(), read_file(root), write_file(root), shell(root)]
+    if docs is not None:
+        tools.append(search_docs(docs))
+    tools.append(read_observation())
+    return tools
