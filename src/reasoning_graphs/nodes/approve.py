@@ -43,9 +43,7 @@ REJECTED_BEFORE = (
     "Do not propose it again; choose another way or answer."
 )
 REJECTED_NOW = "Not run: the reviewer rejected this call. Reason: {reason}"
-REUSED = (
-    "You already made this exact call in this turn; it was not run again. Its result was:\n{result}"
-)
+REUSED = "{result}\n(Same call as before, so it was not run again. Use this result.)"
 INVALID_CALL = (
     "Error: the arguments of this {name!r} call are not valid JSON ({error}). "
     "Call it again with a JSON object of arguments."

@@ -1,0 +1,5 @@
+"""``python -m reasoning_graphs`` runs the command line."""
+
+from reasoning_graphs.cli.main import main
+
+raise SystemExit(main())

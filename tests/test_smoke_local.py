@@ -1,0 +1,51 @@
+"""The README's first command on the real embedded model, end to end and offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasoning_graphs.models.local import local_model_available
+
+AVAILABLE, WHY_NOT = local_model_available()
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(not AVAILABLE, reason=f"embedded model not installed: {WHY_NOT}"),
+]
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def test_the_embedded_model_calls_the_calculator_and_answers(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
+    env.pop("REASONING_GRAPHS_MODEL", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "reasoning_graphs", "--db", str(tmp_path / "t.sqlite")]
+
+    done = subprocess.run(
+        [*command, "run", "What is 23*17+4?", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    actions = [e for e in events if e["event"] == "action"]
+    assert actions, done.stdout
+    assert actions[0]["tool"] == "calculator"
+    observations = [e["text"] for e in events if e["event"] == "observation"]
+    assert "395" in observations
+    answers = [e for e in events if e["event"] == "answer"]
+    assert len(answers) == 1
+    assert answers[0]["text"]
+    # whatever the small model concludes, the tool's correct result is in the answer
+    assert "395" in answers[0]["text"]
