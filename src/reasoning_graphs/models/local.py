@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import importlib.util
 import json
@@ -294,8 +295,18 @@ class LocalChatModel(BaseChatModel):
                     n_threads=self.n_threads,
                     verbose=False,
                 )
+                if not _MODELS:
+                    atexit.register(_close_models)
                 _MODELS[key] = (llama, threading.Lock())
             return _MODELS[key]
+
+
+def _close_models() -> None:
+    """Free cached models before interpreter shutdown, while llama.cpp can still do it cleanly."""
+    with _MODELS_LOCK:
+        for llama, _ in _MODELS.values():
+            llama.close()
+        _MODELS.clear()
 
 
 def _import_llama_cpp() -> Any:
