@@ -153,9 +153,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        tools = kwargs.get("tool_names", [])
-        item = self._next_reply(messages, tools, kwargs.get("tool_choice"))
-        message = self._reply_message(item, messages, tools)
+        message = self._reply(messages, kwargs)
         time.sleep(self._latency(message))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -166,11 +164,14 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        tools = kwargs.get("tool_names", [])
-        item = self._next_reply(messages, tools, kwargs.get("tool_choice"))
-        message = self._reply_message(item, messages, tools)
+        message = self._reply(messages, kwargs)
         await asyncio.sleep(self._latency(message))
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _reply(self, messages: list[BaseMessage], bound: dict[str, Any]) -> AIMessage:
+        tools = bound.get("tool_names", [])
+        item = self._next_reply(messages, tools, bound.get("tool_choice"))
+        return self._reply_message(item, messages, tools)
 
     def _latency(self, message: AIMessage) -> float:
         output_tokens = message.usage_metadata["output_tokens"] if message.usage_metadata else 0

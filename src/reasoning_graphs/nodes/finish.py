@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import thought_event
-from reasoning_graphs.nodes.turn import steps_used, successful_observations, turn_number
+from reasoning_graphs.nodes.turn import successful_observations
 from reasoning_graphs.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
 
 EVIDENCE_CHARS = 200
@@ -47,13 +47,7 @@ def make_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[
             usage_metadata=reply.usage_metadata,
             response_metadata={"outcome": dict(outcome)},
         )
-        event = thought_event(
-            turn=turn_number(state["messages"]),
-            step=steps_used(state) + 1,
-            reply=final,
-            prompt=prompt,
-            latency_ms=latency_ms,
-        )
+        event = thought_event(state, reply=final, prompt=prompt, latency_ms=latency_ms)
         return {"messages": [final], "trajectory": [event], "outcome": outcome}
 
     return finish

@@ -10,7 +10,6 @@ from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import thought_event
-from reasoning_graphs.nodes.turn import steps_used, turn_number
 
 
 def wants_tools(message: AIMessage) -> bool:
@@ -27,13 +26,7 @@ def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[s
         started = time.perf_counter()
         reply = await run.model_with_tools(state).ainvoke(prompt)
         latency_ms = (time.perf_counter() - started) * 1000
-        event = thought_event(
-            turn=turn_number(state["messages"]),
-            step=steps_used(state) + 1,
-            reply=reply,
-            prompt=prompt,
-            latency_ms=latency_ms,
-        )
+        event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
         outcome = None if wants_tools(reply) else {"status": "answered"}
         return {"messages": [reply], "trajectory": [event], "outcome": outcome, "pending": []}
 

@@ -6,16 +6,22 @@ arguments, observation, tokens and latency — without re-reading the messages.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from reasoning_graphs.nodes.turn import steps_used, turn_number
+
 
 def thought_event(
-    *, turn: int, step: int, reply: AIMessage, prompt: list[BaseMessage], latency_ms: float
+    state: Mapping[str, Any], *, reply: AIMessage, prompt: list[BaseMessage], latency_ms: float
 ) -> dict[str, Any]:
-    """Record one model call; token counts come from the provider when it reports them."""
+    """Record the model call that makes the turn's next step.
+
+    Token counts come from the provider when it reports them, else an estimate.
+    """
     usage = reply.usage_metadata
     if usage:
         input_tokens, output_tokens = usage["input_tokens"], usage["output_tokens"]
@@ -24,8 +30,8 @@ def thought_event(
         output_tokens = count_tokens_approximately([reply])
     return {
         "kind": "thought",
-        "turn": turn,
-        "step": step,
+        "turn": turn_number(state["messages"]),
+        "step": steps_used(state) + 1,
         "text": reply.text,
         "tool_calls": [call["name"] for call in reply.tool_calls],
         "input_tokens": input_tokens,
