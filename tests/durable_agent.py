@@ -1,6 +1,9 @@
-"""A ReAct agent on a SQLite file, driven from a separate process by test_durability.py.
+"""A ReAct agent on a durable checkpointer, driven from a separate process by test_durability.py.
 
 Usage: python durable_agent.py DB LOG MODE [RESUME_JSON]
+
+DB is a SQLite file path or a ``postgresql://`` connection string; the thread
+id comes from ``$THREAD_ID`` (default ``durable``).
 
 MODE is ``approval`` (one dangerous call needing a decision), ``parallel``
 (three read-only calls in one turn, two of them slow unless SLOW=0) or
@@ -19,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -26,7 +30,7 @@ from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.spec import tool_spec
 
-THREAD = {"configurable": {"thread_id": "durable"}}
+THREAD = {"configurable": {"thread_id": os.environ.get("THREAD_ID", "durable")}}
 
 
 def make_tool(log: Path, name: str, *, slow: bool, safe: bool, dangerous: bool = False):
@@ -55,10 +59,23 @@ def scenario(mode: str, log: Path):
     return tools, [turn, "all done"]
 
 
+def open_checkpointer(db: str) -> BaseCheckpointSaver:
+    if not db.startswith("postgresql://"):
+        return SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    conn = psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    saver = PostgresSaver(conn)
+    saver.setup()
+    return saver
+
+
 def main() -> None:
     db, log, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     tools, script = scenario(mode, log)
-    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    saver = open_checkpointer(db)
     resuming = len(sys.argv) > 4
     # when resuming, the model's first turn is already in the checkpoint
     model = ScriptedChatModel(script=script[1:] if resuming else script)

@@ -9,12 +9,31 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 AGENT = Path(__file__).with_name("durable_agent.py")
 SRC = Path(__file__).resolve().parents[1] / "src"
+POSTGRES_ENV = "REASONING_GRAPHS_TEST_POSTGRES"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh durable store: a SQLite file, or a thread in the PostgreSQL from the environment."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.sqlite")
+    dsn = os.environ.get(POSTGRES_ENV)
+    if not dsn:
+        pytest.skip(f"set {POSTGRES_ENV} to a PostgreSQL connection string to run this")
+    pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install '.[postgres]'")
+    return dsn
+
+
+@pytest.fixture(autouse=True)
+def fresh_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THREAD_ID", f"durable-{uuid.uuid4().hex[:8]}")
 
 
 def agent_env(**extra: str) -> dict[str, str]:
@@ -36,14 +55,27 @@ def run_agent(*args: str, **env: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def saved_observation(db: Path, text: str) -> bool:
-    """True once the checkpointer has stored a task write that contains ``text``."""
-    if not db.exists():
+def saved_observation(store: str, text: str) -> bool:
+    """True once the checkpointer has stored a task write of this thread containing ``text``."""
+    thread_id = os.environ["THREAD_ID"]
+    if store.startswith("postgresql://"):
+        import psycopg
+
+        query = (
+            "SELECT count(*) FROM checkpoint_writes "
+            "WHERE thread_id = %s AND position(%s::bytea in blob) > 0"
+        )
+        try:
+            with psycopg.connect(store) as conn:
+                return conn.execute(query, (thread_id, text.encode())).fetchone()[0] > 0
+        except psycopg.errors.UndefinedTable:
+            return False
+    if not Path(store).exists():
         return False
+    query = "SELECT count(*) FROM writes WHERE thread_id = ? AND instr(CAST(value AS TEXT), ?) > 0"
     try:
-        with sqlite3.connect(db) as conn:
-            query = "SELECT count(*) FROM writes WHERE instr(CAST(value AS TEXT), ?) > 0"
-            return conn.execute(query, (text,)).fetchone()[0] > 0
+        with sqlite3.connect(store) as conn:
+            return conn.execute(query, (thread_id, text)).fetchone()[0] > 0
     except sqlite3.OperationalError:  # tables not created yet
         return False
 
@@ -56,14 +88,14 @@ def wait_for(condition, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def test_resume_after_an_interrupt_in_a_new_process(tmp_path: Path) -> None:
-    db, log = tmp_path / "runs.sqlite", tmp_path / "tools.log"
+def test_resume_after_an_interrupt_in_a_new_process(store: str, tmp_path: Path) -> None:
+    db, log = store, tmp_path / "tools.log"
 
-    first = run_agent(str(db), str(log), "approval")
+    first = run_agent(db, str(log), "approval")
     assert first["interrupts"][0]["calls"][0]["id"] == "d1"
     assert not log.exists()
 
-    second = run_agent(str(db), str(log), "approval", json.dumps([{"type": "approve"}]))
+    second = run_agent(db, str(log), "approval", json.dumps([{"type": "approve"}]))
     assert second["interrupts"] == []
     assert second["last"] == "deployed"
     assert log.read_text().splitlines() == ["done deploy prod"]
@@ -74,11 +106,11 @@ def test_resume_after_an_interrupt_in_a_new_process(tmp_path: Path) -> None:
     [("parallel", "first done with first"), ("ordered", "first done with first")],
 )
 def test_a_call_finished_before_a_crash_is_not_run_again(
-    tmp_path: Path, mode: str, finished_line: str
+    store: str, tmp_path: Path, mode: str, finished_line: str
 ) -> None:
-    db, log = tmp_path / "runs.sqlite", tmp_path / "tools.log"
+    db, log = store, tmp_path / "tools.log"
     agent = subprocess.Popen(
-        [sys.executable, str(AGENT), str(db), str(log), mode],
+        [sys.executable, str(AGENT), db, str(log), mode],
         env=agent_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -93,7 +125,7 @@ def test_a_call_finished_before_a_crash_is_not_run_again(
         agent.wait()
     assert "done first first" in log.read_text()
 
-    result = run_agent(str(db), str(log), mode, "null", SLOW="0")
+    result = run_agent(db, str(log), mode, "null", SLOW="0")
 
     assert result["last"] == "all done"
     finished = [line for line in log.read_text().splitlines() if line.startswith("done")]
