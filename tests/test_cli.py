@@ -206,3 +206,17 @@ def test_a_failing_model_is_one_line_and_the_thread_survives(db, monkeypatch, ca
     code, out, _ = run_cli(monkeypatch, capsys, "resume", thread_id_from(out))
     assert code == 0
     assert "Answer: hello" in out
+
+
+def test_docs_folder_enables_search(db, tmp_path, monkeypatch, capsys) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "budget.md").write_text("The travel budget for 2026 is 4,000 euros.")
+    use_model(monkeypatch, tool_call("search_docs", query="travel budget"), "4,000 euros")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "budget?", "--docs", str(docs))
+
+    assert code == 0
+    observation = out[out.index("Observation:") : out.index("Answer:")]
+    assert "budget.md" in observation
+    assert "The travel budget for 2026 is 4,000 euros." in observation

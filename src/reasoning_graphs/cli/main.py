@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="'openai:<model>', 'local' or 'local:<path.gguf>'")
     run.add_argument("--thread", help="continue the conversation of an existing thread")
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
+    run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     run.add_argument("--max-steps", type=int, help="model steps before an incomplete answer")
     run.add_argument("--token-budget", type=int, help="tokens allowed for this question")
     run.add_argument(
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="continue a stopped or interrupted thread")
     resume.add_argument("thread_id")
     resume.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
+    resume.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     resume.add_argument("--decisions", help="decisions as JSON instead of asking")
     _decision_flags(resume)
 
@@ -142,12 +144,12 @@ def _decision_mode(args: argparse.Namespace) -> Mode:
 
 
 def _graph(
-    store: _Store, pattern: str, model_spec: str, workspace: Path | None
+    store: _Store, pattern: str, model_spec: str, args: argparse.Namespace
 ) -> CompiledStateGraph:
     try:
         builder = graph_builder(pattern)
         model = resolve_model(model_spec)
-        tools = default_tools(workspace)
+        tools = default_tools(args.workspace, args.docs)
     except (ValueError, RuntimeError, OSError) as error:
         raise UsageError(str(error)) from error
     return builder(model=model, tools=tools, checkpointer=store.checkpointer)
@@ -160,7 +162,7 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
     pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
     model_spec = args.model or (record.model if record else default_model_spec())
     thread_id = args.thread or uuid.uuid4().hex[:12]
-    graph = _graph(store, pattern, model_spec, args.workspace)
+    graph = _graph(store, pattern, model_spec, args)
     config = {"configurable": {"thread_id": thread_id}}
     if graph.get_state(config).interrupts:
         raise UsageError(WAITING.format(thread_id=thread_id))
@@ -189,7 +191,7 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
     record = store.threads.get(args.thread_id)
     pattern = record.pattern if record else DEFAULT_PATTERN
     model_spec = record.model if record else default_model_spec()
-    graph = _graph(store, pattern, model_spec, args.workspace)
+    graph = _graph(store, pattern, model_spec, args)
     snapshot = graph.get_state(config)
     printer = Printer(as_json=args.json)
     if not snapshot.next:
