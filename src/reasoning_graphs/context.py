@@ -1,7 +1,8 @@
 """Run-time options: what Studio shows as editable fields and the CLI sets per run.
 
-Every field defaults to ``None``, meaning "use the value the graph was built
-with", so a run (or a Studio assistant) changes only what it names.
+Every field defaults to ``None``; ``None``, an empty string and an empty list
+all mean "use the value the graph was built with", so a run (or a Studio
+assistant) changes only what it names.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Limits:
         changes: dict[str, Any] = {}
         for item in fields(AgentContext):
             value = getattr(context, item.name)
-            if value is None or value == "":
-                continue
+            if value is None or value == "" or value == []:
+                continue  # empty means "the graph's default", as Studio leaves blank fields
             changes[item.name] = tuple(value) if isinstance(value, list) else value
         return replace(self, **changes)
