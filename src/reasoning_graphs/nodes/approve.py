@@ -55,12 +55,43 @@ REPEATED_ONLY = "the model repeated {calls} instead of answering"
 class _TurnTriage:
     """What the approve node decides for each call of one turn."""
 
+    turn: int
+    step: int
     planned: list[tuple[int, PlannedCall]] = field(default_factory=list)
     answered: list[ToolMessage] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
     repeats: list[str] = field(default_factory=list)
+
+    def plan(self, index: int, call: ToolCall, args: dict[str, Any], decision: str) -> None:
+        """Clear a call to run, keeping its place in the model's order."""
+        planned = PlannedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
+        self.planned.append((index, planned))
+
+    def answer(self, call: ToolCall, content: str, decision: str, status: str = "error") -> None:
+        """Settle a call without running it: its observation is ``content``."""
+        self.answered.append(
+            ToolMessage(
+                content,
+                tool_call_id=call["id"],
+                name=call["name"],
+                status=status,
+                response_metadata={"decision": decision},
+            )
+        )
+        self.events.append(
+            action_event(
+                turn=self.turn,
+                step=self.step,
+                call_id=call["id"],
+                tool=call["name"],
+                args=call["args"],
+                observation=content,
+                status=status,
+                decision=decision,
+            )
+        )
 
 
 def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
@@ -69,40 +100,16 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict
     async def approve(state: dict[str, Any]) -> dict[str, Any]:
         run = setup.for_run()
         reply = last_ai_message(state["messages"])
-        turn, step = turn_number(state["messages"]), steps_used(state)
-        triage = _TurnTriage()
-
-        def answer(call: ToolCall, content: str, decision: str, status: str = "error") -> None:
-            triage.answered.append(
-                ToolMessage(
-                    content,
-                    tool_call_id=call["id"],
-                    name=call["name"],
-                    status=status,
-                    response_metadata={"decision": decision},
-                )
-            )
-            triage.events.append(
-                action_event(
-                    turn=turn,
-                    step=step,
-                    call_id=call["id"],
-                    tool=call["name"],
-                    args=call["args"],
-                    observation=content,
-                    status=status,
-                    decision=decision,
-                )
-            )
+        triage = _TurnTriage(turn=turn_number(state["messages"]), step=steps_used(state))
 
         for bad in reply.invalid_tool_calls:
             name = bad.get("name") or "unknown"
             call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
-            answer(call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid")
+            triage.answer(call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid")
 
-        to_ask = _triage_calls(run, state, reply, triage, answer)
+        to_ask = _triage_calls(run, state, reply, triage)
         if to_ask:
-            _ask_person(to_ask, triage, answer)
+            _ask_person(to_ask, triage)
 
         update: dict[str, Any] = {
             "messages": triage.answered,
@@ -125,7 +132,6 @@ def _triage_calls(
     state: dict[str, Any],
     reply: AIMessage,
     triage: _TurnTriage,
-    answer: Callable[..., None],
 ) -> list[tuple[int, ToolCall]]:
     """Settle every call that needs no person; return the ones that do."""
     limit = run.limits.max_tool_calls_per_turn
@@ -136,26 +142,26 @@ def _triage_calls(
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
         if index >= limit:
-            answer(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
+            triage.answer(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
         elif signature in rejected_before:
-            answer(call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected")
+            triage.answer(
+                call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected"
+            )
             triage.repeats.append(describe_call(call["name"], call["args"]))
         elif blocked:
-            answer(call, blocked, "blocked")
+            triage.answer(call, blocked, "blocked")
         elif signature in reusable:
             result, status = reusable[signature]
-            answer(call, REUSED.format(result=result), "reused", status)
+            triage.answer(call, REUSED.format(result=result), "reused", status)
             triage.repeats.append(describe_call(call["name"], call["args"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             to_ask.append((index, call))
         else:
-            triage.planned.append((index, _planned(call, call["args"], "auto")))
+            triage.plan(index, call, call["args"], "auto")
     return to_ask
 
 
-def _ask_person(
-    to_ask: list[tuple[int, ToolCall]], triage: _TurnTriage, answer: Callable[..., None]
-) -> None:
+def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: _TurnTriage) -> None:
     """One interrupt for all dangerous calls of the turn; apply each decision."""
     pending = [
         PendingCall(
@@ -171,16 +177,16 @@ def _ask_person(
     for (index, call), decision in zip(to_ask, decisions, strict=False):
         kind = decision["type"]
         if kind == "approve":
-            triage.planned.append((index, _planned(call, call["args"], "approved")))
+            triage.plan(index, call, call["args"], "approved")
         elif kind == "edit":
-            triage.planned.append((index, _planned(call, decision["args"], "edited")))
+            triage.plan(index, call, decision["args"], "edited")
             triage.edited[call["id"]] = decision["args"]
         elif kind == "reject":
             reason = decision["reason"]
             triage.rejected[call_signature(call["name"], call["args"])] = reason
-            answer(call, REJECTED_NOW.format(reason=reason), "rejected")
+            triage.answer(call, REJECTED_NOW.format(reason=reason), "rejected")
         else:
-            answer(call, decision["content"], "responded", "success")
+            triage.answer(call, decision["content"], "responded", "success")
 
 
 def _decisions_for(pending: list[PendingCall]) -> list[Decision]:
@@ -197,10 +203,6 @@ def _decisions_for(pending: list[PendingCall]) -> list[Decision]:
             return parse_decisions(answer, pending)
         except ApprovalError as error:
             answer = interrupt({**request, "error": str(error)})
-
-
-def _planned(call: ToolCall, args: dict[str, Any], decision: str) -> PlannedCall:
-    return PlannedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
 
 
 def _with_edited_args(reply: AIMessage, edited: dict[str, dict[str, Any]]) -> AIMessage:
