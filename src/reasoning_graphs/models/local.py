@@ -227,11 +227,17 @@ class LocalChatModel(BaseChatModel):
         *,
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        gbnf: str | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        """One completion; ``gbnf`` constrains free text with a grammar when no tools are bound."""
         llama, lock = self._load()
         chat = _to_llama_messages(messages)
-        grammar = None
+        grammar = (
+            None
+            if gbnf is None
+            else _import_llama_cpp().LlamaGrammar.from_string(gbnf, verbose=False)
+        )
         allowed: list[dict[str, Any]] = []
         if tools:
             choice = _normalize_tool_choice(tool_choice)

@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
 from reasoning_graphs.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
@@ -22,21 +22,33 @@ from reasoning_graphs.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE,
 EVIDENCE_CHARS = 200
 
 
-def make_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
-    """Build the ``finish`` node for ``setup``."""
+AskFinal = Callable[[RunScope, dict[str, Any], str], Awaitable[AIMessage]]
+"""How a pattern asks its model for a last answer: (run, state, instruction) → reply."""
+
+
+async def ask_with_tools_off(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+    """Native tool calling: the conversation so far, the instruction, and tool_choice "none"."""
+    prompt = [
+        SystemMessage(run.setup.system_prompt),
+        *state["messages"],
+        HumanMessage(instruction),
+    ]
+    return await run.model_with_tools(state, tool_choice="none").ainvoke(prompt)
+
+
+def make_finish(
+    setup: AgentSetup, ask: AskFinal = ask_with_tools_off
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``finish`` node for ``setup``; ``ask`` gets the model's last answer."""
 
     async def finish(state: dict[str, Any]) -> dict[str, Any]:
         run = setup.for_run()
         outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         reason = outcome.get("reason", "stopped")
-        prompt = [
-            SystemMessage(setup.system_prompt),
-            *state["messages"],
-            HumanMessage(ANSWER_NOW.format(reason=reason)),
-        ]
+        instruction = ANSWER_NOW.format(reason=reason)
         started = time.perf_counter()
         try:
-            reply = await run.model_with_tools(state, tool_choice="none").ainvoke(prompt)
+            reply = await ask(run, state, instruction)
         except Exception:  # the evidence below still makes an honest answer
             reply = AIMessage(content="")
         latency_ms = (time.perf_counter() - started) * 1000
@@ -47,6 +59,7 @@ def make_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[
             usage_metadata=reply.usage_metadata,
             response_metadata={"outcome": dict(outcome)},
         )
+        prompt = [*state["messages"], HumanMessage(instruction)]
         event = thought_event(state, reply=final, prompt=prompt, latency_ms=latency_ms)
         return {"messages": [final], "trajectory": [event], "outcome": outcome}
 

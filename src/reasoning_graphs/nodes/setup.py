@@ -22,6 +22,7 @@ from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.tools.execute import OBSERVATIONS_ARGUMENT
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
+from reasoning_graphs.tools.spec import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,16 @@ class RunScope:
         return self.model.bind_tools(tools, tool_choice=tool_choice)
 
     def usable_tools(self, state: Mapping[str, Any]) -> list[BaseTool]:
+        return [spec.tool for spec in self.usable_specs(state)]
+
+    def usable_specs(self, state: Mapping[str, Any]) -> list[ToolSpec]:
         """This run's tools, less those that read stored observations while none are stored.
 
         A tool that can only fail is prompt noise, and small models pick it.
         """
         stored = bool(state.get("observations"))
         return [
-            spec.tool
+            spec
             for spec in self.registry
             if stored or OBSERVATIONS_ARGUMENT not in spec.injected_arguments()
         ]
