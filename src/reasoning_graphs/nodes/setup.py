@@ -7,7 +7,7 @@ approval lists and the limits through its context (see :mod:`reasoning_graphs.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -16,13 +16,63 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
+from typing_extensions import TypedDict, Unpack
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.execute import OBSERVATIONS_ARGUMENT
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
+
+
+class AgentOptions(TypedDict, total=False):
+    """Build-time options shared by the tool-using patterns.
+
+    Attributes:
+        max_steps: Model steps per question before an incomplete answer (default 10).
+        max_tool_calls_per_turn: Calls one model turn may make; extra calls are refused.
+        token_budget: Prompt plus completion tokens per question (default: no limit).
+        approve: Tools that need approval besides dangerous ones (``["all"]``: every tool).
+        deny: Tools that are never run.
+        rules: Checks that may block a call before anyone is asked.
+        system_prompt: The model's instructions (patterns bring their own default).
+    """
+
+    max_steps: int
+    max_tool_calls_per_turn: int
+    token_budget: int | None
+    approve: Sequence[str]
+    deny: Sequence[str]
+    rules: Sequence[Rule]
+    system_prompt: str
+
+
+def agent_setup(
+    model: BaseChatModel | str | None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
+    **options: Unpack[AgentOptions],
+) -> AgentSetup:
+    """The setup a pattern's nodes share; ``tools=None`` means the built-in tools."""
+    spec_string = model if isinstance(model, str) else None
+    defaults = Limits()
+    return AgentSetup(
+        registry=ToolRegistry(default_tools() if tools is None else tools),
+        limits=Limits(
+            model=spec_string,
+            max_steps=options.get("max_steps", defaults.max_steps),
+            max_tool_calls_per_turn=options.get(
+                "max_tool_calls_per_turn", defaults.max_tool_calls_per_turn
+            ),
+            token_budget=options.get("token_budget"),
+            approve=tuple(options.get("approve", ())),
+            deny=tuple(options.get("deny", ())),
+        ),
+        model=None if spec_string else model,
+        rules=tuple(options.get("rules", ())),
+        system_prompt=options.get("system_prompt", ""),
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,51 @@
+"""The part every tool-using pattern shares: approve → act → observe, and finish.
+
+A pattern adds its own ``think`` node and the edges out of it; this adds the
+rest of the loop, so approvals, ordered or concurrent execution, budgets and
+the honest stop are the same code in every pattern.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, StateGraph
+from langgraph.types import Send
+
+from reasoning_graphs._sync import dual_node
+from reasoning_graphs.context import AgentContext
+from reasoning_graphs.nodes.act import ACT, make_act, next_calls
+from reasoning_graphs.nodes.approve import make_approve
+from reasoning_graphs.nodes.finish import AskFinal, ask_with_tools_off, make_finish
+from reasoning_graphs.nodes.observe import make_observe
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.turn import steps_used, turn_number
+from reasoning_graphs.state import AgentInput, AgentState
+
+
+def agent_graph_builder() -> StateGraph:
+    """An empty graph over the shared agent state, with the run options Studio shows."""
+    return StateGraph(AgentState, context_schema=AgentContext, input_schema=AgentInput)
+
+
+def add_tool_loop(
+    builder: StateGraph, setup: AgentSetup, *, ask_final: AskFinal = ask_with_tools_off
+) -> None:
+    """Add approve, act, observe and finish; ``observe`` hands back to ``think``."""
+
+    def to_act(state: AgentState) -> list[Send] | Literal["observe"]:
+        run = setup.for_run()
+        turn, step = turn_number(state["messages"]), steps_used(state)
+        return next_calls(state, run.registry, turn=turn, step=step) or "observe"
+
+    def after_observe(state: AgentState) -> Literal["think", "finish"]:
+        return "finish" if state.get("outcome") else "think"
+
+    builder.add_node("approve", dual_node("approve", make_approve(setup)))
+    builder.add_node(ACT, dual_node(ACT, make_act(setup)))
+    builder.add_node("observe", dual_node("observe", make_observe(setup)))
+    builder.add_node("finish", dual_node("finish", make_finish(setup, ask_final)))
+    builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
+    builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])
+    builder.add_conditional_edges("observe", after_observe, ["think", "finish"])
+    builder.add_edge("finish", END)
