@@ -58,6 +58,7 @@ class RecordedCall:
     messages: list[BaseMessage]
     tools: list[str]
     tool_choice: Any
+    stop: list[str] | None = None
 
 
 def tool_call(name: str, id: str | None = None, **args: Any) -> AIMessage:
@@ -114,12 +115,14 @@ class ScriptedChatModel(BaseChatModel):
         names = [convert_to_openai_tool(tool)["function"]["name"] for tool in tools]
         return self.bind(tool_names=names, tool_choice=tool_choice, **kwargs)
 
-    def _next_reply(self, messages: list[BaseMessage], tools: list[str], choice: Any) -> Any:
+    def _next_reply(
+        self, messages: list[BaseMessage], tools: list[str], choice: Any, stop: list[str] | None
+    ) -> Any:
         with self._lock:
             if self._position is None:
                 items = itertools.cycle(self.script) if self.cycle else iter(self.script)
                 self._position = items
-            self.calls.append(RecordedCall(list(messages), tools, choice))
+            self.calls.append(RecordedCall(list(messages), tools, choice, stop))
             try:
                 return next(self._position)
             except StopIteration:
@@ -153,7 +156,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._reply(messages, kwargs)
+        message = self._reply(messages, stop, kwargs)
         time.sleep(self._latency(message))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -164,13 +167,15 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._reply(messages, kwargs)
+        message = self._reply(messages, stop, kwargs)
         await asyncio.sleep(self._latency(message))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _reply(self, messages: list[BaseMessage], bound: dict[str, Any]) -> AIMessage:
+    def _reply(
+        self, messages: list[BaseMessage], stop: list[str] | None, bound: dict[str, Any]
+    ) -> AIMessage:
         tools = bound.get("tool_names", [])
-        item = self._next_reply(messages, tools, bound.get("tool_choice"))
+        item = self._next_reply(messages, tools, bound.get("tool_choice"), stop)
         return self._reply_message(item, messages, tools)
 
     def _latency(self, message: AIMessage) -> float:
