@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reasoning_graphs.graphs import PATTERNS
+
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient
 
@@ -253,16 +255,19 @@ async def test_rejected_write_never_happens(app_server: DevServer) -> None:
     assert tool_message["content"] in answer["content"]
 
 
-async def react_assistant(client: LangGraphClient, server: DevServer) -> str:
-    """The id of the one assistant the server made for the ``react`` graph."""
-    assistants = await client.assistants.search(graph_id="react")
-    assert [a["graph_id"] for a in assistants] == ["react"], server.output()
+async def assistant_for(client: LangGraphClient, server: DevServer, graph_id: str) -> str:
+    """The id of the one assistant the server made for ``graph_id``."""
+    assistants = await client.assistants.search(graph_id=graph_id)
+    assert [a["graph_id"] for a in assistants] == [graph_id], server.output()
     return assistants[0]["assistant_id"]
 
 
-async def test_repo_config_serves_react_for_studio(repo_server: DevServer) -> None:
+@pytest.mark.parametrize("graph_id", list(PATTERNS))
+async def test_repo_config_serves_every_pattern_for_studio(
+    repo_server: DevServer, graph_id: str
+) -> None:
     client = get_client(url=repo_server.url)
-    assistant_id = await react_assistant(client, repo_server)
+    assistant_id = await assistant_for(client, repo_server, graph_id)
 
     drawing = await client.assistants.get_graph(assistant_id)
     assert {node["id"] for node in drawing["nodes"]} >= NODES
@@ -274,12 +279,5 @@ async def test_repo_config_serves_react_for_studio(repo_server: DevServer) -> No
     assert context["title"] == "AgentContext"
     assert set(context["properties"]) >= CONTEXT_FIELDS
     assert context["properties"]["max_steps"]["description"]
-
-
-async def test_repo_config_serves_the_input_schema(repo_server: DevServer) -> None:
-    client = get_client(url=repo_server.url)
-
-    schemas = await client.assistants.get_schemas(await react_assistant(client, repo_server))
-
     assert schemas["input_schema"] is not None, repo_server.output()
     assert set(schemas["input_schema"]["properties"]) == {"messages"}

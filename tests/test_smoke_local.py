@@ -49,3 +49,20 @@ def test_the_embedded_model_calls_the_calculator_and_answers(tmp_path: Path) -> 
     assert answers[0]["text"]
     # whatever the small model concludes, the tool's correct result is in the answer
     assert "395" in answers[0]["text"]
+
+
+@pytest.mark.parametrize("grammar", [False, True])
+def test_text_react_on_the_embedded_model(grammar: bool, tmp_path: Path) -> None:
+    from reasoning_graphs.graphs.react_text import build_graph
+    from reasoning_graphs.tools.builtins import default_tools
+
+    graph = build_graph("local", tools=default_tools(tmp_path), grammar=grammar, max_steps=4)
+
+    state = graph.invoke({"messages": [("user", "What is 23*17+4?")]})
+
+    assert state["outcome"]["status"] in {"answered", "incomplete"}
+    assert state["messages"][-1].content.strip()
+    levels = [e["parse_level"] for e in state["trajectory"] if "parse_level" in e]
+    assert levels
+    if grammar:  # the grammar only admits the canonical format
+        assert set(levels) == {"exact"}

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from reasoning_graphs.nodes.turn import describe_call
+from reasoning_graphs.text_format.transcript import FORMAT_ERROR_KEY
 
 
 class Printer:
@@ -22,7 +23,7 @@ class Printer:
         if self.as_json:
             print(json.dumps({"event": event, "text": text, **fields}, default=str), file=self.out)
         else:
-            label = event.capitalize()
+            label = event.replace("_", " ").capitalize()
             print(f"{label}: {text}" if text else label, file=self.out)
         self.out.flush()
 
@@ -46,7 +47,10 @@ class Printer:
             if node == "approve":
                 return  # an edited proposal, already shown when the decision was made
             text = message.text.strip()
-            if message.tool_calls or message.invalid_tool_calls:
+            correction = message.response_metadata.get(FORMAT_ERROR_KEY)
+            if correction:
+                self.emit("format_error", str(correction))
+            elif message.tool_calls or message.invalid_tool_calls:
                 if text:
                     self.emit("thought", text)
                 for call in message.tool_calls:

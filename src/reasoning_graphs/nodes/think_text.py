@@ -1,0 +1,171 @@
+"""``think`` for the text ReAct format: generate, cut, parse, and turn the step into messages.
+
+The model writes Thought / Action / Action Input (or Final Answer) as text.
+Generation stops at the Observation label, anything the model invents after it
+is cut, and the parsed step becomes an ordinary tool call — so approvals,
+tools and checkpoints work exactly as in the native ReAct graph. A reply that
+cannot be parsed becomes a corrective observation; after too many in a row
+the run stops and says the model drifted out of the format.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from reasoning_graphs.models.local import LocalChatModel
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.turn import turn_messages
+from reasoning_graphs.state import Outcome
+from reasoning_graphs.text_format import (
+    Labels,
+    ParsedStep,
+    build_system_prompt,
+    format_error_observation,
+    parse_step,
+    stop_sequences,
+)
+from reasoning_graphs.text_format.grammar import react_text_gbnf
+from reasoning_graphs.text_format.transcript import (
+    FORMAT_ERROR_KEY,
+    RAW_KEY,
+    render_transcript,
+)
+from reasoning_graphs.tools.spec import ToolSpec
+
+FORMAT_DRIFT = (
+    "format drift: {count} replies in a row were not in the Thought/Action/Final Answer "
+    "format (last problem: {error})"
+)
+
+
+def is_format_error(message: BaseMessage) -> bool:
+    return isinstance(message, AIMessage) and bool(message.response_metadata.get(FORMAT_ERROR_KEY))
+
+
+def consecutive_format_errors(messages: Sequence[BaseMessage]) -> int:
+    """How many of the turn's latest replies in a row were malformed."""
+    count = 0
+    for message in reversed(turn_messages(messages)):
+        if not is_format_error(message):
+            break
+        count += 1
+    return count
+
+
+GRAMMAR_NEEDS_LLAMA = (
+    "grammar=True needs the embedded llama.cpp model ('local' or 'local:<path.gguf>'), not {model}."
+)
+
+
+class TextStepper:
+    """Prompts, generation options and parsing for one label set.
+
+    ``grammar``: ``None`` constrains llama.cpp models with the format's grammar
+    and leaves others free; ``True`` requires a llama.cpp model; ``False`` never
+    uses a grammar.
+    """
+
+    def __init__(self, labels: Labels, *, grammar: bool | None) -> None:
+        self.labels = labels
+        self.grammar = grammar
+
+    def prompt(
+        self, specs: Sequence[ToolSpec], messages: Sequence[BaseMessage]
+    ) -> list[BaseMessage]:
+        system = build_system_prompt(_described(specs), self.labels)
+        return [SystemMessage(system), *render_transcript(messages, self.labels)]
+
+    def options(self, model: BaseChatModel, specs: Sequence[ToolSpec]) -> dict[str, Any]:
+        """Stop at the Observation label; in grammar mode, also constrain llama.cpp's output."""
+        options: dict[str, Any] = {"stop": stop_sequences(self.labels)}
+        is_llama = isinstance(model, LocalChatModel)
+        if self.grammar and not is_llama:
+            raise ValueError(GRAMMAR_NEEDS_LLAMA.format(model=type(model).__name__))
+        if specs and is_llama and self.grammar is not False:
+            options["gbnf"] = react_text_gbnf([spec.name for spec in specs], self.labels)
+        return options
+
+    def parse(self, text: str, specs: Sequence[ToolSpec]) -> ParsedStep:
+        schemas = {spec.name: spec.argument_schema() for spec in specs}
+        return parse_step(text, schemas, self.labels)
+
+    async def ask(self, run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+        """A last answer in the text format (``finish``): the answer text, not the raw reply."""
+        specs = run.usable_specs(state)
+        prompt = [*self.prompt(specs, state["messages"]), HumanMessage(instruction)]
+        reply = await run.model.bind(stop=stop_sequences(self.labels)).ainvoke(prompt)
+        step = self.parse(reply.text, specs)
+        answer = step.answer if step.kind == "final" and step.answer else reply.text
+        return AIMessage(content=answer, usage_metadata=reply.usage_metadata)
+
+
+def make_think_text(
+    setup: AgentSetup, stepper: TextStepper, *, max_format_errors: int
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the text-format ``think`` node."""
+
+    async def think(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        specs = run.usable_specs(state)
+        prompt = stepper.prompt(specs, state["messages"])
+        started = time.perf_counter()
+        reply = await run.model.bind(**stepper.options(run.model, specs)).ainvoke(prompt)
+        latency_ms = (time.perf_counter() - started) * 1000
+        step = stepper.parse(reply.text, specs)
+        message = _step_message(step, reply, stepper.labels, specs)
+        outcome: Outcome | None = None
+        if step.kind == "final":
+            outcome = {"status": "answered"}
+        elif step.kind == "error":
+            count = consecutive_format_errors(state["messages"]) + 1
+            if count >= max_format_errors:
+                reason = FORMAT_DRIFT.format(count=count, error=step.error)
+                outcome = {"status": "incomplete", "reason": reason}
+        event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
+        event["parse_level"] = step.level
+        return {"messages": [message], "trajectory": [event], "outcome": outcome, "pending": []}
+
+    return think
+
+
+def _step_message(
+    step: ParsedStep, reply: AIMessage, labels: Labels, specs: Sequence[ToolSpec]
+) -> AIMessage:
+    metadata: dict[str, Any] = {RAW_KEY: step.text, "parse_level": step.level}
+    if step.kind == "action":
+        call = {
+            "name": step.tool or "",
+            "args": step.args,
+            "id": f"call_{uuid.uuid4().hex[:16]}",
+            "type": "tool_call",
+        }
+        return AIMessage(
+            content=step.thought,
+            tool_calls=[call],
+            response_metadata=metadata,
+            usage_metadata=reply.usage_metadata,
+        )
+    if step.kind == "final":
+        return AIMessage(
+            content=step.answer or "",
+            response_metadata=metadata,
+            usage_metadata=reply.usage_metadata,
+        )
+    metadata[FORMAT_ERROR_KEY] = format_error_observation(
+        step.error or "", [spec.name for spec in specs], labels
+    )
+    return AIMessage(content="", response_metadata=metadata, usage_metadata=reply.usage_metadata)
+
+
+def _described(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"name": spec.name, "description": spec.description, "parameters": spec.argument_schema()}
+        for spec in specs
+    ]

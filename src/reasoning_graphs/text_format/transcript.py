@@ -1,0 +1,50 @@
+"""Render a conversation as the text ReAct transcript a text-format model continues.
+
+The state keeps ordinary LangChain messages (so approvals, tools and
+checkpoints work as in every pattern); only the model sees the text form:
+its own earlier replies verbatim, and each observation — from a tool or from
+the runtime correcting the format — as an Observation line the runtime wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+
+from reasoning_graphs.text_format.labels import Labels
+
+RAW_KEY = "raw"
+"""``response_metadata`` key holding the model's reply text as parsed."""
+FORMAT_ERROR_KEY = "format_error"
+"""``response_metadata`` key holding the corrective observation for a malformed reply."""
+
+
+def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> list[BaseMessage]:
+    """The conversation as alternating user/assistant turns in the text format."""
+    rendered: list[BaseMessage] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            rendered.append(HumanMessage(f"{labels.observation}: {message.text}"))
+        elif isinstance(message, AIMessage):
+            rendered.append(AIMessage(_assistant_text(message, labels)))
+            correction = message.response_metadata.get(FORMAT_ERROR_KEY)
+            if correction:
+                rendered.append(HumanMessage(f"{labels.observation}: {correction}"))
+        else:
+            rendered.append(message)
+    return rendered
+
+
+def _assistant_text(message: AIMessage, labels: Labels) -> str:
+    raw = message.response_metadata.get(RAW_KEY)
+    if raw:
+        return str(raw)
+    if message.tool_calls:  # written by another pattern or by hand: show it in the format
+        call = message.tool_calls[0]
+        return (
+            f"{labels.action}: {call['name']}\n"
+            f"{labels.action_input}: {json.dumps(call['args'], ensure_ascii=False)}"
+        )
+    return f"{labels.final_answer}: {message.text}"
