@@ -3,7 +3,8 @@
 Usage: python durable_agent.py DB LOG MODE [RESUME_JSON]
 
 DB is a SQLite file path or a ``postgresql://`` connection string; the thread
-id comes from ``$THREAD_ID`` (default ``durable``).
+id comes from ``$THREAD_ID`` (default ``durable``) and the pattern from
+``$PATTERN`` (``react`` or ``react_text``, whose model writes the same steps as text).
 
 MODE is ``approval`` (one dangerous call needing a decision), ``parallel``
 (three read-only calls in one turn, two of them slow unless SLOW=0) or
@@ -21,12 +22,14 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.spec import tool_spec
 
@@ -72,9 +75,21 @@ def open_checkpointer(db: str) -> BaseCheckpointSaver:
     return saver
 
 
+def as_text(reply: Any) -> Any:
+    """The same step written in the text ReAct format."""
+    if not isinstance(reply, AIMessage):
+        return f"Final Answer: {reply}"
+    (call,) = reply.tool_calls
+    return f"Thought: go\nAction: {call['name']}\nAction Input: {json.dumps(call['args'])}"
+
+
 def main() -> None:
     db, log, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     tools, script = scenario(mode, log)
+    pattern = os.environ.get("PATTERN", "react")
+    if pattern == "react_text":
+        script = [as_text(reply) for reply in script]
+    build_graph = graph_builder(pattern)
     saver = open_checkpointer(db)
     resuming = len(sys.argv) > 4
     # when resuming, the model's first turn is already in the checkpoint

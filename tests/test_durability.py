@@ -88,14 +88,19 @@ def wait_for(condition, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def test_resume_after_an_interrupt_in_a_new_process(store: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("pattern", ["react", "react_text"])
+def test_resume_after_an_interrupt_in_a_new_process(
+    store: str, tmp_path: Path, pattern: str
+) -> None:
     db, log = store, tmp_path / "tools.log"
 
-    first = run_agent(db, str(log), "approval")
-    assert first["interrupts"][0]["calls"][0]["id"] == "d1"
+    first = run_agent(db, str(log), "approval", PATTERN=pattern)
+    (call,) = first["interrupts"][0]["calls"]
+    assert (call["name"], call["args"]) == ("deploy", {"item": "prod"})
     assert not log.exists()
 
-    second = run_agent(db, str(log), "approval", json.dumps([{"type": "approve"}]))
+    approve = json.dumps([{"type": "approve"}])
+    second = run_agent(db, str(log), "approval", approve, PATTERN=pattern)
     assert second["interrupts"] == []
     assert second["last"] == "deployed"
     assert log.read_text().splitlines() == ["done deploy prod"]
