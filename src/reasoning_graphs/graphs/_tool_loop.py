@@ -29,17 +29,26 @@ def agent_graph_builder() -> StateGraph:
 
 
 def add_tool_loop(
-    builder: StateGraph, setup: AgentSetup, *, ask_final: AskFinal = ask_with_tools_off
+    builder: StateGraph,
+    setup: AgentSetup,
+    *,
+    ask_final: AskFinal = ask_with_tools_off,
+    back_to: str = "think",
 ) -> None:
-    """Add approve, act, observe and finish; ``observe`` hands back to ``think``."""
+    """Add approve, act, observe and finish; ``observe`` hands back to ``back_to``.
+
+    The node that hands work to the loop (``back_to``) must end its turn with an
+    ``AIMessage`` whose ``tool_calls`` are the calls to settle and run; a model
+    writes them in ReAct, a plan executor writes them in the planning patterns.
+    """
 
     def to_act(state: AgentState) -> list[Send] | Literal["observe"]:
         run = setup.for_run()
         turn, step = turn_number(state["messages"]), steps_used(state)
         return next_calls(state, run.registry, turn=turn, step=step) or "observe"
 
-    def after_observe(state: AgentState) -> Literal["think", "finish"]:
-        return "finish" if state.get("outcome") else "think"
+    def after_observe(state: AgentState) -> str:
+        return "finish" if state.get("outcome") else back_to
 
     builder.add_node("approve", dual_node("approve", make_approve(setup)))
     builder.add_node(ACT, dual_node(ACT, make_act(setup)))
@@ -47,5 +56,5 @@ def add_tool_loop(
     builder.add_node("finish", dual_node("finish", make_finish(setup, ask_final)))
     builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])
-    builder.add_conditional_edges("observe", after_observe, ["think", "finish"])
+    builder.add_conditional_edges("observe", after_observe, [back_to, "finish"])
     builder.add_edge("finish", END)
