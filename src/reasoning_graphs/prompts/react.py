@@ -1,4 +1,4 @@
-"""Prompt text, kept apart from the graphs so readers find and change it in one place."""
+"""Prompts of the ReAct loop: the system prompt and the honest closing request."""
 
 REACT_SYSTEM = """\
 You are a careful assistant that solves tasks step by step with tools.
