@@ -1,0 +1,35 @@
+"""Every pattern is registered once: for Python, the CLI and `langgraph dev`."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from reasoning_graphs.graphs import PATTERNS, graph_builder
+
+CONFIG = Path(__file__).resolve().parents[1] / "langgraph.json"
+
+
+def test_langgraph_json_lists_every_pattern() -> None:
+    graphs = json.loads(CONFIG.read_text())["graphs"]
+    assert set(graphs) == set(PATTERNS)
+    for name, target in graphs.items():
+        path, _, attribute = target.partition(":")
+        assert path == f"./src/{PATTERNS[name].replace('.', '/')}.py"
+        assert attribute == "graph"
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_server_graphs_bring_no_checkpointer(pattern: str) -> None:
+    module = importlib.import_module(PATTERNS[pattern])
+    assert module.graph.checkpointer is None
+    assert graph_builder(pattern) is module.build_graph
+    assert module.graph.name == pattern
+
+
+def test_unknown_pattern_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="react"):
+        graph_builder("tree_of_thought")
