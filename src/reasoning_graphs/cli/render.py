@@ -44,6 +44,9 @@ class Printer:
                 decision=decision,
             )
         elif isinstance(message, AIMessage):
+            if message.response_metadata.get("kind") == "plan":
+                self.emit("plan", message.text.strip())
+                return
             if node == "approve":
                 return  # an edited proposal, already shown when the decision was made
             text = message.text.strip()

@@ -11,6 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 PATTERNS: dict[str, str] = {
     "react": "reasoning_graphs.graphs.react",
     "react_text": "reasoning_graphs.graphs.react_text",
+    "rewoo": "reasoning_graphs.graphs.rewoo",
 }
 """Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""
 

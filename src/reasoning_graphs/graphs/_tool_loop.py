@@ -23,9 +23,10 @@ from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
 
 
-def agent_graph_builder() -> StateGraph:
-    """An empty graph over the shared agent state, with the run options Studio shows."""
-    return StateGraph(AgentState, context_schema=AgentContext, input_schema=AgentInput)
+def agent_graph_builder(state_schema: type = AgentState) -> StateGraph:
+    """An empty graph over the agent state (or a pattern's extension of it),
+    with the chat input and the run options Studio shows."""
+    return StateGraph(state_schema, context_schema=AgentContext, input_schema=AgentInput)
 
 
 def add_tool_loop(

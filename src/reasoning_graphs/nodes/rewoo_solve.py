@@ -1,0 +1,111 @@
+"""``solve``: one model call that answers from the question, the plan and its evidence.
+
+The solver never calls tools; it reads every step with the call as it ran and
+its result (or why it did not run). When no usable plan could be made it gets
+that account instead, and the run ends with an honest, incomplete answer.
+It also serves ``finish`` as the way to ask for a last answer when a budget
+stops the plan part-way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from reasoning_graphs.nodes.rewoo_plan import EMPTY_PLAN, conversation
+from reasoning_graphs.nodes.rewoo_steps import render_plan
+from reasoning_graphs.nodes.rewoo_work import issued_calls, step_results
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.turn import describe_call
+from reasoning_graphs.prompts import INCOMPLETE_NOTE, NO_ANSWER
+from reasoning_graphs.prompts.rewoo import (
+    EVIDENCE_REPORT,
+    EVIDENCE_STEP,
+    NO_EVIDENCE,
+    PLAN_FAILED_REPORT,
+    SOLVER_INSTRUCTIONS,
+)
+from reasoning_graphs.state import Outcome
+
+NOT_RUN = "Not run: the run stopped before this step."
+NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
+
+
+def evidence_report(state: dict[str, Any]) -> str:
+    """Every step of the plan with the call as it ran and what it returned."""
+    plan = state.get("plan") or []
+    if not plan:
+        return NO_EVIDENCE
+    results = step_results(state)
+    issued = issued_calls(state["messages"])
+    entries = []
+    for step in plan:
+        call = issued.get(step["var"])
+        name, args = (call["name"], call["args"]) if call else (step["tool"], step["args"])
+        result = results.get(step["var"])
+        entries.append(
+            EVIDENCE_STEP.format(
+                var=step["var"],
+                call=describe_call(name, args),
+                reason=step["reason"],
+                result=result.text if result else NOT_RUN,
+            )
+        )
+    return EVIDENCE_REPORT.format(steps="\n\n".join(entries))
+
+
+def solver_prompt(
+    setup: AgentSetup, state: dict[str, Any], instruction: str | None = None
+) -> list[BaseMessage]:
+    """Instructions, the conversation, then the evidence (or why there is none)."""
+    problem = state.get("plan_problem")
+    if problem:
+        plan = render_plan(state.get("plan") or []) or EMPTY_PLAN
+        report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
+    else:
+        report = evidence_report(state)
+    prompt: list[BaseMessage] = [
+        SystemMessage(f"{setup.system_prompt}\n\n{SOLVER_INSTRUCTIONS}"),
+        *conversation(state["messages"]),
+        HumanMessage(report),
+    ]
+    if instruction:
+        prompt.append(HumanMessage(instruction))
+    return prompt
+
+
+async def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+    """``finish``'s way to ask for a last answer: the solver prompt plus the instruction."""
+    return await run.model.ainvoke(solver_prompt(run.setup, state, instruction))
+
+
+def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``solve`` node for ``setup``."""
+
+    async def solve(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        prompt = solver_prompt(setup, state)
+        started = time.perf_counter()
+        reply = await run.model.ainvoke(prompt)
+        latency_ms = (time.perf_counter() - started) * 1000
+        problem = state.get("plan_problem")
+        outcome: Outcome = {"status": "answered"}
+        if problem:
+            reason = NO_VALID_PLAN.format(
+                attempts=state.get("replans", 0) + 1, problem=problem.rstrip(".")
+            )
+            outcome = {"status": "incomplete", "reason": reason}
+            note = INCOMPLETE_NOTE.format(reason=reason, evidence="")
+            reply = AIMessage(
+                content=f"{reply.text.strip() or NO_ANSWER}\n\n{note}",
+                usage_metadata=reply.usage_metadata,
+                response_metadata={"outcome": dict(outcome)},
+            )
+        event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
+        return {"messages": [reply], "trajectory": [event], "outcome": outcome}
+
+    return solve

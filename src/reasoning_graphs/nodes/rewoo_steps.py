@@ -1,0 +1,248 @@
+"""The ReWOO plan as data: its steps, the schema a model fills in, a text parser and checks.
+
+A ReWOO plan names every tool call up front and wires them together with
+evidence variables: ``#E2``'s arguments may contain ``#E1``, which is replaced
+by ``#E1``'s result before ``#E2`` runs. Nothing here calls a model or a
+tool, so a plan can be read and checked before anything happens — a bad plan
+costs one more planning call, never a wasted or harmful tool run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from reasoning_graphs.nodes.turn import call_signature
+from reasoning_graphs.tools.spec import ToolSpec
+
+RUNTIME = "rewoo"
+"""``response_metadata["runtime"]`` of the messages this pattern writes itself."""
+PLAN_KIND = "plan"
+WORK_KIND = "work"
+
+REFERENCE = re.compile(r"#([Ee]\d+)")
+VARIABLE = re.compile(r"#?([Ee]\d+)")
+ASSIGNMENT = re.compile(r"#([Ee]\d+)\s*[=:]\s*([\w.-]+)\s*\[(.*)\]\s*$")
+PLAN_LABEL = re.compile(r"^\W*plan\s*\d*\s*[:：]\s*", re.IGNORECASE)
+
+BAD_VARIABLE = "Step {index} has the variable {var!r}; name the steps E1, E2, E3, … in order."
+DUPLICATE_VARIABLE = "#{var} is defined more than once; give each step its own variable."
+UNKNOWN_TOOL = "#{var} uses {tool!r}, which is not an available tool (available: {available})."
+SELF_REFERENCE = "#{var} refers to its own result."
+UNDEFINED_REFERENCE = "#{var} refers to #{ref}, which no step defines."
+LATER_REFERENCE = (
+    "#{var} refers to #{ref}, which comes later; a step may only use results of earlier steps."
+)
+CYCLE = "Steps depend on each other in a circle ({path}), so none of them can run first."
+REPEATED_STEP = "#{var} repeats #{earlier} exactly; use #{earlier} instead."
+UNMAPPED_INPUT = (
+    "#{var}: cannot tell which argument of {tool!r} the input {input!r} is for; "
+    "write the arguments as a JSON object."
+)
+UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
+
+
+class PlanStep(TypedDict):
+    """One step of a plan as the state keeps it."""
+
+    var: str
+    tool: str
+    args: dict[str, Any]
+    reason: str
+
+
+class StepSchema(BaseModel):
+    """One tool call of the plan."""
+
+    reason: str = Field(description="Why this step is needed, in one short sentence.")
+    var: str = Field(description="Evidence variable for the result: E1, E2, E3, … in order.")
+    tool: str = Field(description="Name of the tool to call.")
+    args: dict[str, Any] = Field(
+        description="The tool's arguments. A string value may contain '#E1' (etc.) to use "
+        "the result of an earlier step."
+    )
+
+
+class PlanSchema(BaseModel):
+    """The complete plan: every tool call needed to answer, written before any of them runs."""
+
+    steps: list[StepSchema] = Field(description="The steps in order; empty when no tool is needed.")
+
+
+def steps_from_schema(plan: PlanSchema) -> list[PlanStep]:
+    """The state's form of a structured plan."""
+    return [
+        PlanStep(var=step.var, tool=step.tool, args=dict(step.args), reason=step.reason)
+        for step in plan.steps
+    ]
+
+
+def is_rewoo_message(message: AnyMessage, kind: str | None = None) -> bool:
+    """A message this pattern wrote (a plan, or a wave of calls), optionally of one kind."""
+    if not isinstance(message, AIMessage) or message.response_metadata.get("runtime") != RUNTIME:
+        return False
+    return kind is None or message.response_metadata.get("kind") == kind
+
+
+def references(value: Any) -> list[str]:
+    """The variables a step's arguments refer to, in order of first mention (``["E1", …]``)."""
+    found: list[str] = []
+    for text in _strings(value):
+        for match in REFERENCE.finditer(text):
+            var = match.group(1).upper()
+            if var not in found:
+                found.append(var)
+    return found
+
+
+def substitute(value: Any, results: Mapping[str, str]) -> Any:
+    """``value`` with every ``#E<n>`` in its strings replaced by that step's result."""
+    if isinstance(value, str):
+        return REFERENCE.sub(lambda m: results.get(m.group(1).upper(), m.group(0)), value)
+    if isinstance(value, Mapping):
+        return {key: substitute(item, results) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute(item, results) for item in value]
+    return value
+
+
+def render_plan(steps: Sequence[PlanStep]) -> str:
+    """A plan in the classic ReWOO text form, for people and for prompts."""
+    return "\n".join(
+        f"Plan: {step['reason']} #{step['var']} = "
+        f"{step['tool']}[{json.dumps(step['args'], ensure_ascii=False)}]"
+        for step in steps
+    )
+
+
+def parse_plan_text(text: str, specs: Iterable[ToolSpec]) -> tuple[list[PlanStep], list[str]]:
+    """Read a plan in the classic text form; returns the steps and what could not be read.
+
+    Tolerates what models commonly write: the ``Plan:`` line before or on the
+    same line as ``#E1 = tool[input]``, numbered labels, ``:`` instead of
+    ``=``, and an input that is a JSON object or a bare value for a tool with a
+    single argument.
+    """
+    by_name = {spec.name: spec for spec in specs}
+    steps: list[PlanStep] = []
+    problems: list[str] = []
+    reason = ""
+    for line in text.splitlines():
+        match = ASSIGNMENT.search(line)
+        before = PLAN_LABEL.sub("", line[: match.start()] if match else line).strip()
+        if not match:
+            reason = before or reason
+            continue
+        var, tool, raw = match.group(1).upper(), match.group(2), match.group(3).strip()
+        args = _text_arguments(raw, by_name.get(tool))
+        if args is None:
+            problems.append(UNMAPPED_INPUT.format(var=var, tool=tool, input=raw))
+            args = {}
+        steps.append(PlanStep(var=var, tool=tool, args=args, reason=before or reason))
+        reason = ""
+    return steps, problems
+
+
+def plan_problems(steps: Sequence[PlanStep], tool_names: Sequence[str]) -> list[str]:
+    """Everything that stops a plan from running as written (empty: it can run).
+
+    Variable names are normalised in place (``e1`` and ``#E1`` become ``E1``).
+    A reference to a later step is reported as a cycle when it is part of one,
+    because "reorder the steps" would not fix it.
+    """
+    problems: list[str] = []
+    position: dict[str, int] = {}
+    seen_calls: dict[str, str] = {}
+    for index, step in enumerate(steps, start=1):
+        match = VARIABLE.fullmatch(step["var"].strip())
+        if not match:
+            problems.append(BAD_VARIABLE.format(index=index, var=step["var"]))
+            continue
+        step["var"] = match.group(1).upper()
+        if step["var"] in position:
+            problems.append(DUPLICATE_VARIABLE.format(var=step["var"]))
+            continue
+        position[step["var"]] = index
+        if step["tool"] not in tool_names:
+            available = ", ".join(tool_names) or "none"
+            problems.append(
+                UNKNOWN_TOOL.format(var=step["var"], tool=step["tool"], available=available)
+            )
+        signature = call_signature(step["tool"], step["args"])
+        if signature in seen_calls:
+            problems.append(REPEATED_STEP.format(var=step["var"], earlier=seen_calls[signature]))
+        seen_calls.setdefault(signature, step["var"])
+    problems.extend(_reference_problems(steps, position))
+    return problems
+
+
+def _reference_problems(steps: Sequence[PlanStep], position: Mapping[str, int]) -> list[str]:
+    needs = {step["var"]: references(step["args"]) for step in steps if step["var"] in position}
+    problems: list[str] = []
+    cycles: set[frozenset[str]] = set()
+    for var, refs in needs.items():
+        for ref in refs:
+            if ref == var:
+                problems.append(SELF_REFERENCE.format(var=var))
+            elif ref not in position:
+                problems.append(UNDEFINED_REFERENCE.format(var=var, ref=ref))
+            elif position[ref] > position[var]:
+                back = _path(needs, ref, var)
+                if back is None:
+                    problems.append(LATER_REFERENCE.format(var=var, ref=ref))
+                elif frozenset(back) not in cycles:
+                    cycles.add(frozenset(back))
+                    path = " needs ".join(f"#{item}" for item in [var, *back])
+                    problems.append(CYCLE.format(path=path))
+    return problems
+
+
+def _path(needs: Mapping[str, list[str]], start: str, goal: str) -> list[str] | None:
+    """A chain of "needs" from ``start`` to ``goal``, if there is one."""
+    stack, seen = [[start]], {start}
+    while stack:
+        path = stack.pop()
+        if path[-1] == goal:
+            return path
+        for ref in needs.get(path[-1], []):
+            if ref not in seen:
+                seen.add(ref)
+                stack.append([*path, ref])
+    return None
+
+
+def _text_arguments(raw: str, spec: ToolSpec | None) -> dict[str, Any] | None:
+    """A text step's input as arguments: a JSON object, or the value of the only argument."""
+    if raw.startswith("{"):
+        try:
+            value = json.loads(raw, strict=False)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    if spec is None:
+        return {"input": raw}  # the unknown tool is reported by the checks
+    schema = spec.argument_schema()
+    names = list(schema.get("properties", {}))
+    required = list(schema.get("required", []))
+    only = names if len(names) == 1 else required if len(required) == 1 else []
+    if not only:
+        return None
+    return {only[0]: raw.strip("\"'")}
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
