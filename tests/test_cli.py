@@ -220,3 +220,37 @@ def test_docs_folder_enables_search(db, tmp_path, monkeypatch, capsys) -> None:
     observation = out[out.index("Observation:") : out.index("Answer:")]
     assert "budget.md" in observation
     assert "The travel budget for 2026 is 4,000 euros." in observation
+
+
+def test_plan_execute_streams_its_inner_steps_and_asks_for_approval(
+    db, workspace, monkeypatch, capsys
+) -> None:
+    from reasoning_graphs.nodes.plan import Plan, Replan
+
+    use_model(
+        monkeypatch,
+        Plan(steps=["Write the note."]),
+        tool_call("write_file", path="note.txt", content="hi"),
+        "The note is written.",
+        Replan(response="Done: note.txt holds 'hi'."),
+    )
+
+    code, out, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "write a note",
+        "--pattern",
+        "plan_execute",
+        "--workspace",
+        str(workspace),
+        stdin="a\n",
+    )
+
+    assert code == 0
+    assert "Action: write_file(path='note.txt', content='hi')" in out
+    assert "Approval: write_file(path='note.txt', content='hi')" in out
+    assert (workspace / "note.txt").read_text() == "hi"
+    answers = [line for line in out.splitlines() if line.startswith("Answer:")]
+    assert answers == ["Answer: Done: note.txt holds 'hi'."]
+    assert "Result: The note is written." in out

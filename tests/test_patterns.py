@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.testing import ScriptedChatModel
+from reasoning_graphs.tools.builtins import calculator
 
 CONFIG = Path(__file__).resolve().parents[1] / "langgraph.json"
 
@@ -33,3 +35,15 @@ def test_server_graphs_bring_no_checkpointer(pattern: str) -> None:
 def test_unknown_pattern_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="react"):
         graph_builder("tree_of_thought")
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_checkpoints_are_saved_before_the_next_step_by_default(pattern: str) -> None:
+    from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = graph_builder(pattern)(
+        ScriptedChatModel(script=[]), tools=[calculator()], checkpointer=InMemorySaver()
+    )
+
+    assert graph.config["configurable"][CONFIG_KEY_DURABILITY] == "sync"

@@ -245,14 +245,19 @@ def _drive(
     try:
         while True:
             request = None
-            for chunk in graph.stream(
-                payload, config, stream_mode="updates", context=context or None, durability="sync"
+            for namespace, chunk in graph.stream(
+                payload,
+                config,
+                stream_mode="updates",
+                subgraphs=True,  # a pattern's inner ReAct steps stream too
+                context=context or None,
+                durability="sync",
             ):
                 for node, update in chunk.items():
                     if node == "__interrupt__":
                         request = update[0].value
                     else:
-                        printer.update(node, update)
+                        printer.update(node, update, inner=bool(namespace))
             if request is None:
                 break
             try:

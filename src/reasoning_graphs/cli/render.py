@@ -27,12 +27,16 @@ class Printer:
             print(f"{label}: {text}" if text else label, file=self.out)
         self.out.flush()
 
-    def update(self, node: str, update: dict[str, Any] | None) -> None:
-        """Print what one node contributed."""
-        for message in (update or {}).get("messages", []):
-            self.message(node, message)
+    def update(self, node: str, update: dict[str, Any] | None, *, inner: bool = False) -> None:
+        """Print what one node contributed; ``inner`` for a subgraph's node (a plan step)."""
+        update = update or {}
+        steps = update.get("plan")
+        if isinstance(steps, list) and steps and all(isinstance(s, str) for s in steps):
+            self.emit("plan", " → ".join(steps), steps=steps)
+        for message in update.get("messages", []):
+            self.message(node, message, inner=inner)
 
-    def message(self, node: str, message: BaseMessage) -> None:
+    def message(self, node: str, message: BaseMessage, *, inner: bool = False) -> None:
         if isinstance(message, ToolMessage):
             decision = message.response_metadata.get("decision", "auto")
             self.emit(
@@ -68,7 +72,7 @@ class Printer:
                     self.emit("action", f"{bad.get('name')}(<malformed arguments>)")
             else:
                 outcome = message.response_metadata.get("outcome") or {"status": "answered"}
-                self.emit("answer", text, outcome=outcome)
+                self.emit("result" if inner else "answer", text, outcome=outcome)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)

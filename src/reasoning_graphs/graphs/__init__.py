@@ -12,6 +12,7 @@ PATTERNS: dict[str, str] = {
     "react": "reasoning_graphs.graphs.react",
     "react_text": "reasoning_graphs.graphs.react_text",
     "rewoo": "reasoning_graphs.graphs.rewoo",
+    "plan_execute": "reasoning_graphs.graphs.plan_execute",
 }
 """Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from reasoning_graphs._sync import dual_node
@@ -21,6 +24,23 @@ from reasoning_graphs.nodes.observe import make_observe
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
+
+
+def compile_agent(
+    builder: StateGraph, checkpointer: BaseCheckpointSaver | None, name: str
+) -> CompiledStateGraph:
+    """Compile with checkpoints saved before the next step starts (``durability="sync"``).
+
+    LangGraph's default saves a step's checkpoint while the next one runs, so a
+    hard kill can lose a finished tool call and run it again on resume; saving
+    first costs a few milliseconds per step. A run may still pass ``durability``.
+    Without a checkpointer of its own the graph keeps LangGraph's default: as a
+    subgraph it follows its parent, and under ``langgraph dev`` the server decides.
+    """
+    graph = builder.compile(checkpointer=checkpointer, name=name)
+    if checkpointer is None:
+        return graph
+    return graph.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})
 
 
 def agent_graph_builder(state_schema: type = AgentState) -> StateGraph:

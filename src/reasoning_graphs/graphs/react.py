@@ -23,7 +23,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs._sync import dual_node
-from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder
+from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.think import make_think, wants_tools
@@ -72,7 +72,7 @@ def build_graph(
     builder.add_edge(START, "think")
     builder.add_conditional_edges("think", after_think, ["approve", END])
     add_tool_loop(builder, setup)
-    return builder.compile(checkpointer=checkpointer, name="react")
+    return compile_agent(builder, checkpointer, "react")
 
 
 graph = build_graph()

@@ -24,7 +24,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs._sync import dual_node
-from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder
+from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.think import wants_tools
@@ -90,7 +90,7 @@ def build_graph(
     builder.add_edge(START, "think")
     builder.add_conditional_edges("think", after_think, ["approve", "observe", END])
     add_tool_loop(builder, setup, ask_final=stepper.ask)
-    return builder.compile(checkpointer=checkpointer, name="react_text")
+    return compile_agent(builder, checkpointer, "react_text")
 
 
 graph = build_graph()

@@ -38,7 +38,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs._sync import dual_node
-from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder
+from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.rewoo_plan import MAX_REPLANS, make_plan
 from reasoning_graphs.nodes.rewoo_solve import ask_solver, make_solve
@@ -125,7 +125,7 @@ def build_graph(
     builder.add_conditional_edges("work", after_work, ["approve", "solve"])
     builder.add_edge("solve", END)
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work")
-    return builder.compile(checkpointer=checkpointer, name="rewoo")
+    return compile_agent(builder, checkpointer, "rewoo")
 
 
 graph = build_graph()

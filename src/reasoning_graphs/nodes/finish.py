@@ -9,7 +9,7 @@ that call fails, the evidence alone is the answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -36,10 +36,19 @@ async def ask_with_tools_off(run: RunScope, state: dict[str, Any], instruction: 
     return await run.model_with_tools(state, tool_choice="none").ainvoke(prompt)
 
 
+Evidence = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
+"""What a run gathered, as (what was done, what it returned) pairs, latest last."""
+
+
+def tool_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The latest successful tool results of the turn."""
+    return successful_observations(state["messages"])
+
+
 def make_finish(
-    setup: AgentSetup, ask: AskFinal = ask_with_tools_off
+    setup: AgentSetup, ask: AskFinal = ask_with_tools_off, evidence: Evidence = tool_evidence
 ) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
-    """Build the ``finish`` node for ``setup``; ``ask`` gets the model's last answer."""
+    """Build the ``finish`` node: ``ask`` gets the model's last answer, ``evidence`` the facts."""
 
     async def finish(state: dict[str, Any]) -> dict[str, Any]:
         run = setup.for_run()
@@ -53,7 +62,7 @@ def make_finish(
             reply = AIMessage(content="")
         latency_ms = (time.perf_counter() - started) * 1000
         answer = reply.text.strip() or NO_ANSWER
-        note = INCOMPLETE_NOTE.format(reason=reason, evidence=_evidence(state))
+        note = INCOMPLETE_NOTE.format(reason=reason, evidence=_evidence(evidence(state)))
         final = AIMessage(
             content=f"{answer}\n\n{note}",
             usage_metadata=reply.usage_metadata,
@@ -66,11 +75,10 @@ def make_finish(
     return finish
 
 
-def _evidence(state: dict[str, Any]) -> str:
-    found = successful_observations(state["messages"])
+def _evidence(found: list[tuple[str, str]]) -> str:
     if not found:
         return ""
-    items = "; ".join(f"{call} returned {_clip(observation)}" for call, observation in found)
+    items = "; ".join(f"{done} returned {_clip(result)}" for done, result in found)
     return EVIDENCE_LINE.format(items=items)
 
 
