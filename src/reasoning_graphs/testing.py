@@ -51,14 +51,15 @@ class ScriptExhaustedError(RuntimeError):
     """The model was called more often than its script allows."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecordedCall:
-    """One call the model received: the prompt and what was bound to it."""
+    """One call the model received: the prompt, what was bound to it, and the token usage."""
 
     messages: list[BaseMessage]
     tools: list[str]
     tool_choice: Any
     stop: list[str] | None = None
+    usage: dict[str, int] | None = None
 
 
 def tool_call(name: str, id: str | None = None, **args: Any) -> AIMessage:
@@ -115,18 +116,16 @@ class ScriptedChatModel(BaseChatModel):
         names = [convert_to_openai_tool(tool)["function"]["name"] for tool in tools]
         return self.bind(tool_names=names, tool_choice=tool_choice, **kwargs)
 
-    def _next_reply(
-        self, messages: list[BaseMessage], tools: list[str], choice: Any, stop: list[str] | None
-    ) -> Any:
+    def _next_reply(self, record: RecordedCall) -> Any:
         with self._lock:
             if self._position is None:
                 items = itertools.cycle(self.script) if self.cycle else iter(self.script)
                 self._position = items
-            self.calls.append(RecordedCall(list(messages), tools, choice, stop))
+            self.calls.append(record)
             try:
                 return next(self._position)
             except StopIteration:
-                last = messages[-1].content if messages else ""
+                last = record.messages[-1].content if record.messages else ""
                 raise ScriptExhaustedError(
                     SCRIPT_EXHAUSTED.format(count=len(self.calls), last=last)
                 ) from None
@@ -175,8 +174,10 @@ class ScriptedChatModel(BaseChatModel):
         self, messages: list[BaseMessage], stop: list[str] | None, bound: dict[str, Any]
     ) -> AIMessage:
         tools = bound.get("tool_names", [])
-        item = self._next_reply(messages, tools, bound.get("tool_choice"), stop)
-        return self._reply_message(item, messages, tools)
+        record = RecordedCall(list(messages), tools, bound.get("tool_choice"), stop)
+        message = self._reply_message(self._next_reply(record), messages, tools)
+        record.usage = dict(message.usage_metadata or {})
+        return message
 
     def _latency(self, message: AIMessage) -> float:
         output_tokens = message.usage_metadata["output_tokens"] if message.usage_metadata else 0
