@@ -13,6 +13,7 @@ PATTERNS: dict[str, str] = {
     "react_text": "reasoning_graphs.graphs.react_text",
     "rewoo": "reasoning_graphs.graphs.rewoo",
     "plan_execute": "reasoning_graphs.graphs.plan_execute",
+    "llm_compiler": "reasoning_graphs.graphs.llm_compiler",
 }
 """Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""
 

@@ -9,7 +9,7 @@ node has no side effects, so LangGraph may re-run it on resume.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +52,7 @@ REPEATED_ONLY = "the model repeated {calls} instead of answering"
 
 
 @dataclass
-class _TurnTriage:
+class TurnTriage:
     """What the approve node decides for each call of one turn."""
 
     turn: int
@@ -100,16 +100,14 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict
     async def approve(state: dict[str, Any]) -> dict[str, Any]:
         run = setup.for_run()
         reply = last_ai_message(state["messages"])
-        triage = _TurnTriage(turn=turn_number(state["messages"]), step=steps_used(state))
+        triage = TurnTriage(turn=turn_number(state["messages"]), step=steps_used(state))
 
         for bad in reply.invalid_tool_calls:
             name = bad.get("name") or "unknown"
             call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
             triage.answer(call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid")
 
-        to_ask = _triage_calls(run, state, reply, triage)
-        if to_ask:
-            _ask_person(to_ask, triage)
+        settle_calls(run, state, reply.tool_calls, triage)
 
         update: dict[str, Any] = {
             "messages": triage.answered,
@@ -127,18 +125,31 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict
     return approve
 
 
+def settle_calls(
+    run: RunScope, state: dict[str, Any], calls: Sequence[ToolCall], triage: TurnTriage
+) -> None:
+    """Decide the fate of ``calls`` into ``triage``, asking one interrupt for the dangerous ones.
+
+    The approve node settles a model turn with it; a pattern that runs a whole
+    plan of calls itself (LLM Compiler) settles the plan with it before any call runs.
+    """
+    to_ask = _triage_calls(run, state, calls, triage)
+    if to_ask:
+        _ask_person(to_ask, triage)
+
+
 def _triage_calls(
     run: RunScope,
     state: dict[str, Any],
-    reply: AIMessage,
-    triage: _TurnTriage,
+    calls: Sequence[ToolCall],
+    triage: TurnTriage,
 ) -> list[tuple[int, ToolCall]]:
     """Settle every call that needs no person; return the ones that do."""
     limit = run.limits.max_tool_calls_per_turn
     rejected_before = state.get("rejected") or {}
     reusable = reusable_results(state["messages"], run.registry)
     to_ask: list[tuple[int, ToolCall]] = []
-    for index, call in enumerate(reply.tool_calls):
+    for index, call in enumerate(calls):
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
         if index >= limit:
@@ -161,7 +172,7 @@ def _triage_calls(
     return to_ask
 
 
-def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: _TurnTriage) -> None:
+def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage) -> None:
     """One interrupt for all dangerous calls of the turn; apply each decision."""
     pending = [
         PendingCall(

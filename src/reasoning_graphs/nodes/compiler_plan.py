@@ -1,0 +1,172 @@
+"""``plan``: one model call that writes a round's task graph, checked before anything runs.
+
+The plan comes back through ``with_structured_output`` when the model
+supports it, and in the paper's ``1. tool(arg=…)`` text form otherwise (or
+when a structured reply cannot be read). Either way it is checked — unknown
+tools, missing or duplicate ids, circles — before any tool runs; a second
+call is told exactly what was wrong, and a plan still invalid ends the
+question honestly in ``finish``. After a round the joiner asked to extend,
+the planner sees that round's results and the reason.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel
+
+from reasoning_graphs.nodes.compiler_dag import (
+    JOIN_KIND,
+    PLAN_KIND,
+    RUNTIME,
+    SCHEDULE_KIND,
+    UNREADABLE_PLAN,
+    CompilerTask,
+    TaskPlan,
+    is_compiler_message,
+    parse_plan_text,
+    plan_problems,
+    render_plan,
+    rounds_report,
+    tasks_from_schema,
+    topological_order,
+)
+from reasoning_graphs.nodes.rewoo_plan import conversation, tool_catalogue
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.turn import turn_messages
+from reasoning_graphs.prompts.llm_compiler import (
+    INVALID_PLAN_REQUEST,
+    PLANNER_INSTRUCTIONS,
+    REPLAN_REQUEST,
+    TEXT_FORMAT,
+)
+from reasoning_graphs.state import Outcome
+from reasoning_graphs.tools.spec import ToolSpec
+
+MAX_PLAN_RETRIES = 1
+"""Further plan calls per round after an invalid plan; then the question ends in ``finish``."""
+
+EMPTY_PLAN = "(no tasks)"
+CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
+NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
+CALL_ID = "t{id}-{suffix}"
+
+
+def dialogue(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The thread's questions and answers, without this pattern's plans, schedules and joins."""
+    return [m for m in conversation(messages) if not is_compiler_message(m)]
+
+
+def structured(model: BaseChatModel, schema: type[BaseModel]) -> Runnable | None:
+    """The model answering in ``schema`` (raw reply included), or ``None`` when it cannot."""
+    try:
+        return model.with_structured_output(schema, include_raw=True)
+    except NotImplementedError:
+        return None
+
+
+def planner_prompt(
+    setup: AgentSetup, state: dict[str, Any], specs: Sequence[ToolSpec], *, text_format: bool
+) -> list[BaseMessage]:
+    """Instructions with the tools, the conversation, then what earlier rounds and plans taught."""
+    instructions = PLANNER_INSTRUCTIONS.format(tools=tool_catalogue(specs))
+    if text_format:
+        instructions = f"{instructions}\n\n{TEXT_FORMAT}"
+    prompt: list[BaseMessage] = [
+        SystemMessage(f"{setup.system_prompt}\n\n{instructions}"),
+        *dialogue(state["messages"]),
+    ]
+    latest = next(
+        (m for m in reversed(turn_messages(state["messages"])) if is_compiler_message(m)), None
+    )
+    if latest is not None and is_compiler_message(latest, JOIN_KIND):
+        results = rounds_report(state["messages"])
+        reason = latest.response_metadata.get("reason", "")
+        prompt.append(HumanMessage(REPLAN_REQUEST.format(results=results, reason=reason)))
+    elif latest is not None and is_compiler_message(latest, PLAN_KIND):
+        previous = render_plan(state.get("plan") or []) or EMPTY_PLAN
+        problem = state.get("plan_problem")
+        prompt.append(HumanMessage(INVALID_PLAN_REQUEST.format(plan=previous, problem=problem)))
+    return prompt
+
+
+def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``plan`` node for ``setup``."""
+
+    async def plan(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        specs = run.usable_specs(state)
+        turn = turn_messages(state["messages"])
+        round_number = 1 + sum(is_compiler_message(m, SCHEDULE_KIND) for m in turn)
+        attempt = _attempts_this_round(turn)
+        planner = structured(run.model, TaskPlan)
+        prompt = planner_prompt(setup, state, specs, text_format=planner is None)
+        started = time.perf_counter()
+        if planner is None:
+            raw = await run.model.ainvoke(prompt)
+            tasks, problems = parse_plan_text(raw.text, specs)
+        else:
+            raw, tasks, problems = await _ask_structured(planner, prompt, specs)
+        latency_ms = (time.perf_counter() - started) * 1000
+        limit = run.limits.max_tool_calls_per_turn
+        problems.extend(plan_problems(tasks, [spec.name for spec in specs], limit))
+        problem = " ".join(problems) or None
+        if problem is None:
+            tasks = topological_order(tasks)
+        for task in tasks:
+            task["call_id"] = CALL_ID.format(id=task["id"], suffix=uuid.uuid4().hex[:8])
+        content = render_plan(tasks) or EMPTY_PLAN
+        if problem:
+            content += CANNOT_RUN_NOTE.format(problem=problem)
+        message = AIMessage(
+            content=content,
+            usage_metadata=raw.usage_metadata,
+            response_metadata={"runtime": RUNTIME, "kind": PLAN_KIND, "round": round_number},
+        )
+        outcome: Outcome | None = None
+        if problem and attempt >= MAX_PLAN_RETRIES:
+            reason = NO_VALID_PLAN.format(attempts=attempt + 1, problem=problem.rstrip("."))
+            outcome = {"status": "incomplete", "reason": reason}
+        event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
+        return {
+            "messages": [message],
+            "trajectory": [event],
+            "plan": tasks,
+            "plan_problem": problem,
+            "outcome": outcome,
+        }
+
+    return plan
+
+
+def _attempts_this_round(turn: Sequence[AnyMessage]) -> int:
+    """Plans already made since the question or the latest schedule (invalid ones)."""
+    attempts = 0
+    for message in turn:
+        if is_compiler_message(message, SCHEDULE_KIND):
+            attempts = 0
+        elif is_compiler_message(message, PLAN_KIND):
+            attempts += 1
+    return attempts
+
+
+async def _ask_structured(
+    planner: Runnable, prompt: list[BaseMessage], specs: Sequence[ToolSpec]
+) -> tuple[AIMessage, list[CompilerTask], list[str]]:
+    """A structured plan; a reply that does not fit the schema is read as text instead."""
+    result = await planner.ainvoke(prompt)
+    raw: AIMessage = result["raw"]
+    if result["parsed"] is not None:
+        return raw, tasks_from_schema(result["parsed"]), []
+    tasks, problems = parse_plan_text(raw.text, specs)
+    error = result.get("parsing_error")
+    if error is not None and not tasks:
+        problems.append(UNREADABLE_PLAN.format(detail=str(error).splitlines()[0]))
+    return raw, tasks, problems
