@@ -24,6 +24,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from reasoning_graphs.graphs import graph_builder
+from reasoning_graphs.nodes.compiler_dag import TaskPlan, TaskSchema
+from reasoning_graphs.nodes.compiler_join import JoinDecision
 from reasoning_graphs.nodes.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
@@ -71,6 +73,12 @@ def rewoo_plan(steps: list[tuple[str, str, dict[str, str]]]) -> dict[str, Any]:
     }
 
 
+def compiler_plan(tasks: list[tuple[int, str, dict[str, str], list[int]]]) -> TaskPlan:
+    return TaskPlan(
+        tasks=[TaskSchema(id=i, tool=tool, args=args, deps=deps) for i, tool, args, deps in tasks]
+    )
+
+
 COMPARISON = Task(
     name="(a) three lookups + comparison",
     question="Which is tallest: Alder Tower, Birch Spire or Cedar Point?",
@@ -84,6 +92,10 @@ COMPARISON = Task(
         "rewoo": [
             rewoo_plan([(f"E{i}", "height", {"building": b}) for i, b in enumerate(HEIGHTS, 1)]),
             "Cedar Point is the tallest at 334 m.",
+        ],
+        "llm_compiler": [
+            compiler_plan([(i, "height", {"building": b}, []) for i, b in enumerate(HEIGHTS, 1)]),
+            JoinDecision(answer="Cedar Point is the tallest at 334 m."),
         ],
         "plan_execute": [
             Plan(steps=[f"Look up the height of {b}." for b in HEIGHTS]),
@@ -113,6 +125,13 @@ FOUR_HOPS = Task(
                 + [(f"E{i}", "mentor", {"person": f"#E{i - 1}"}) for i in range(2, 5)]
             ),
             "Donald.",
+        ],
+        "llm_compiler": [
+            compiler_plan(
+                [(1, "mentor", {"person": "Ada"}, [])]
+                + [(i, "mentor", {"person": f"${i - 1}"}, [i - 1]) for i in range(2, 5)]
+            ),
+            JoinDecision(answer="Donald."),
         ],
         "plan_execute": [
             Plan(steps=[f"Find the mentor of the person found in step {i}." for i in range(4)]),

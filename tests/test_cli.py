@@ -254,3 +254,42 @@ def test_plan_execute_streams_its_inner_steps_and_asks_for_approval(
     answers = [line for line in out.splitlines() if line.startswith("Answer:")]
     assert answers == ["Answer: Done: note.txt holds 'hi'."]
     assert "Result: The note is written." in out
+
+
+@pytest.mark.parametrize(
+    ("pattern", "script"),
+    [
+        (
+            "rewoo",
+            [
+                {
+                    "steps": [
+                        {
+                            "var": "E1",
+                            "tool": "calculator",
+                            "args": {"expression": "6*7"},
+                            "reason": "multiply",
+                        }
+                    ]
+                },
+                "42",
+            ],
+        ),
+        ("llm_compiler", "compiler"),
+    ],
+)
+def test_planning_patterns_run_from_the_cli(db, monkeypatch, capsys, pattern, script) -> None:
+    if script == "compiler":
+        from reasoning_graphs.nodes.compiler_dag import TaskPlan, TaskSchema
+        from reasoning_graphs.nodes.compiler_join import JoinDecision
+
+        plan = TaskPlan(tasks=[TaskSchema(id=1, tool="calculator", args={"expression": "6*7"})])
+        script = [plan, JoinDecision(answer="42")]
+    use_model(monkeypatch, *script)
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "6*7?", "--pattern", pattern)
+
+    assert code == 0
+    assert "Action: calculator(expression='6*7')" in out
+    assert "Observation: 42" in out
+    assert [line for line in out.splitlines() if line.startswith("Answer:")] == ["Answer: 42"]
