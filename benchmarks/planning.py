@@ -10,7 +10,7 @@ ReAct here takes one action per model turn, as in the original paper
 (Yao et al., 2023): it is the sequential baseline the planning papers compare
 against (ReWOO: Xu et al., 2023; LLM Compiler: Kim et al., 2023).
 
-Run: python benchmarks/planning.py [--call-delay 0.2] [--token-delay 0.002] [--tool-delay 1.0]
+Run: python benchmarks/planning.py [--call-delay 0.1] [--token-delay 0.001] [--tool-delay 1.0]
 """
 
 from __future__ import annotations
@@ -208,8 +208,8 @@ def report(task: Task, rows: list[Measurement], args: argparse.Namespace) -> Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--call-delay", type=float, default=0.2, help="seconds per model call")
-    parser.add_argument("--token-delay", type=float, default=0.002, help="seconds per output token")
+    parser.add_argument("--call-delay", type=float, default=0.1, help="seconds per model call")
+    parser.add_argument("--token-delay", type=float, default=0.001, help="seconds per output token")
     parser.add_argument("--tool-delay", type=float, default=1.0, help="seconds per tool call")
     args = parser.parse_args()
     print(
