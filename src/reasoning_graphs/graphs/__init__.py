@@ -14,6 +14,8 @@ PATTERNS: dict[str, str] = {
     "rewoo": "reasoning_graphs.graphs.rewoo",
     "plan_execute": "reasoning_graphs.graphs.plan_execute",
     "llm_compiler": "reasoning_graphs.graphs.llm_compiler",
+    "reflexion": "reasoning_graphs.graphs.reflexion",
+    "cot": "reasoning_graphs.graphs.cot",
 }
 """Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""
 

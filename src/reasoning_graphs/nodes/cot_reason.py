@@ -1,0 +1,75 @@
+"""``reason`` of Chain-of-Thought: think step by step, then read the answer off the end.
+
+With one sample this is Wei et al.'s chain of thought; with several it is
+Wang et al.'s self-consistency: the samples are independent, so they run
+concurrently, and the majority answer wins, with the agreement (``"3/5"``)
+reported in the state and on the answer message. Self-consistency only helps
+when the samples differ: give it a model that samples (temperature above 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, SystemMessage
+
+from reasoning_graphs.nodes.cot_answer import Sample, extract_answer, majority
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.prompts import NO_ANSWER
+
+NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
+AGREEMENT = "{count}/{total}"
+
+
+def make_reason(
+    setup: AgentSetup, *, samples: int
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``reason`` node: ``samples`` concurrent chains of thought and their vote."""
+
+    async def reason(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        results = await asyncio.gather(*(_sample(run, state) for _ in range(samples)))
+        chains = [chain for chain, _ in results]
+        events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
+        vote = majority(chains)
+        agreement = AGREEMENT.format(count=vote["count"], total=vote["total"])
+        outcome = (
+            {"status": "answered"}
+            if vote["answer"]
+            else {"status": "incomplete", "reason": NO_FINAL_ANSWER}
+        )
+        chosen = next((c for c in chains if c["answer"] == vote["answer"]), chains[0])
+        final = AIMessage(
+            vote["answer"] or NO_ANSWER,
+            response_metadata={
+                "answer": vote["answer"],
+                "agreement": agreement,
+                "votes": vote["votes"],
+                "reasoning": chosen["reasoning"],
+                "outcome": outcome,
+            },
+        )
+        return {
+            "messages": [final],
+            "samples": chains,
+            "answer": vote["answer"],
+            "agreement": agreement,
+            "trajectory": events,
+            "outcome": outcome,
+        }
+
+    return reason
+
+
+async def _sample(run: RunScope, state: Mapping[str, Any]) -> tuple[Sample, dict[str, Any]]:
+    """One chain of thought over the conversation, and its trajectory event."""
+    prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
+    started = time.perf_counter()
+    reply = await run.model.ainvoke(prompt)
+    latency_ms = (time.perf_counter() - started) * 1000
+    event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
+    return Sample(reasoning=reply.text, answer=extract_answer(reply.text)), event

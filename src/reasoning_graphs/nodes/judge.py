@@ -1,0 +1,67 @@
+"""A model judge: a structured score from 0 to 1 with feedback, for patterns that grade answers.
+
+Reflexion decides from it whether to try again, and a tree search (LATS) can
+rank its branches with it. The reply is typed (``with_structured_output``), so
+it works with any tool-calling model and with the embedded model's grammar. A
+reply that cannot be read scores 0 with feedback saying so: an unreadable
+grade must never pass as a good one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from reasoning_graphs.nodes.setup import RunScope
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.prompts.reflexion import JUDGE_REQUEST, JUDGE_SYSTEM
+
+UNREADABLE_JUDGEMENT = "The judge's reply could not be read as a score."
+
+
+class Judgement(BaseModel):
+    """The judge's verdict on one answer (feedback first, so the score follows the reasons)."""
+
+    feedback: str = Field(description="Concrete mistakes or gaps of the answer; short.")
+    score: float = Field(description="How well the answer solves the task, from 0 to 1.")
+
+
+class Evaluation(TypedDict):
+    """A graded answer, as kept in the state: a score from 0 to 1 and the reasons."""
+
+    score: float
+    feedback: str
+
+
+def clamp_score(score: float) -> float:
+    """A score forced into 0..1 (models and user evaluators overshoot)."""
+    return min(1.0, max(0.0, float(score)))
+
+
+async def judge(
+    run: RunScope, task: str, answer: str, state: Mapping[str, Any]
+) -> tuple[Evaluation, dict[str, Any]]:
+    """Grade ``answer`` to ``task`` with the run's model.
+
+    Returns:
+        The evaluation and the trajectory event of the model call (real token
+        counts when the model reports them).
+    """
+    prompt = [
+        SystemMessage(JUDGE_SYSTEM),
+        HumanMessage(JUDGE_REQUEST.format(task=task, answer=answer)),
+    ]
+    started = time.perf_counter()
+    structured = run.model.with_structured_output(Judgement, include_raw=True)
+    result = await structured.ainvoke(prompt)
+    latency_ms = (time.perf_counter() - started) * 1000
+    event = thought_event(state, reply=result["raw"], prompt=prompt, latency_ms=latency_ms)
+    parsed = result["parsed"]
+    if not isinstance(parsed, Judgement):
+        return Evaluation(score=0.0, feedback=UNREADABLE_JUDGEMENT), event
+    return Evaluation(score=clamp_score(parsed.score), feedback=parsed.feedback.strip()), event

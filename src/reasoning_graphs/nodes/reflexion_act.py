@@ -1,0 +1,66 @@
+"""``act`` of Reflexion: one attempt at the request, as a ReAct run in a subgraph.
+
+The attempt sees the conversation with the latest request rewritten to carry
+the lessons of the earlier trials, so it knows what went wrong before without
+seeing the failed attempts' tool traffic. As in Plan-and-Execute's
+``execute``, the subgraph is called inside the node: it inherits the
+checkpointer, context and stream, its approval interrupts reach the caller,
+and on resume it continues from its own checkpoint while this node's cheap,
+pure preparation is repeated — with the same lessons, because they are state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.pregel import Pregel
+
+from reasoning_graphs.nodes.reflexion_trials import (
+    Attempt,
+    describe_lessons,
+    lessons_of,
+    split_at_request,
+    trials_of,
+)
+from reasoning_graphs.nodes.turn import last_ai_message
+from reasoning_graphs.prompts.reflexion import ATTEMPT_TASK
+
+
+def make_attempt(attempt_graph: Pregel) -> RunnableLambda:
+    """Build the ``act`` node around ``attempt_graph`` (a compiled graph without a checkpointer).
+
+    The node has a sync and an async body that call the subgraph directly
+    (LangGraph finds the subgraph through them, for Studio and ``get_state``).
+    """
+
+    def act(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return attempt_update(state, attempt_graph.invoke(attempt_input(state), config))
+
+    async def aact(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return attempt_update(state, await attempt_graph.ainvoke(attempt_input(state), config))
+
+    return RunnableLambda(act, afunc=aact, name="act")
+
+
+def attempt_input(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The attempt's conversation: the user's, with the lessons so far added to the request."""
+    lessons = lessons_of(state)
+    if not lessons:
+        return {"messages": list(state["messages"])}
+    earlier, task = split_at_request(state["messages"])
+    request = ATTEMPT_TASK.format(task=task, reflections=describe_lessons(lessons))
+    return {"messages": [*earlier, HumanMessage(request)]}
+
+
+def attempt_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep the attempt's answer for grading; its trajectory joins the run's, tagged by trial."""
+    trial = len(trials_of(state)) + 1
+    attempt = Attempt(
+        answer=last_ai_message(result["messages"]).text.strip(),
+        outcome=result.get("outcome") or {"status": "answered"},
+    )
+    events = [{**event, "trial": trial} for event in result["trajectory"]]
+    return {"attempt": attempt, "trajectory": events, "outcome": None}

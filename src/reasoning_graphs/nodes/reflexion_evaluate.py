@@ -1,0 +1,94 @@
+"""``evaluate`` of Reflexion: grade the latest attempt, then stop or ask for a reflection.
+
+The grader is pluggable: the run's model as a judge (the default), or a
+function of the task and the answer — for instance one that runs unit tests on
+generated code, which is the signal Reflexion was shown to learn best from. The
+node ends the question itself — with the passing answer, or, when the trials
+are spent, with the best attempt marked incomplete and scored — so a run never
+loops past its bound and the user always gets the strongest answer found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
+from reasoning_graphs.nodes.plan_progress import task_of
+from reasoning_graphs.nodes.reflexion_trials import Trial, trials_of
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.prompts.reflexion import BEST_ATTEMPT_NOTE
+
+Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
+"""Grades (task, answer): a score from 0 to 1 and feedback. May be sync (run in a
+worker thread, so it may block — run tests, call a service) or async."""
+
+BELOW_THRESHOLD = (
+    "no attempt reached the score threshold {threshold:.2f} in {trials} trials; "
+    "best score {score:.2f}"
+)
+
+
+def make_evaluate(
+    setup: AgentSetup, evaluator: Evaluator | None, *, threshold: float, max_trials: int
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``evaluate`` node: ``evaluator=None`` grades with the model judge."""
+
+    async def evaluate(state: dict[str, Any]) -> dict[str, Any]:
+        task, answer = task_of(state["messages"]), state["attempt"]["answer"]
+        events: list[dict[str, Any]] = []
+        if evaluator is None:
+            evaluation, event = await judge(setup.for_run(), task, answer, state)
+            events.append(event)
+        else:
+            evaluation = await _call(evaluator, task, answer)
+        done = Trial(
+            turn=turn_number(state["messages"]),
+            trial=len(trials_of(state)) + 1,
+            answer=answer,
+            outcome=state["attempt"]["outcome"],
+            score=evaluation["score"],
+            feedback=evaluation["feedback"],
+        )
+        events.append({"kind": "evaluation", **{k: done[k] for k in ("turn", "trial", "score")}})
+        update: dict[str, Any] = {"trials": [done], "trajectory": events}
+        trials = [*trials_of(state), done]
+        if done["score"] >= threshold:
+            final = AIMessage(answer, response_metadata=_metadata(done, trials))
+            return {**update, "messages": [final], "outcome": {"status": "answered"}}
+        if len(trials) >= max_trials:
+            return {**update, **_best_of(trials, threshold)}
+        return update
+
+    return evaluate
+
+
+async def _call(evaluator: Evaluator, task: str, answer: str) -> Evaluation:
+    result = await asyncio.to_thread(evaluator, task, answer)
+    if inspect.isawaitable(result):
+        result = await result
+    return Evaluation(score=clamp_score(result["score"]), feedback=str(result["feedback"]))
+
+
+def _best_of(trials: list[Trial], threshold: float) -> dict[str, Any]:
+    """End with the best-scored attempt (the earliest on a tie), marked incomplete."""
+    best = max(trials, key=lambda t: t["score"])
+    reason = BELOW_THRESHOLD.format(threshold=threshold, trials=len(trials), score=best["score"])
+    outcome = {"status": "incomplete", "reason": reason}
+    note = BEST_ATTEMPT_NOTE.format(
+        trials=len(trials), score=best["score"], threshold=threshold, feedback=best["feedback"]
+    )
+    final = AIMessage(
+        f"{best['answer']}\n\n{note}",
+        response_metadata={**_metadata(best, trials), "outcome": outcome},
+    )
+    return {"messages": [final], "outcome": outcome}
+
+
+def _metadata(chosen: Mapping[str, Any], trials: list[Trial]) -> dict[str, Any]:
+    return {"score": chosen["score"], "trial": chosen["trial"], "trials": len(trials)}

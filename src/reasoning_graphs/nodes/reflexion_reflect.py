@@ -1,0 +1,79 @@
+"""``reflect`` of Reflexion: turn a graded failure into a lesson for the next attempt.
+
+The lesson is a typed reply — why the attempt fell short, and what to do
+instead — so it reads the same from every model, the embedded one included.
+It is appended to the state, where it outlives pauses and restarts; an
+unreadable reply still yields a lesson: the grader's own feedback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from reasoning_graphs.nodes.plan_progress import task_of
+from reasoning_graphs.nodes.reflexion_trials import (
+    Lesson,
+    describe_lessons,
+    lessons_of,
+    trials_of,
+)
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.prompts.reflexion import (
+    EARLIER_REFLECTIONS,
+    REFLECT_REQUEST,
+    REFLECT_SYSTEM,
+)
+
+ADDRESS_FEEDBACK = "Fix exactly what the feedback names."
+
+
+class Reflection(BaseModel):
+    """A self-reflection on an attempt that fell short."""
+
+    diagnosis: str = Field(description="Why the attempt fell short; one or two sentences.")
+    advice: str = Field(description="What the next attempt must do differently; concrete.")
+
+
+def make_reflect(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``reflect`` node: one structured model call per failed trial."""
+
+    async def reflect(state: dict[str, Any]) -> dict[str, Any]:
+        last = trials_of(state)[-1]
+        earlier = lessons_of(state)
+        request = REFLECT_REQUEST.format(
+            task=task_of(state["messages"]),
+            trial=last["trial"],
+            answer=last["answer"],
+            score=last["score"],
+            feedback=last["feedback"],
+            earlier=EARLIER_REFLECTIONS.format(reflections=describe_lessons(earlier))
+            if earlier
+            else "",
+        )
+        prompt = [SystemMessage(REFLECT_SYSTEM), HumanMessage(request)]
+        started = time.perf_counter()
+        structured = setup.for_run().model.with_structured_output(Reflection, include_raw=True)
+        result = await structured.ainvoke(prompt)
+        latency_ms = (time.perf_counter() - started) * 1000
+        event = thought_event(state, reply=result["raw"], prompt=prompt, latency_ms=latency_ms)
+        parsed = result["parsed"]
+        if isinstance(parsed, Reflection):
+            diagnosis, advice = parsed.diagnosis.strip(), parsed.advice.strip()
+        else:
+            diagnosis, advice = last["feedback"], ADDRESS_FEEDBACK
+        lesson = Lesson(
+            turn=last["turn"],
+            trial=last["trial"],
+            score=last["score"],
+            diagnosis=diagnosis,
+            advice=advice,
+        )
+        return {"reflections": [lesson], "trajectory": [{**event, "trial": last["trial"]}]}
+
+    return reflect

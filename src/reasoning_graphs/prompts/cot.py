@@ -1,0 +1,6 @@
+"""Prompt of Chain-of-Thought: reason first, then one line with the answer to extract."""
+
+COT_SYSTEM = """\
+Solve the user's problem by thinking step by step: write out your reasoning, \
+checking each step. Then end with one last line of the form
+Answer: <the final answer, as short as possible>"""

@@ -1,0 +1,51 @@
+"""Prompts of Reflexion: the judge, the self-reflection and the next attempt's task.
+
+The attempt itself runs on the ReAct prompt (see :mod:`reasoning_graphs.prompts.react`);
+what Reflexion adds is the lessons of the earlier trials, appended to the
+user's request so the attempt's model reads them where it reads the task.
+The judge's text is shared: any pattern that scores answers (LATS) can use it.
+"""
+
+JUDGE_SYSTEM = """\
+You grade an answer to a task. Read the task and the answer, decide how well the \
+answer solves the task, and reply with short, concrete feedback and a score from \
+0 to 1: 1 means fully correct and complete, 0 means wrong or missing. Name the \
+specific mistakes or gaps; do not solve the task yourself."""
+
+JUDGE_REQUEST = """\
+Task: {task}
+
+Answer to grade:
+{answer}"""
+
+REFLECT_SYSTEM = """\
+You help an assistant learn from a failed attempt. Given the task, the attempt's \
+answer and the feedback it got, explain briefly why the attempt fell short and \
+what to do differently next time. Be specific to this task: the advice is all \
+the next attempt will see of this one."""
+
+REFLECT_REQUEST = """\
+Task: {task}
+
+Attempt {trial} answered:
+{answer}
+
+Feedback (score {score:.2f}):
+{feedback}{earlier}"""
+
+EARLIER_REFLECTIONS = "\n\nLessons from earlier attempts:\n{reflections}"
+
+ATTEMPT_TASK = """\
+{task}
+
+Earlier attempts at this task fell short. Lessons learned from them:
+{reflections}
+
+Use these lessons in this attempt."""
+
+REFLECTION_LINE = "- Attempt {trial} (score {score:.2f}): {diagnosis} Next time: {advice}"
+
+BEST_ATTEMPT_NOTE = (
+    "[Best of {trials} attempts, score {score:.2f} (threshold {threshold:.2f}). "
+    "Remaining issues: {feedback}]"
+)
