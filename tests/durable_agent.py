@@ -18,61 +18,31 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from crash_harness import command_line, logging_tool, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
-from reasoning_graphs.tools.spec import tool_spec
 
-THREAD = {"configurable": {"thread_id": os.environ.get("THREAD_ID", "durable")}}
-
-
-def make_tool(log: Path, name: str, *, slow: bool, safe: bool, dangerous: bool = False):
-    def run(item: str) -> str:
-        if slow and os.environ.get("SLOW", "1") == "1":
-            with log.open("a") as out:
-                out.write(f"start {name}\n")
-            time.sleep(120)
-        with log.open("a") as out:
-            out.write(f"done {name} {item}\n")
-        return f"{name} done with {item}"
-
-    run.__name__ = name
-    run.__doc__ = f"Test tool {name}."
-    return tool_spec(run, concurrency_safe=safe, dangerous=dangerous)
+THREAD = thread_config("durable")
 
 
 def scenario(mode: str, log: Path):
     if mode == "approval":
-        tools = [make_tool(log, "deploy", slow=False, safe=False, dangerous=True)]
+        tools = [logging_tool(log, "deploy", slow=False, concurrency_safe=False, dangerous=True)]
         return tools, [tool_call("deploy", item="prod", id="d1"), "deployed"]
     names = ["first", "second", "third"]
     safe = mode == "parallel"
-    tools = [make_tool(log, name, slow=name != "first", safe=safe) for name in names]
+    tools = [
+        logging_tool(log, name, slow=name != "first", concurrency_safe=safe, dangerous=False)
+        for name in names
+    ]
     turn = tool_calls(*[(name, {"item": name}, f"id-{name}") for name in names])
     return tools, [turn, "all done"]
-
-
-def open_checkpointer(db: str) -> BaseCheckpointSaver:
-    if not db.startswith("postgresql://"):
-        return SqliteSaver(sqlite3.connect(db, check_same_thread=False))
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
-
-    conn = psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-    saver = PostgresSaver(conn)
-    saver.setup()
-    return saver
 
 
 def as_text(reply: Any) -> Any:
@@ -84,24 +54,25 @@ def as_text(reply: Any) -> Any:
 
 
 def main() -> None:
-    db, log, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    db, log, rest = command_line()
+    mode = rest[0]
     tools, script = scenario(mode, log)
     pattern = os.environ.get("PATTERN", "react")
     if pattern == "react_text":
         script = [as_text(reply) for reply in script]
     build_graph = graph_builder(pattern)
     saver = open_checkpointer(db)
-    resuming = len(sys.argv) > 4
+    resuming = len(rest) > 1
     # when resuming, the model's first turn is already in the checkpoint
     model = ScriptedChatModel(script=script[1:] if resuming else script)
     graph = build_graph(model, tools=tools, checkpointer=saver)
     if resuming:
-        resume = json.loads(sys.argv[4])
+        resume = json.loads(rest[1])
         state = graph.invoke(None if resume is None else Command(resume=resume), THREAD)
     else:
         state = graph.invoke({"messages": [("user", "go")]}, THREAD)
     interrupts = [i.value for i in state.get("__interrupt__", [])]
-    print(json.dumps({"interrupts": interrupts, "last": state["messages"][-1].content}))
+    report({"interrupts": interrupts, "last": state["messages"][-1].content})
 
 
 if __name__ == "__main__":

@@ -14,21 +14,12 @@ also when it starts.
 
 from __future__ import annotations
 
-import json
-import os
-import sqlite3
-import sys
-import time
-from pathlib import Path
-
-from langgraph.checkpoint.sqlite import SqliteSaver
-
+from crash_harness import command_line, logging_tool, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs.plan_execute import build_graph
 from reasoning_graphs.nodes.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
-THREAD = {"configurable": {"thread_id": os.environ.get("THREAD_ID", "plan-execute")}}
+THREAD = thread_config("plan-execute")
 SCRIPT = [
     Plan(steps=["Run first.", "Run second."]),
     tool_call("first", item="first", id="id-first"),
@@ -41,40 +32,26 @@ RESUMED_AT = 4
 """Index of the first reply a run resumed inside step 2's tool call needs."""
 
 
-def make_tool(log: Path, name: str, *, slow: bool) -> ToolSpec:
-    def run(item: str) -> str:
-        if slow and os.environ.get("SLOW", "1") == "1":
-            with log.open("a") as out:
-                out.write(f"start {name}\n")
-            time.sleep(120)
-        with log.open("a") as out:
-            out.write(f"done {name} {item}\n")
-        return f"{name} done with {item}"
-
-    run.__name__ = name
-    run.__doc__ = f"Test tool {name}."
-    return tool_spec(run, timeout=None)
-
-
 def main() -> None:
-    db, log = sys.argv[1], Path(sys.argv[2])
-    resuming = sys.argv[3:] == ["resume"]
-    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    db, log, rest = command_line()
+    resuming = rest == ["resume"]
+    saver = open_checkpointer(db)
     model = ScriptedChatModel(script=SCRIPT[RESUMED_AT:] if resuming else SCRIPT)
-    tools = [make_tool(log, "first", slow=False), make_tool(log, "second", slow=True)]
+    tools = [
+        logging_tool(log, "first", slow=False, timeout=None),
+        logging_tool(log, "second", slow=True, timeout=None),
+    ]
     graph = build_graph(model, tools=tools, checkpointer=saver)
     payload = None if resuming else {"messages": [("user", "go")]}
     # as the CLI does: each checkpoint is stored before the next step starts, so a
     # kill cannot lose the step-2 run's checkpoints while its tool is running
     state = graph.invoke(payload, THREAD, durability="sync")
-    print(
-        json.dumps(
-            {
-                "last": state["messages"][-1].content,
-                "outcome": state["outcome"],
-                "steps": [done["step"] for done in state["past_steps"]],
-            }
-        )
+    report(
+        {
+            "last": state["messages"][-1].content,
+            "outcome": state["outcome"],
+            "steps": [done["step"] for done in state["past_steps"]],
+        }
     )
 
 

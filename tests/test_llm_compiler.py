@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -17,12 +12,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.llm_compiler import build_graph
 from reasoning_graphs.nodes.compiler_dag import parse_plan_text, plan_problems
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
-from test_rewoo import NoStructuredOutput, agent_env, saved_write, text_of, wait_for
+from test_rewoo import NoStructuredOutput, text_of
 
 from conftest import ToolLog, sleeping_tool
 
@@ -315,32 +311,10 @@ def test_wall_time_against_critical_path(capsys) -> None:
 def test_resume_mid_plan_after_a_crash_does_not_rerun_finished_tasks(tmp_path: Path) -> None:
     db, log = tmp_path / "runs.sqlite", tmp_path / "tools.log"
     thread_id = f"compiler-{uuid.uuid4().hex[:8]}"
-    agent = subprocess.Popen(
-        [sys.executable, str(AGENT), str(db), str(log)],
-        env=agent_env(THREAD_ID=thread_id),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        # task 1 finished and its result was saved; task 2, which needs it, is running
-        wait_for(lambda: saved_write(db, thread_id, "first done with a"))
-        wait_for(lambda: log.exists() and "start second" in log.read_text())
-    finally:
-        os.killpg(agent.pid, signal.SIGKILL)
-        agent.wait()
+    # task 1 finished and its result was saved; task 2, which needs it, is running
+    crash_mid_tool(AGENT, db, log, thread_id=thread_id, saved="first done with a")
 
-    done = subprocess.run(
-        [sys.executable, str(AGENT), str(db), str(log), "resume"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=agent_env(THREAD_ID=thread_id, SLOW="0"),
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_agent(AGENT, str(db), str(log), "resume", THREAD_ID=thread_id, SLOW="0")
     assert result == {"last": "all done", "model_calls": 1}
-    finished = [line for line in log.read_text().splitlines() if line.startswith("done")]
+    finished = finished_calls(log)
     assert finished == ["done first a", "done second first done with a"]

@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.plan_execute import build_graph
 from reasoning_graphs.nodes.plan import Plan, Replan
@@ -27,7 +21,6 @@ from reasoning_graphs.tools.builtins import calculator
 from conftest import ToolLog, sleeping_tool
 
 AGENT = Path(__file__).with_name("plan_execute_agent.py")
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def ask(question: str) -> dict[str, Any]:
@@ -240,65 +233,17 @@ def test_a_dangerous_call_inside_a_step_waits_for_a_person(
 # --- a crash mid-plan, resumed in a new process -------------------------------------------
 
 
-def agent_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
-    return env
-
-
-def saved_write(db: Path, thread_id: str, text: str) -> bool:
-    """True once the checkpointer holds a task write of the thread containing ``text``."""
-    if not db.exists():
-        return False
-    query = "SELECT count(*) FROM writes WHERE thread_id = ? AND instr(CAST(value AS TEXT), ?) > 0"
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute(query, (thread_id, text)).fetchone()[0] > 0
-    except sqlite3.OperationalError:  # tables not created yet
-        return False
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the agent")
-        time.sleep(0.05)
-
-
 def test_a_crash_mid_plan_resumes_without_redoing_finished_work(tmp_path: Path) -> None:
     db, log = tmp_path / "runs.sqlite", tmp_path / "tools.log"
-    env = agent_env(THREAD_ID=f"plan-{uuid.uuid4().hex[:8]}")
-    agent = subprocess.Popen(
-        [sys.executable, str(AGENT), str(db), str(log)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        # step 1's tool has finished and been saved; step 2's slow tool is running
-        wait_for(lambda: saved_write(db, env["THREAD_ID"], "first done with first"))
-        wait_for(lambda: log.exists() and "start second" in log.read_text())
-    finally:
-        os.killpg(agent.pid, signal.SIGKILL)
-        agent.wait()
+    thread_id = f"plan-{uuid.uuid4().hex[:8]}"
+    # step 1's tool has finished and been saved; step 2's slow tool is running
+    crash_mid_tool(AGENT, db, log, thread_id=thread_id, saved="first done with first")
 
-    done = subprocess.run(
-        [sys.executable, str(AGENT), str(db), str(log), "resume"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**env, "SLOW": "0"},
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_agent(AGENT, str(db), str(log), "resume", THREAD_ID=thread_id, SLOW="0")
     assert result == {
         "last": "all done",
         "outcome": {"status": "answered"},
         "steps": ["Run first.", "Run second."],
     }
-    finished = [line for line in log.read_text().splitlines() if line.startswith("done")]
+    finished = finished_calls(log)
     assert finished == ["done first first", "done second second"]

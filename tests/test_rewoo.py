@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.rewoo import build_graph
 from reasoning_graphs.nodes.rewoo_steps import parse_plan_text, plan_problems
@@ -27,7 +21,6 @@ from reasoning_graphs.tools.spec import tool_spec
 from conftest import ToolLog, sleeping_tool
 
 AGENT = Path(__file__).with_name("rewoo_agent.py")
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def ask(question: str) -> dict[str, Any]:
@@ -351,61 +344,13 @@ async def test_async_invoke(log) -> None:
 # --- durability: a crash mid-plan does not re-run finished steps ---------------------------
 
 
-def agent_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
-    return env
-
-
-def saved_write(db: Path, thread_id: str, text: str) -> bool:
-    """True once the checkpointer stored a task write of the thread containing ``text``."""
-    if not db.exists():
-        return False
-    query = "SELECT count(*) FROM writes WHERE thread_id = ? AND instr(CAST(value AS TEXT), ?) > 0"
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute(query, (thread_id, text)).fetchone()[0] > 0
-    except sqlite3.OperationalError:  # tables not created yet
-        return False
-
-
-def wait_for(condition: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the agent")
-        time.sleep(0.05)
-
-
 def test_resume_mid_plan_after_a_crash_does_not_rerun_finished_steps(tmp_path: Path) -> None:
     db, log = tmp_path / "runs.sqlite", tmp_path / "tools.log"
     thread_id = f"rewoo-{uuid.uuid4().hex[:8]}"
-    agent = subprocess.Popen(
-        [sys.executable, str(AGENT), str(db), str(log)],
-        env=agent_env(THREAD_ID=thread_id),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        # #E1 finished and was saved; #E2, which needs it, is running
-        wait_for(lambda: saved_write(db, thread_id, "first done with a"))
-        wait_for(lambda: log.exists() and "start second" in log.read_text())
-    finally:
-        os.killpg(agent.pid, signal.SIGKILL)
-        agent.wait()
+    # #E1 finished and was saved; #E2, which needs it, is running
+    crash_mid_tool(AGENT, db, log, thread_id=thread_id, saved="first done with a")
 
-    done = subprocess.run(
-        [sys.executable, str(AGENT), str(db), str(log), "resume"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=agent_env(THREAD_ID=thread_id, SLOW="0"),
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_agent(AGENT, str(db), str(log), "resume", THREAD_ID=thread_id, SLOW="0")
     assert result == {"last": "all done", "model_calls": 1}
-    finished = [line for line in log.read_text().splitlines() if line.startswith("done")]
+    finished = finished_calls(log)
     assert finished == ["done first a", "done second first done with a"]

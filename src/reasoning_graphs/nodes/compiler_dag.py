@@ -42,7 +42,6 @@ UNREADABLE_TASK = (
     "Task {id}: cannot read the arguments {raw!r} of {tool!r}; "
     'write them as name=value pairs, e.g. {tool}(name="value").'
 )
-UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
 ROUND_HEADER = "Round {round}:"
 RESULT_LINE = "${id} = {call}\n  → {result}"
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
@@ -27,8 +27,9 @@ from reasoning_graphs.nodes.compiler_dag import (
     render_plan,
     rounds_report,
 )
-from reasoning_graphs.nodes.compiler_plan import EMPTY_PLAN, dialogue, structured
+from reasoning_graphs.nodes.compiler_plan import EMPTY_PLAN, OWN_RUNTIMES
 from reasoning_graphs.nodes.observe import budget_stop
+from reasoning_graphs.nodes.planning import answer_prompt, conversation, structured
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_messages
@@ -70,14 +71,8 @@ def joiner_prompt(
     else:
         results = rounds_report(state["messages"])
         report = RESULTS_REPORT.format(results=results) if results else NO_RESULTS
-    prompt: list[BaseMessage] = [
-        SystemMessage(f"{setup.system_prompt}\n\n{JOINER_INSTRUCTIONS}"),
-        *dialogue(state["messages"]),
-        HumanMessage(report),
-    ]
-    if instruction:
-        prompt.append(HumanMessage(instruction))
-    return prompt
+    dialogue = conversation(state["messages"], OWN_RUNTIMES)
+    return answer_prompt(setup, JOINER_INSTRUCTIONS, dialogue, report, instruction)
 
 
 async def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:

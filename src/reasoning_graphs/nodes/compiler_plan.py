@@ -16,18 +16,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
 from reasoning_graphs.nodes.compiler_dag import (
     JOIN_KIND,
     PLAN_KIND,
     RUNTIME,
     SCHEDULE_KIND,
-    UNREADABLE_PLAN,
-    CompilerTask,
     TaskPlan,
     is_compiler_message,
     parse_plan_text,
@@ -37,7 +32,8 @@ from reasoning_graphs.nodes.compiler_dag import (
     tasks_from_schema,
     topological_order,
 )
-from reasoning_graphs.nodes.rewoo_plan import conversation, tool_catalogue
+from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening, structured
+from reasoning_graphs.nodes.rewoo_steps import RUNTIME as REWOO_RUNTIME
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_messages
@@ -57,32 +53,24 @@ EMPTY_PLAN = "(no tasks)"
 CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
 NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
 CALL_ID = "t{id}-{suffix}"
-
-
-def dialogue(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
-    """The thread's questions and answers, without this pattern's plans, schedules and joins."""
-    return [m for m in conversation(messages) if not is_compiler_message(m)]
-
-
-def structured(model: BaseChatModel, schema: type[BaseModel]) -> Runnable | None:
-    """The model answering in ``schema`` (raw reply included), or ``None`` when it cannot."""
-    try:
-        return model.with_structured_output(schema, include_raw=True)
-    except NotImplementedError:
-        return None
+OWN_RUNTIMES = (REWOO_RUNTIME, RUNTIME)
+"""The messages planner and joiner leave out of the conversation: this pattern's own, and
+ReWOO's from earlier questions of a thread that switched pattern (``--thread`` with
+``--pattern``)."""
 
 
 def planner_prompt(
     setup: AgentSetup, state: dict[str, Any], specs: Sequence[ToolSpec], *, text_format: bool
 ) -> list[BaseMessage]:
     """Instructions with the tools, the conversation, then what earlier rounds and plans taught."""
-    instructions = PLANNER_INSTRUCTIONS.format(tools=tool_catalogue(specs))
-    if text_format:
-        instructions = f"{instructions}\n\n{TEXT_FORMAT}"
-    prompt: list[BaseMessage] = [
-        SystemMessage(f"{setup.system_prompt}\n\n{instructions}"),
-        *dialogue(state["messages"]),
-    ]
+    prompt = planner_opening(
+        setup,
+        PLANNER_INSTRUCTIONS,
+        specs,
+        state["messages"],
+        OWN_RUNTIMES,
+        text_format=TEXT_FORMAT if text_format else None,
+    )
     latest = next(
         (m for m in reversed(turn_messages(state["messages"])) if is_compiler_message(m)), None
     )
@@ -109,11 +97,14 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[st
         planner = structured(run.model, TaskPlan)
         prompt = planner_prompt(setup, state, specs, text_format=planner is None)
         started = time.perf_counter()
-        if planner is None:
-            raw = await run.model.ainvoke(prompt)
-            tasks, problems = parse_plan_text(raw.text, specs)
-        else:
-            raw, tasks, problems = await _ask_structured(planner, prompt, specs)
+        raw, tasks, problems = await ask_for_plan(
+            run.model,
+            planner,
+            prompt,
+            specs,
+            from_schema=tasks_from_schema,
+            parse_text=parse_plan_text,
+        )
         latency_ms = (time.perf_counter() - started) * 1000
         limit = run.limits.max_tool_calls_per_turn
         problems.extend(plan_problems(tasks, [spec.name for spec in specs], limit))
@@ -155,18 +146,3 @@ def _attempts_this_round(turn: Sequence[AnyMessage]) -> int:
         elif is_compiler_message(message, PLAN_KIND):
             attempts += 1
     return attempts
-
-
-async def _ask_structured(
-    planner: Runnable, prompt: list[BaseMessage], specs: Sequence[ToolSpec]
-) -> tuple[AIMessage, list[CompilerTask], list[str]]:
-    """A structured plan; a reply that does not fit the schema is read as text instead."""
-    result = await planner.ainvoke(prompt)
-    raw: AIMessage = result["raw"]
-    if result["parsed"] is not None:
-        return raw, tasks_from_schema(result["parsed"]), []
-    tasks, problems = parse_plan_text(raw.text, specs)
-    error = result.get("parsing_error")
-    if error is not None and not tasks:
-        problems.append(UNREADABLE_PLAN.format(detail=str(error).splitlines()[0]))
-    return raw, tasks, problems

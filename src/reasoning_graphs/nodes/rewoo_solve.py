@@ -13,9 +13,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
-from reasoning_graphs.nodes.rewoo_plan import EMPTY_PLAN, conversation
+from reasoning_graphs.nodes.planning import answer_prompt, conversation
+from reasoning_graphs.nodes.rewoo_plan import EMPTY_PLAN, OWN_RUNTIMES
 from reasoning_graphs.nodes.rewoo_steps import render_plan
 from reasoning_graphs.nodes.rewoo_work import issued_calls, step_results
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -68,14 +69,8 @@ def solver_prompt(
         report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
     else:
         report = evidence_report(state)
-    prompt: list[BaseMessage] = [
-        SystemMessage(f"{setup.system_prompt}\n\n{SOLVER_INSTRUCTIONS}"),
-        *conversation(state["messages"]),
-        HumanMessage(report),
-    ]
-    if instruction:
-        prompt.append(HumanMessage(instruction))
-    return prompt
+    dialogue = conversation(state["messages"], OWN_RUNTIMES)
+    return answer_prompt(setup, SOLVER_INSTRUCTIONS, dialogue, report, instruction)
 
 
 async def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:

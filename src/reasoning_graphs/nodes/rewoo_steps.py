@@ -45,7 +45,6 @@ UNMAPPED_INPUT = (
     "#{var}: cannot tell which argument of {tool!r} the input {input!r} is for; "
     "write the arguments as a JSON object."
 )
-UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
 
 
 class PlanStep(TypedDict):

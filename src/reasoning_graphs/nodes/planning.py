@@ -1,0 +1,144 @@
+"""What the planning patterns share: the conversation a planner sees, the tool catalogue,
+a structured call with a text fallback.
+
+ReWOO and LLM Compiler both plan in one model call, checked before anything
+runs, and both answer in a last call that reads the conversation and a report
+of what the plan did. The pieces here are those two patterns' common ground;
+each pattern keeps its own plan format, checks and prompt text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel
+
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.prompts.rewoo import NO_TOOLS, TOOL_ENTRY
+from reasoning_graphs.tools.spec import ToolSpec
+
+UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
+
+Step = TypeVar("Step")
+TextParser = Callable[[str, Sequence[ToolSpec]], tuple[list[Step], list[str]]]
+
+
+def conversation(messages: Sequence[AnyMessage], runtimes: Collection[str]) -> list[AnyMessage]:
+    """The thread's questions and answers, without tool traffic and the patterns' own messages.
+
+    Planner and solver (or joiner) each see the conversation as a dialogue; the
+    tool calls of earlier questions, and the messages a pattern of ``runtimes``
+    wrote (its ``response_metadata["runtime"]``), are bookkeeping, not the
+    model's turns.
+    """
+    return [
+        message
+        for message in messages
+        if isinstance(message, HumanMessage)
+        or (
+            isinstance(message, AIMessage)
+            and not message.tool_calls
+            and message.response_metadata.get("runtime") not in runtimes
+        )
+    ]
+
+
+def tool_catalogue(specs: Iterable[ToolSpec]) -> str:
+    """The tools as the planner reads them: name, description and argument schema."""
+    entries = [
+        TOOL_ENTRY.format(
+            name=spec.name,
+            description=spec.description,
+            schema=json.dumps(spec.argument_schema().get("properties", {}), ensure_ascii=False),
+        )
+        for spec in specs
+    ]
+    return "\n".join(entries) or NO_TOOLS
+
+
+def planner_opening(
+    setup: AgentSetup,
+    instructions: str,
+    specs: Sequence[ToolSpec],
+    messages: Sequence[AnyMessage],
+    runtimes: Collection[str],
+    *,
+    text_format: str | None = None,
+) -> list[BaseMessage]:
+    """The planner's system message (``instructions`` naming the tools), then the conversation.
+
+    ``text_format`` is added to the instructions when the plan is to come back
+    as text rather than structured.
+    """
+    system = instructions.format(tools=tool_catalogue(specs))
+    if text_format:
+        system = f"{system}\n\n{text_format}"
+    return [
+        SystemMessage(f"{setup.system_prompt}\n\n{system}"),
+        *conversation(messages, runtimes),
+    ]
+
+
+def structured(model: BaseChatModel, schema: type[BaseModel]) -> Runnable | None:
+    """The model answering in ``schema`` (raw reply included), or ``None`` when it cannot."""
+    try:
+        return model.with_structured_output(schema, include_raw=True)
+    except NotImplementedError:
+        return None
+
+
+async def ask_for_plan(
+    model: BaseChatModel,
+    planner: Runnable | None,
+    prompt: list[BaseMessage],
+    specs: Sequence[ToolSpec],
+    *,
+    from_schema: Callable[[Any], list[Step]],
+    parse_text: TextParser[Step],
+) -> tuple[AIMessage, list[Step], list[str]]:
+    """The plan's raw reply, its steps and the problems found reading it.
+
+    With a ``planner`` (see :func:`structured`) the plan is structured, and a
+    reply that does not fit the schema is read as text instead; without one
+    the model is asked plainly and its reply is read as text.
+    """
+    if planner is None:
+        raw = await model.ainvoke(prompt)
+        steps, problems = parse_text(raw.text, specs)
+        return raw, steps, problems
+    result = await planner.ainvoke(prompt)
+    raw = result["raw"]
+    if result["parsed"] is not None:
+        return raw, from_schema(result["parsed"]), []
+    steps, problems = parse_text(raw.text, specs)
+    error = result.get("parsing_error")
+    if error is not None and not steps:
+        problems.append(UNREADABLE_PLAN.format(detail=str(error).splitlines()[0]))
+    return raw, steps, problems
+
+
+def answer_prompt(
+    setup: AgentSetup,
+    instructions: str,
+    dialogue: Sequence[AnyMessage],
+    report: str,
+    instruction: str | None = None,
+) -> list[BaseMessage]:
+    """The closing call's prompt: instructions, the conversation, the report, then ``instruction``.
+
+    ``instruction`` is ``finish``'s request for a last answer when a budget
+    stopped the plan part-way.
+    """
+    prompt: list[BaseMessage] = [
+        SystemMessage(f"{setup.system_prompt}\n\n{instructions}"),
+        *dialogue,
+        HumanMessage(report),
+    ]
+    if instruction:
+        prompt.append(HumanMessage(instruction))
+    return prompt
