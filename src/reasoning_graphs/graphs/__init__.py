@@ -15,6 +15,7 @@ PATTERNS: dict[str, str] = {
     "plan_execute": "reasoning_graphs.graphs.plan_execute",
     "llm_compiler": "reasoning_graphs.graphs.llm_compiler",
     "reflexion": "reasoning_graphs.graphs.reflexion",
+    "lats": "reasoning_graphs.graphs.lats",
     "cot": "reasoning_graphs.graphs.cot",
 }
 """Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""

@@ -1,0 +1,100 @@
+"""``select`` and ``expand``: pick the most promising leaf by UCT, then sample its next actions.
+
+``select`` makes no model call: it starts a fresh tree for a new question and
+walks the tree by UCT; when no branch can grow any more it ends the search.
+``expand`` asks the model for the leaf's next step several times at once,
+with tools bound and the leaf's trajectory as the model's own earlier turns;
+each reply is one tool call or a final answer, and identical replies become
+one child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, SystemMessage
+
+from reasoning_graphs.nodes.lats_tree import (
+    Candidate,
+    SearchSettings,
+    expand,
+    expansions,
+    messages_of,
+    new_tree,
+    path,
+    select_leaf,
+)
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.turn import turn_number
+
+EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
+
+
+def make_select(
+    settings: SearchSettings,
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
+
+    async def select(state: dict[str, Any]) -> dict[str, Any]:
+        turn = turn_number(state["messages"])
+        tree = state.get("tree")
+        if tree is None or tree["turn"] != turn:
+            tree = new_tree(turn)
+        leaf = select_leaf(tree, settings)
+        outcome = None
+        if leaf is None:
+            outcome = {"status": "incomplete", "reason": EXHAUSTED.format(depth=settings.max_depth)}
+        return {"tree": tree, "selected": leaf, "outcome": outcome}
+
+    return select
+
+
+def make_expand(
+    setup: AgentSetup, settings: SearchSettings
+) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step."""
+
+    async def sample(model: Any, prompt: list[Any]) -> tuple[AIMessage, float]:
+        started = time.perf_counter()
+        reply = await model.ainvoke(prompt)
+        return reply, (time.perf_counter() - started) * 1000
+
+    async def expand_node(state: dict[str, Any]) -> dict[str, Any]:
+        run = setup.for_run()
+        tree, leaf = state["tree"], state["selected"]
+        prompt = [
+            SystemMessage(setup.system_prompt),
+            *state["messages"],
+            *messages_of(path(tree, leaf)),
+        ]
+        model = run.model_with_tools(state)
+        replies = await asyncio.gather(*(sample(model, prompt) for _ in range(settings.candidates)))
+        grown = expand(tree, leaf, [c for c in map(_candidate, (r for r, _ in replies)) if c])
+        step = expansions(grown)
+        events = [
+            {
+                **thought_event(state, reply=reply, prompt=prompt, latency_ms=latency),
+                "step": step,
+                "node": leaf,
+            }
+            for reply, latency in replies
+        ]
+        return {"tree": grown, "trajectory": events}
+
+    return expand_node
+
+
+def _candidate(reply: AIMessage) -> Candidate | None:
+    """The reply's action: its first tool call, else its text as an answer; ``None`` if empty.
+
+    One action per node keeps each branch a single line of steps; a reply that
+    calls several tools contributes its first.
+    """
+    if reply.tool_calls:
+        return Candidate(thought=reply.text.strip(), call=reply.tool_calls[0], answer=None)
+    text = reply.text.strip()
+    return Candidate(thought="", call=None, answer=text) if text else None
