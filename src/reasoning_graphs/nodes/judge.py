@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
@@ -56,6 +56,16 @@ async def judge(
         SystemMessage(JUDGE_SYSTEM),
         HumanMessage(JUDGE_REQUEST.format(task=task, answer=answer)),
     ]
+    return await grade(run, prompt, state)
+
+
+async def grade(
+    run: RunScope, prompt: list[BaseMessage], state: Mapping[str, Any]
+) -> tuple[Evaluation, dict[str, Any]]:
+    """Ask the run's model for a :class:`Judgement` on ``prompt``.
+
+    An unreadable reply scores 0: an unreadable grade must never pass as a good one.
+    """
     started = time.perf_counter()
     structured = run.model.with_structured_output(Judgement, include_raw=True)
     result = await structured.ainvoke(prompt)

@@ -13,13 +13,12 @@ incomplete.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from reasoning_graphs.nodes.judge import UNREADABLE_JUDGEMENT, Judgement, clamp_score
+from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.lats_tree import (
     LatsNode,
     LatsTree,
@@ -32,7 +31,6 @@ from reasoning_graphs.nodes.lats_tree import (
 )
 from reasoning_graphs.nodes.observe import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import describe_call, turn_messages, turn_number
 from reasoning_graphs.prompts.lats import (
     FINAL_ANSWER,
@@ -62,7 +60,7 @@ def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dic
         events: list[dict[str, Any]] = []
         step = expansions(tree)
         for node, (judgement, thought) in zip(fresh, graded, strict=True):
-            changes[node["id"]] = {"score": judgement.score, "feedback": judgement.feedback}
+            changes[node["id"]] = {"score": judgement["score"], "feedback": judgement["feedback"]}
             events.append({**thought, "step": step, "node": node["id"]})
             events.append(
                 {
@@ -70,8 +68,8 @@ def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dic
                     "turn": turn_number(state["messages"]),
                     "step": step,
                     "node": node["id"],
-                    "score": judgement.score,
-                    "feedback": judgement.feedback,
+                    "score": judgement["score"],
+                    "feedback": judgement["feedback"],
                     "terminal": node["terminal"],
                 }
             )
@@ -104,23 +102,13 @@ def make_backpropagate(
 
 async def _grade(
     run: RunScope, state: Mapping[str, Any], task: str, trajectory: Sequence[LatsNode]
-) -> tuple[Judgement, dict[str, Any]]:
-    """The judge's verdict on one trajectory, and the thought event of its call.
-
-    An unreadable reply scores 0: an unreadable grade must never pass as a good one.
-    """
+) -> tuple[Evaluation, dict[str, Any]]:
+    """The judge's verdict on one trajectory, and the thought event of its call."""
     prompt = [
         SystemMessage(LATS_JUDGE_SYSTEM),
         HumanMessage(render_trajectory(task, trajectory)),
     ]
-    started = time.perf_counter()
-    result = await run.model.with_structured_output(Judgement, include_raw=True).ainvoke(prompt)
-    latency_ms = (time.perf_counter() - started) * 1000
-    event = thought_event(state, reply=result["raw"], prompt=prompt, latency_ms=latency_ms)
-    parsed = result["parsed"]
-    if not isinstance(parsed, Judgement):
-        return Judgement(feedback=UNREADABLE_JUDGEMENT, score=0.0), event
-    return Judgement(feedback=parsed.feedback.strip(), score=clamp_score(parsed.score)), event
+    return await grade(run, prompt, state)
 
 
 def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:
