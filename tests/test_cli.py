@@ -293,3 +293,31 @@ def test_planning_patterns_run_from_the_cli(db, monkeypatch, capsys, pattern, sc
     assert "Action: calculator(expression='6*7')" in out
     assert "Observation: 42" in out
     assert [line for line in out.splitlines() if line.startswith("Answer:")] == ["Answer: 42"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "script"),
+    [
+        ("cot", ["6 times 7 is 42.\nAnswer: 42"]),
+        ("reflexion", ["42", "judge:1.0"]),
+        ("lats", ["42", "42", "42", "judge:1.0"]),
+    ],
+)
+def test_reflective_and_search_patterns_run_from_the_cli(
+    db, monkeypatch, capsys, pattern, script
+) -> None:
+    from reasoning_graphs.nodes.judge import Judgement
+
+    replies = [
+        Judgement(feedback="Correct.", score=float(item.split(":")[1]))
+        if item.startswith("judge:")
+        else item
+        for item in script
+    ]
+    use_model(monkeypatch, *replies)
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "6*7?", "--pattern", pattern)
+
+    assert code == 0, err
+    answers = [line for line in out.splitlines() if line.startswith("Answer:")]
+    assert answers == ["Answer: 42"]
