@@ -17,28 +17,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
 from reasoning_graphs.nodes.plan_progress import PastStep, describe_done, steps_done, task_of
+from reasoning_graphs.nodes.subgraph import subgraph_node
 from reasoning_graphs.nodes.turn import last_ai_message, turn_number
 from reasoning_graphs.prompts.plan_execute import STEP_TASK
 
 
 def make_execute(step_graph: Pregel) -> RunnableLambda:
-    """Build the ``execute`` node around ``step_graph`` (a compiled graph without a checkpointer).
-
-    The node has a sync and an async body that call the subgraph directly
-    (LangGraph finds the subgraph through them, for Studio and ``get_state``).
-    """
-
-    def execute(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        return step_update(state, step_graph.invoke(step_input(state), config))
-
-    async def aexecute(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        return step_update(state, await step_graph.ainvoke(step_input(state), config))
-
-    return RunnableLambda(execute, afunc=aexecute, name="execute")
+    """Build the ``execute`` node: each plan step runs through ``step_graph``."""
+    return subgraph_node("execute", step_graph, step_input, step_update)
 
 
 def step_input(state: Mapping[str, Any]) -> dict[str, Any]:

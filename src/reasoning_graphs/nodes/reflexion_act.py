@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
 from reasoning_graphs.nodes.reflexion_trials import (
@@ -25,24 +25,14 @@ from reasoning_graphs.nodes.reflexion_trials import (
     split_at_request,
     trials_of,
 )
+from reasoning_graphs.nodes.subgraph import subgraph_node
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.prompts.reflexion import ATTEMPT_TASK
 
 
 def make_attempt(attempt_graph: Pregel) -> RunnableLambda:
-    """Build the ``act`` node around ``attempt_graph`` (a compiled graph without a checkpointer).
-
-    The node has a sync and an async body that call the subgraph directly
-    (LangGraph finds the subgraph through them, for Studio and ``get_state``).
-    """
-
-    def act(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        return attempt_update(state, attempt_graph.invoke(attempt_input(state), config))
-
-    async def aact(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        return attempt_update(state, await attempt_graph.ainvoke(attempt_input(state), config))
-
-    return RunnableLambda(act, afunc=aact, name="act")
+    """Build the ``act`` node: each trial runs through ``attempt_graph``."""
+    return subgraph_node("act", attempt_graph, attempt_input, attempt_update)
 
 
 def attempt_input(state: Mapping[str, Any]) -> dict[str, Any]:
