@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from reasoning_graphs.graphs import PATTERNS
+from reasoning_graphs.models.local import local_model_available
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient
@@ -282,3 +283,34 @@ async def test_repo_config_serves_every_pattern_for_studio(
     assert context["properties"]["max_steps"]["description"]
     assert schemas["input_schema"] is not None, repo_server.output()
     assert set(schemas["input_schema"]["properties"]) == {"messages"}
+
+
+LOCAL_AVAILABLE, LOCAL_MISSING = local_model_available()
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(not LOCAL_AVAILABLE, reason=f"embedded model not installed: {LOCAL_MISSING}")
+@pytest.mark.parametrize("graph_id", list(PATTERNS))
+async def test_every_pattern_runs_on_the_server_with_the_embedded_model(
+    repo_server: DevServer, graph_id: str, tmp_path: Path
+) -> None:
+    client = get_client(url=repo_server.url)
+    thread = await client.threads.create()
+    question = {"messages": [{"role": "user", "content": "What is 23*17+4?"}]}
+    # small budgets: this checks that each pattern runs end to end, not what a 135M model knows
+    context = {"model": "local", "max_steps": 3, "token_budget": 3000, "deny": ["shell"]}
+
+    created = await client.runs.create(
+        thread["thread_id"], graph_id, input=question, context=context
+    )
+    await client.runs.join(thread["thread_id"], created["run_id"])
+
+    finished = await client.runs.get(thread["thread_id"], created["run_id"])
+    assert finished["status"] == "success", repo_server.output()
+    state = await client.threads.get_state(thread["thread_id"])
+    if state["next"]:  # stopped for a person: the approval request is well formed
+        assert approval_of(state)["calls"]
+        return
+    assert state["values"]["outcome"]["status"] in {"answered", "incomplete"}
+    assert state["values"]["messages"][-1]["type"] == "ai"
+    assert state["values"]["messages"][-1]["content"].strip()

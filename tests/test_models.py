@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from reasoning_graphs.models import ModelSpecError, default_model_spec, resolve_model
+from reasoning_graphs.models import (
+    ModelSpecError,
+    check_available,
+    default_model_spec,
+    resolve_model,
+)
 from reasoning_graphs.models.local import LocalChatModel, LocalModelUnavailable
 from reasoning_graphs.models.resolve import MODEL_ENV, _model_for
 from reasoning_graphs.testing import ScriptedChatModel
@@ -60,8 +65,10 @@ def test_bad_specs_are_clear_errors(spec: str) -> None:
 
 def test_a_missing_gguf_is_a_clear_error(tmp_path) -> None:
     pytest.importorskip("llama_cpp", reason="the local extra is not installed")
+    model = resolve_model(f"local:{tmp_path / 'missing.gguf'}")  # no disk access yet
+
     with pytest.raises(LocalModelUnavailable, match="not found"):
-        resolve_model(f"local:{tmp_path / 'missing.gguf'}")
+        check_available(model)
 
 
 def test_local_spec_resolves_to_the_embedded_model() -> None:

@@ -22,7 +22,7 @@ from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.cli.threads import ThreadIndex
 from reasoning_graphs.graphs import PATTERNS, graph_builder
-from reasoning_graphs.models.resolve import default_model_spec, resolve_model
+from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.tools.builtins import default_tools
 
 DB_ENV = "REASONING_GRAPHS_DB"
@@ -149,6 +149,7 @@ def _graph(
     try:
         builder = graph_builder(pattern)
         model = resolve_model(model_spec)
+        check_available(model)
         tools = default_tools(args.workspace, args.docs)
     except (ValueError, RuntimeError, OSError) as error:
         raise UsageError(str(error)) from error

@@ -2,8 +2,9 @@
 
 from reasoning_graphs.models.resolve import (
     ModelSpecError,
+    check_available,
     default_model_spec,
     resolve_model,
 )
 
-__all__ = ["ModelSpecError", "default_model_spec", "resolve_model"]
+__all__ = ["ModelSpecError", "check_available", "default_model_spec", "resolve_model"]

@@ -40,7 +40,6 @@ def resolve_model(spec: str | BaseChatModel | None = None) -> BaseChatModel:
 
     Raises:
         ModelSpecError: The spec is malformed.
-        LocalModelUnavailable: The local model or its runtime is not installed.
     """
     if isinstance(spec, BaseChatModel):
         return spec
@@ -55,9 +54,11 @@ def _model_for(spec: str) -> BaseChatModel:
     if provider == "openai" and name:
         return _openai_model(name)
     if provider == "local":
-        from reasoning_graphs.models.local import LocalChatModel, ensure_runnable
+        from reasoning_graphs.models.local import LocalChatModel
 
-        return LocalChatModel(model_path=ensure_runnable(name or None))
+        # No disk access here: graphs resolve models inside async nodes, where a
+        # file-system call would block the event loop. check_available() looks.
+        return LocalChatModel(model_path=name or None)
     raise ModelSpecError(BAD_SPEC.format(spec=spec))
 
 
@@ -74,3 +75,15 @@ def _openai_model(name: str) -> BaseChatModel:
         max_retries=0,
         api_key="not-needed" if needs_placeholder_key else None,
     )
+
+
+def check_available(model: BaseChatModel) -> None:
+    """Fail early, with a clear message, when an embedded model cannot run here.
+
+    Raises:
+        LocalModelUnavailable: llama-cpp-python, the bundled GGUF or the given file is missing.
+    """
+    from reasoning_graphs.models.local import LocalChatModel, ensure_runnable
+
+    if isinstance(model, LocalChatModel):
+        ensure_runnable(model.model_path)
