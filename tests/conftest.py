@@ -53,3 +53,13 @@ def sleeping_tool(
     run.__name__ = name
     run.__doc__ = f"Test tool {name}: processes one item."
     return tool_spec(run, concurrency_safe=safe, dangerous=dangerous)
+
+
+@pytest.fixture
+def tools(log: ToolLog) -> list[ToolSpec]:
+    """A read-only lookup, a stateful summarize and a dangerous deploy, all recorded in ``log``."""
+    return [
+        sleeping_tool(log, "lookup", safe=True),
+        sleeping_tool(log, "summarize", safe=False),
+        sleeping_tool(log, "deploy", safe=False, dangerous=True),
+    ]

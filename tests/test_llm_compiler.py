@@ -58,15 +58,6 @@ def run_of(log: ToolLog, name: str) -> dict[str, Any]:
     return found
 
 
-@pytest.fixture
-def tools(log: ToolLog) -> list:
-    return [
-        sleeping_tool(log, "lookup", safe=True),
-        sleeping_tool(log, "summarize", safe=False),
-        sleeping_tool(log, "deploy", safe=False, dangerous=True),
-    ]
-
-
 def test_a_task_gets_the_results_it_refers_to(tools, log) -> None:
     script = [
         plan(

@@ -18,7 +18,7 @@ from reasoning_graphs.nodes.rewoo_steps import parse_plan_text, plan_problems
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
 
-from conftest import ToolLog, sleeping_tool
+from conftest import sleeping_tool
 
 AGENT = Path(__file__).with_name("rewoo_agent.py")
 
@@ -45,15 +45,6 @@ def waves(state: dict[str, Any]) -> list[AIMessage]:
 
 def observations(state: dict[str, Any]) -> list[ToolMessage]:
     return [m for m in state["messages"] if isinstance(m, ToolMessage)]
-
-
-@pytest.fixture
-def tools(log: ToolLog) -> list:
-    return [
-        sleeping_tool(log, "lookup", safe=True),
-        sleeping_tool(log, "summarize", safe=False),
-        sleeping_tool(log, "deploy", safe=False, dangerous=True),
-    ]
 
 
 def test_a_step_gets_the_result_it_refers_to_in_two_model_calls(tools, log) -> None:
