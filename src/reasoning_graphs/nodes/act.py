@@ -74,8 +74,7 @@ def make_act(setup: AgentSetup) -> Callable[[ActInput], Awaitable[dict[str, Any]
 
 def runs_concurrently(calls: Sequence[PlannedCall], registry: ToolRegistry) -> bool:
     """Calls may overlap only when every tool involved is marked concurrency-safe."""
-    specs = [registry.get(call["name"]) for call in calls]
-    return all(spec is not None and spec.concurrency_safe for spec in specs)
+    return all(registry.is_read_only(call["name"]) for call in calls)
 
 
 def next_calls(

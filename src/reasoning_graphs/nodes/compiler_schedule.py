@@ -176,8 +176,7 @@ def _jobs(
     jobs: list[Job] = []
     previous_stateful: int | None = None
     for item in plan:
-        spec = registry.get(item["tool"])
-        stateful = spec is None or not spec.concurrency_safe
+        stateful = not registry.is_read_only(item["tool"])
         after = list(item["deps"])
         if stateful and previous_stateful is not None and previous_stateful not in after:
             after.append(previous_stateful)

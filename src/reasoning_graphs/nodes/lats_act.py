@@ -111,15 +111,11 @@ async def _run_cleared(
 ) -> dict[str, dict[str, Any]]:
     """Read-only calls all at once, stateful ones in order after them; results by call id."""
 
-    def safe(call: PlannedCall) -> bool:
-        spec = registry.get(call["name"])
-        return spec is not None and spec.concurrency_safe
-
-    together = [call for call in calls if safe(call)]
+    together = [call for call in calls if registry.is_read_only(call["name"])]
     futures = [asyncio.wrap_future(run_call(registry, call, observations)) for call in together]
     results = dict(zip([c["id"] for c in together], await asyncio.gather(*futures), strict=True))
     for call in calls:
-        if not safe(call):
+        if not registry.is_read_only(call["name"]):
             results[call["id"]] = await asyncio.wrap_future(run_call(registry, call, observations))
     return results
 

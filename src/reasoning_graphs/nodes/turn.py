@@ -89,8 +89,7 @@ def reusable_results(
             calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
         elif was_executed(message) and message.tool_call_id in calls:
             name, args = calls[message.tool_call_id]
-            spec = registry.get(name)
-            if spec is None or not spec.concurrency_safe:
+            if not registry.is_read_only(name):
                 if message.status == "success":
                     results.clear()
                 continue

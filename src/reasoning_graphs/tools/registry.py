@@ -43,6 +43,11 @@ class ToolRegistry:
     def get(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
+    def is_read_only(self, name: str) -> bool:
+        """Whether calls to ``name`` may overlap with others (an unknown tool may not)."""
+        spec = self._specs.get(name)
+        return spec is not None and spec.concurrency_safe
+
     def names(self) -> list[str]:
         return list(self._specs)
 
