@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reasoning_graphs.effects import adrive
 from reasoning_graphs.tools.builtins import (
     DOCS_ENV,
     WORKSPACE_ENV,
@@ -31,7 +32,8 @@ from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 async def run(spec: ToolSpec, args: dict[str, Any], **kwargs: Any) -> ToolResult:
     """Call one tool the way the graphs do."""
-    return await execute_call(ToolRegistry([spec]), spec.name, args, call_id="c1", **kwargs)
+    registry = ToolRegistry([spec])
+    return await adrive(execute_call(registry, spec.name, args, call_id="c1", **kwargs))
 
 
 # calculator
@@ -340,7 +342,7 @@ async def test_read_observation_returns_full_text_of_cut_observation() -> None:
         return full_text
 
     registry = ToolRegistry([tool_spec(long_output, max_observation_chars=500), read_observation()])
-    cut = await execute_call(registry, "long_output", {}, call_id="c1")
+    cut = await adrive(execute_call(registry, "long_output", {}, call_id="c1"))
     assert cut.ref == "obs-c1"
     assert cut.full_text == full_text
     assert len(cut.content) <= 500
@@ -348,12 +350,14 @@ async def test_read_observation_returns_full_text_of_cut_observation() -> None:
     stored = {cut.ref: cut.full_text}
     parts, offset = [], 0
     while offset < len(full_text):
-        page = await execute_call(
-            registry,
-            "read_observation",
-            {"ref": cut.ref, "offset": offset, "length": 8000},
-            call_id="c2",
-            observations=stored,
+        page = await adrive(
+            execute_call(
+                registry,
+                "read_observation",
+                {"ref": cut.ref, "offset": offset, "length": 8000},
+                call_id="c2",
+                observations=stored,
+            )
         )
         assert page.status == "success", page.content
         assert page.ref is None  # the slice itself was not cut again

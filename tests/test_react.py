@@ -326,6 +326,7 @@ def test_sync_invoke_works_inside_a_running_event_loop() -> None:
 
 
 async def test_a_tool_raising_timeout_error_is_reported_as_its_own_failure() -> None:
+    from reasoning_graphs.effects import adrive, drive
     from reasoning_graphs.tools.execute import execute_call
     from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -333,7 +334,10 @@ async def test_a_tool_raising_timeout_error_is_reported_as_its_own_failure() -> 
         """Raises its own timeout."""
         raise TimeoutError("upstream took too long")
 
-    result = await execute_call(ToolRegistry([flaky]), "flaky", {"item": "a"}, call_id="c")
+    registry = ToolRegistry([flaky])
+    result = await adrive(execute_call(registry, "flaky", {"item": "a"}, call_id="c"))
+    on_sync_face = drive(execute_call(registry, "flaky", {"item": "a"}, call_id="c"))
+    assert (on_sync_face.status, on_sync_face.content) == (result.status, result.content)
 
     assert result.status == "error"
     assert "upstream took too long" in result.content

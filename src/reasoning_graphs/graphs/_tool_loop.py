@@ -15,8 +15,8 @@ from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from reasoning_graphs._sync import dual_node
 from reasoning_graphs.context import AgentContext
+from reasoning_graphs.effects import dual_node, plain_node
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import make_approve
 from reasoning_graphs.nodes.finish import AskFinal, ask_with_tools_off, make_finish
@@ -71,9 +71,9 @@ def add_tool_loop(
     def after_observe(state: AgentState) -> str:
         return "finish" if state.get("outcome") else back_to
 
-    builder.add_node("approve", dual_node("approve", make_approve(setup)))
+    builder.add_node("approve", plain_node("approve", make_approve(setup)))
     builder.add_node(ACT, dual_node(ACT, make_act(setup)))
-    builder.add_node("observe", dual_node("observe", make_observe(setup)))
+    builder.add_node("observe", plain_node("observe", make_observe(setup)))
     builder.add_node("finish", dual_node("finish", make_finish(setup, ask_final)))
     builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])

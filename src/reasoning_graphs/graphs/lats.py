@@ -35,7 +35,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs._sync import dual_node
+from reasoning_graphs.effects import dual_node, plain_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.lats_act import make_act
 from reasoning_graphs.nodes.lats_evaluate import make_backpropagate, make_evaluate
@@ -122,7 +122,7 @@ def build_graph(
     model_retry = retry or model_retry_policy()
 
     builder = agent_graph_builder(LatsState)
-    builder.add_node("select", dual_node("select", make_select(settings)))
+    builder.add_node("select", plain_node("select", make_select(settings)))
     builder.add_node(
         "expand", dual_node("expand", make_expand(setup, settings)), retry_policy=model_retry
     )
@@ -131,7 +131,7 @@ def build_graph(
         "evaluate", dual_node("evaluate", make_evaluate(setup)), retry_policy=model_retry
     )
     builder.add_node(
-        "backpropagate", dual_node("backpropagate", make_backpropagate(setup, settings))
+        "backpropagate", plain_node("backpropagate", make_backpropagate(setup, settings))
     )
     builder.add_node("finish", dual_node("finish", make_lats_finish(setup, settings)))
     builder.add_edge(START, "select")

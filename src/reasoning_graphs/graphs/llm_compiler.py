@@ -37,7 +37,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs._sync import dual_node
+from reasoning_graphs.effects import dual_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.compiler_dag import CompilerTask
 from reasoning_graphs.nodes.compiler_join import ask_joiner, make_join

@@ -23,7 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs._sync import dual_node
+from reasoning_graphs.effects import dual_node
 from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup

@@ -8,13 +8,14 @@ super-step, in the model's order (see :func:`next_calls`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.state import PlannedCall
@@ -33,13 +34,13 @@ class ActInput(TypedDict):
     observations: dict[str, str]
 
 
-def make_act(setup: AgentSetup) -> Callable[[ActInput], Awaitable[dict[str, Any]]]:
+def make_act(setup: AgentSetup) -> Callable[[ActInput], Body[dict[str, Any]]]:
     """Build the ``act`` node for ``setup``."""
 
-    async def act(task: ActInput) -> dict[str, Any]:
+    def act(task: ActInput) -> Body[dict[str, Any]]:
         run = setup.for_run()
         call = task["call"]
-        result = await execute_call(
+        result = yield from execute_call(
             run.registry,
             call["name"],
             call["args"],

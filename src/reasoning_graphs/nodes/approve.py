@@ -9,7 +9,7 @@ node has no side effects, so LangGraph may re-run it on resume.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,10 +94,10 @@ class TurnTriage:
         )
 
 
-def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``approve`` node for ``setup``."""
 
-    async def approve(state: dict[str, Any]) -> dict[str, Any]:
+    def approve(state: dict[str, Any]) -> dict[str, Any]:
         run = setup.for_run()
         reply = last_ai_message(state["messages"])
         triage = TurnTriage(turn=turn_number(state["messages"]), step=steps_used(state))

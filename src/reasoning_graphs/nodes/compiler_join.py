@@ -11,14 +11,13 @@ serves ``finish`` as the way to ask for that last answer.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.compiler_dag import (
     JOIN_KIND,
     RUNTIME,
@@ -28,10 +27,10 @@ from reasoning_graphs.nodes.compiler_dag import (
     rounds_report,
 )
 from reasoning_graphs.nodes.compiler_plan import EMPTY_PLAN, OWN_RUNTIMES
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
 from reasoning_graphs.nodes.observe import budget_stop
-from reasoning_graphs.nodes.planning import answer_prompt, conversation, structured
+from reasoning_graphs.nodes.planning import answer_prompt, conversation
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.prompts import NO_ANSWER
 from reasoning_graphs.prompts.llm_compiler import (
@@ -75,30 +74,31 @@ def joiner_prompt(
     return answer_prompt(setup, JOINER_INSTRUCTIONS, dialogue, report, instruction)
 
 
-async def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
     """``finish``'s way to ask for a last answer: the joiner prompt plus the instruction."""
-    return await run.model.ainvoke(joiner_prompt(run.setup, state, instruction))
+    request = ModelRequest(prompt=joiner_prompt(run.setup, state, instruction))
+    return (yield from call_model(run.model, request, state))
 
 
 def make_join(
     setup: AgentSetup, max_rounds: int
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``join`` node for ``setup``; at most ``max_rounds`` plan-and-run rounds."""
 
-    async def join(state: dict[str, Any]) -> dict[str, Any]:
+    def join(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        joiner = structured(run.model, JoinDecision)
+        typed = supports_schema(run.model, JoinDecision)
         prompt = joiner_prompt(setup, state)
-        if joiner is None:
+        if not typed:
             prompt[0] = SystemMessage(f"{prompt[0].text}\n\n{JOIN_TEXT_FORMAT}")
-        started = time.perf_counter()
-        raw, decision = await _decide(run, joiner, prompt)
-        latency_ms = (time.perf_counter() - started) * 1000
+        request = ModelRequest(prompt=prompt, schema=JoinDecision if typed else None)
+        answered = yield from call_model(run.model, request, state)
+        raw, decision = answered.message, _decision(answered)
         if not decision.replan:
             reply = AIMessage(
                 content=decision.answer.strip() or NO_ANSWER, usage_metadata=raw.usage_metadata
             )
-            event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
+            event = {**answered.event, "text": reply.text}
             outcome: Outcome | None = {"status": "answered"}
             return {"messages": [reply], "trajectory": [event], "outcome": outcome}
         note = AIMessage(
@@ -106,7 +106,7 @@ def make_join(
             usage_metadata=raw.usage_metadata,
             response_metadata={"runtime": RUNTIME, "kind": JOIN_KIND, "reason": decision.reason},
         )
-        event = thought_event(state, reply=note, prompt=prompt, latency_ms=latency_ms)
+        event = {**answered.event, "text": note.text}
         after = {
             **state,
             "messages": [*state["messages"], note],
@@ -124,18 +124,11 @@ def make_join(
     return join
 
 
-async def _decide(
-    run: RunScope, joiner: Runnable | None, prompt: list[BaseMessage]
-) -> tuple[AIMessage, JoinDecision]:
+def _decision(reply: ModelReply) -> JoinDecision:
     """The joiner's decision; a reply that is not structured is read as text."""
-    if joiner is not None:
-        result = await joiner.ainvoke(prompt)
-        if result["parsed"] is not None:
-            return result["raw"], result["parsed"]
-        raw: AIMessage = result["raw"]
-    else:
-        raw = await run.model.ainvoke(prompt)
-    match = REPLAN_LINE.search(raw.text)
+    if isinstance(reply.parsed, JoinDecision):
+        return reply.parsed
+    match = REPLAN_LINE.search(reply.message.text)
     if match:
-        return raw, JoinDecision(replan=True, reason=match.group(1))
-    return raw, JoinDecision(answer=raw.text.strip())
+        return JoinDecision(replan=True, reason=match.group(1))
+    return JoinDecision(answer=reply.message.text.strip())

@@ -11,13 +11,13 @@ the planner sees that round's results and the reason.
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.compiler_dag import (
     JOIN_KIND,
     PLAN_KIND,
@@ -32,10 +32,10 @@ from reasoning_graphs.nodes.compiler_dag import (
     tasks_from_schema,
     topological_order,
 )
-from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening, structured
+from reasoning_graphs.nodes.model_call import supports_schema
+from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening
 from reasoning_graphs.nodes.rewoo_steps import RUNTIME as REWOO_RUNTIME
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.prompts.llm_compiler import (
     INVALID_PLAN_REQUEST,
@@ -85,27 +85,26 @@ def planner_prompt(
     return prompt
 
 
-def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``plan`` node for ``setup``."""
 
-    async def plan(state: dict[str, Any]) -> dict[str, Any]:
+    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         specs = run.usable_specs(state)
         turn = turn_messages(state["messages"])
         round_number = 1 + sum(is_compiler_message(m, SCHEDULE_KIND) for m in turn)
         attempt = _attempts_this_round(turn)
-        planner = structured(run.model, TaskPlan)
-        prompt = planner_prompt(setup, state, specs, text_format=planner is None)
-        started = time.perf_counter()
-        raw, tasks, problems = await ask_for_plan(
+        typed = supports_schema(run.model, TaskPlan)
+        prompt = planner_prompt(setup, state, specs, text_format=not typed)
+        reply, tasks, problems = yield from ask_for_plan(
             run.model,
-            planner,
+            TaskPlan if typed else None,
             prompt,
+            state,
             specs,
             from_schema=tasks_from_schema,
             parse_text=parse_plan_text,
         )
-        latency_ms = (time.perf_counter() - started) * 1000
         limit = run.limits.max_tool_calls_per_turn
         problems.extend(plan_problems(tasks, [spec.name for spec in specs], limit))
         problem = " ".join(problems) or None
@@ -118,14 +117,14 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[st
             content += CANNOT_RUN_NOTE.format(problem=problem)
         message = AIMessage(
             content=content,
-            usage_metadata=raw.usage_metadata,
+            usage_metadata=reply.message.usage_metadata,
             response_metadata={"runtime": RUNTIME, "kind": PLAN_KIND, "round": round_number},
         )
         outcome: Outcome | None = None
         if problem and attempt >= MAX_PLAN_RETRIES:
             reason = NO_VALID_PLAN.format(attempts=attempt + 1, problem=problem.rstrip("."))
             outcome = {"status": "incomplete", "reason": reason}
-        event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
+        event = {**reply.event, "text": message.text}
         return {
             "messages": [message],
             "trajectory": [event],

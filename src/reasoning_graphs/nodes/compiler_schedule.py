@@ -25,16 +25,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
-from langgraph.func import task
 
-from reasoning_graphs._sync import run_sync
+from reasoning_graphs.effects import Body, Effect, Gather, durable_task
 from reasoning_graphs.nodes.approve import REUSED, TurnTriage, settle_calls
 from reasoning_graphs.nodes.compiler_dag import (
     RUNTIME,
@@ -74,16 +73,30 @@ class Job:
 
 
 class Board:
-    """The results of a round's tasks by plan id; tasks wait here for the ones they need."""
+    """The results of a round's tasks by plan id; tasks wait here for the ones they need.
+
+    On the sync face tasks run on threads and block on a condition; on the
+    async face they run on the loop and await an event.
+    """
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._results: dict[int, dict[str, Any]] = {}
+        self._events: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
     def post(self, task_id: int, result: dict[str, Any]) -> None:
         with self._changed:
             self._results[task_id] = result
             self._changed.notify_all()
+            for loop, event in self._events:
+                loop.call_soon_threadsafe(event.set)
+
+    def results(self, ids: Sequence[int]) -> dict[int, dict[str, Any]] | None:
+        """The results of ``ids`` once all are posted, else ``None``."""
+        with self._changed:
+            if all(i in self._results for i in ids):
+                return {i: self._results[i] for i in ids}
+            return None
 
     def wait_for(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """Block until every task of ``ids`` has a result; return those results."""
@@ -91,8 +104,18 @@ class Board:
             self._changed.wait_for(lambda: all(i in self._results for i in ids))
             return {i: self._results[i] for i in ids}
 
-    def post_when_done(self, task_id: int, future: Future | asyncio.Future) -> None:
-        """Post the future's result (or its failure) as soon as it settles."""
+    async def await_for(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Wait, without blocking the loop, until every task of ``ids`` has a result."""
+        event = asyncio.Event()
+        with self._changed:
+            self._events.append((asyncio.get_running_loop(), event))
+        while (found := self.results(ids)) is None:
+            await event.wait()
+            event.clear()
+        return found
+
+    def poster(self, task_id: int) -> Callable[[Future | asyncio.Future], None]:
+        """A callback that posts a settled future's result (or its failure)."""
 
         def post(done: Future | asyncio.Future) -> None:
             error = "cancelled" if done.cancelled() else done.exception()
@@ -101,26 +124,32 @@ class Board:
             else:
                 self.post(task_id, _outcome("error", TASK_CRASHED.format(error=error)))
 
-        future.add_done_callback(post)
+        return post
 
 
-@task
-def run_task(job: Job, board: Board) -> dict[str, Any]:
+class WaitFor(Effect):
+    """Wait until the board has the results of ``ids``."""
+
+    def __init__(self, board: Board, ids: Sequence[int]):
+        self.board, self.ids = board, ids
+
+    def run(self) -> dict[int, dict[str, Any]]:
+        return self.board.wait_for(self.ids)
+
+    async def arun(self) -> dict[int, dict[str, Any]]:
+        return await self.board.await_for(self.ids)
+
+
+def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
     """Wait for the task's deps, then run it — or skip it when a dep did not succeed."""
-    needed = board.wait_for(job.after)
+    needed = yield WaitFor(board, job.after)
     failed = [f"${dep}" for dep in job.task["deps"] if needed[dep]["status"] != "success"]
     if failed:
         return _outcome("skipped", SKIPPED.format(refs=", ".join(failed)))
     args = substitute(job.call["args"], {dep: needed[dep]["value"] for dep in job.task["deps"]})
     started = time.time()
-    result = run_sync(
-        execute_call(
-            job.registry,
-            job.call["name"],
-            args,
-            call_id=job.call["id"],
-            observations=job.observations,
-        )
+    result = yield from execute_call(
+        job.registry, job.call["name"], args, call_id=job.call["id"], observations=job.observations
     )
     return {
         **_outcome(result.status, result.content, result.full_text),
@@ -132,10 +161,13 @@ def run_task(job: Job, board: Board) -> dict[str, Any]:
     }
 
 
-def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+run_task = durable_task("run_task", _task_body)
+
+
+def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``schedule`` node for ``setup``."""
 
-    async def schedule(state: dict[str, Any]) -> dict[str, Any]:
+    def schedule(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         plan: list[CompilerTask] = state.get("plan") or []
         turn, step = turn_number(state["messages"]), steps_used(state) + 1
@@ -153,12 +185,10 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dic
             if item["call_id"] in answered:
                 board.post(item["id"], _settled(answered[item["call_id"]]))
         started = time.perf_counter()
-        futures = []
-        for job in _jobs(plan, cleared, run.registry, state.get("observations") or {}):
-            future = run_task(job, board)
-            board.post_when_done(job.task["id"], future)
-            futures.append(asyncio.wrap_future(future))
-        await asyncio.gather(*futures)
+        jobs = _jobs(plan, cleared, run.registry, state.get("observations") or {})
+        yield Gather(
+            [run_task(job, board, on_settled=board.poster(job.task["id"])) for job in jobs]
+        )
         wall_ms = (time.perf_counter() - started) * 1000
         results = board.wait_for([item["id"] for item in plan])
         return _record(state, plan, cleared, triage, results, turn=turn, step=step, wall_ms=wall_ms)

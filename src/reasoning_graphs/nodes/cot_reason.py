@@ -9,16 +9,15 @@ when the samples differ: give it a model that samples (temperature above 0).
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
+from reasoning_graphs.effects import Body, gather_bodies
 from reasoning_graphs.nodes.cot_answer import Sample, extract_answer, majority
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.prompts import NO_ANSWER
 
 NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
@@ -27,12 +26,12 @@ AGREEMENT = "{count}/{total}"
 
 def make_reason(
     setup: AgentSetup, *, samples: int
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``reason`` node: ``samples`` concurrent chains of thought and their vote."""
 
-    async def reason(state: dict[str, Any]) -> dict[str, Any]:
+    def reason(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        results = await asyncio.gather(*(_sample(run, state) for _ in range(samples)))
+        results = yield from gather_bodies([_sample(run, state) for _ in range(samples)])
         chains = [chain for chain, _ in results]
         events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
         vote = majority(chains)
@@ -65,11 +64,9 @@ def make_reason(
     return reason
 
 
-async def _sample(run: RunScope, state: Mapping[str, Any]) -> tuple[Sample, dict[str, Any]]:
+def _sample(run: RunScope, state: Mapping[str, Any]) -> Body[tuple[Sample, dict[str, Any]]]:
     """One chain of thought over the conversation, and its trajectory event."""
     prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
-    started = time.perf_counter()
-    reply = await run.model.ainvoke(prompt)
-    latency_ms = (time.perf_counter() - started) * 1000
-    event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
-    return Sample(reasoning=reply.text, answer=extract_answer(reply.text)), event
+    reply = yield from call_model(run.model, ModelRequest(prompt=prompt), state)
+    text = reply.message.text
+    return Sample(reasoning=text, answer=extract_answer(text)), reply.event

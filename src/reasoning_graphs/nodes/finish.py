@@ -8,12 +8,13 @@ that call fails, the evidence alone is the answer.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
@@ -22,18 +23,20 @@ from reasoning_graphs.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE,
 EVIDENCE_CHARS = 200
 
 
-AskFinal = Callable[[RunScope, dict[str, Any], str], Awaitable[AIMessage]]
+AskFinal = Callable[[RunScope, dict[str, Any], str], Body[ModelReply]]
 """How a pattern asks its model for a last answer: (run, state, instruction) → reply."""
 
 
-async def ask_with_tools_off(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+def ask_with_tools_off(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
     """Native tool calling: the conversation so far, the instruction, and tool_choice "none"."""
     prompt = [
         SystemMessage(run.setup.system_prompt),
         *state["messages"],
         HumanMessage(instruction),
     ]
-    return await run.model_with_tools(state, tool_choice="none").ainvoke(prompt)
+    tools = run.usable_tools(state)
+    request = ModelRequest(prompt=prompt, tools=tools, tool_choice="none" if tools else None)
+    return (yield from call_model(run.model, request, state))
 
 
 Evidence = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
@@ -47,29 +50,30 @@ def tool_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def make_finish(
     setup: AgentSetup, ask: AskFinal = ask_with_tools_off, evidence: Evidence = tool_evidence
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``finish`` node: ``ask`` gets the model's last answer, ``evidence`` the facts."""
 
-    async def finish(state: dict[str, Any]) -> dict[str, Any]:
+    def finish(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         reason = outcome.get("reason", "stopped")
         instruction = ANSWER_NOW.format(reason=reason)
-        started = time.perf_counter()
         try:
-            reply = await ask(run, state, instruction)
+            reply: ModelReply | None = yield from ask(run, state, instruction)
         except Exception:  # the evidence below still makes an honest answer
-            reply = AIMessage(content="")
-        latency_ms = (time.perf_counter() - started) * 1000
-        answer = reply.text.strip() or NO_ANSWER
+            reply = None
+        answer = (reply.message.text.strip() if reply else "") or NO_ANSWER
         note = INCOMPLETE_NOTE.format(reason=reason, evidence=_evidence(evidence(state)))
         final = AIMessage(
             content=f"{answer}\n\n{note}",
-            usage_metadata=reply.usage_metadata,
+            usage_metadata=reply.message.usage_metadata if reply else None,
             response_metadata={"outcome": dict(outcome)},
         )
-        prompt = [*state["messages"], HumanMessage(instruction)]
-        event = thought_event(state, reply=final, prompt=prompt, latency_ms=latency_ms)
+        if reply is None:
+            prompt = [*state["messages"], HumanMessage(instruction)]
+            event = thought_event(state, reply=final, prompt=prompt, latency_ms=0.0)
+        else:
+            event = {**reply.event, "text": final.text}
         return {"messages": [final], "trajectory": [event], "outcome": outcome}
 
     return finish

@@ -8,12 +8,12 @@ finished steps as the evidence.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage
-
+from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.finish import make_finish
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.plan_progress import progress_prompt, progress_report, steps_done
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call
@@ -22,12 +22,13 @@ from reasoning_graphs.prompts.plan_execute import ANSWER_SYSTEM, FINISH_REQUEST
 EVIDENCE_STEPS = 3
 
 
-def make_plan_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_plan_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``finish`` node of a plan for ``setup``."""
 
-    async def ask(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+    def ask(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
         request = FINISH_REQUEST.format(progress=progress_report(state), instruction=instruction)
-        return await run.model.ainvoke(progress_prompt(ANSWER_SYSTEM, state, request))
+        prompt = progress_prompt(ANSWER_SYSTEM, state, request)
+        return (yield from call_model(run.model, ModelRequest(prompt=prompt), state))
 
     return make_finish(setup, ask, evidence=step_evidence)
 

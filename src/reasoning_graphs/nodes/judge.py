@@ -9,7 +9,6 @@ grade must never pass as a good one.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,8 +16,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.prompts.reflexion import JUDGE_REQUEST, JUDGE_SYSTEM
 
 UNREADABLE_JUDGEMENT = "The judge's reply could not be read as a score."
@@ -43,9 +43,9 @@ def clamp_score(score: float) -> float:
     return min(1.0, max(0.0, float(score)))
 
 
-async def judge(
+def judge(
     run: RunScope, task: str, answer: str, state: Mapping[str, Any]
-) -> tuple[Evaluation, dict[str, Any]]:
+) -> Body[tuple[Evaluation, dict[str, Any]]]:
     """Grade ``answer`` to ``task`` with the run's model.
 
     Returns:
@@ -56,22 +56,18 @@ async def judge(
         SystemMessage(JUDGE_SYSTEM),
         HumanMessage(JUDGE_REQUEST.format(task=task, answer=answer)),
     ]
-    return await grade(run, prompt, state)
+    return (yield from grade(run, prompt, state))
 
 
-async def grade(
+def grade(
     run: RunScope, prompt: list[BaseMessage], state: Mapping[str, Any]
-) -> tuple[Evaluation, dict[str, Any]]:
+) -> Body[tuple[Evaluation, dict[str, Any]]]:
     """Ask the run's model for a :class:`Judgement` on ``prompt``.
 
     An unreadable reply scores 0: an unreadable grade must never pass as a good one.
     """
-    started = time.perf_counter()
-    structured = run.model.with_structured_output(Judgement, include_raw=True)
-    result = await structured.ainvoke(prompt)
-    latency_ms = (time.perf_counter() - started) * 1000
-    event = thought_event(state, reply=result["raw"], prompt=prompt, latency_ms=latency_ms)
-    parsed = result["parsed"]
+    reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Judgement), state)
+    parsed, event = reply.parsed, reply.event
     if not isinstance(parsed, Judgement):
         return Evaluation(score=0.0, feedback=UNREADABLE_JUDGEMENT), event
     return Evaluation(score=clamp_score(parsed.score), feedback=parsed.feedback.strip()), event

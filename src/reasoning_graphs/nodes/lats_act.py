@@ -15,14 +15,12 @@ one branch is seen by its siblings.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages.tool import ToolCall
-from langgraph.func import task
 
-from reasoning_graphs._sync import run_sync
+from reasoning_graphs.effects import Body, Gather, durable_task
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.lats_tree import LatsNode, children, expansions, update_nodes
 from reasoning_graphs.nodes.setup import AgentSetup
@@ -33,15 +31,12 @@ from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
 
 
-@task
-def run_call(
+def _run_call(
     registry: ToolRegistry, call: PlannedCall, observations: Mapping[str, str]
-) -> dict[str, Any]:
+) -> Body[dict[str, Any]]:
     """Run one cleared call; its result is saved as soon as it finishes."""
-    result = run_sync(
-        execute_call(
-            registry, call["name"], call["args"], call_id=call["id"], observations=observations
-        )
+    result = yield from execute_call(
+        registry, call["name"], call["args"], call_id=call["id"], observations=observations
     )
     return {
         "content": result.content,
@@ -52,10 +47,13 @@ def run_call(
     }
 
 
-def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+run_call = durable_task("run_call", _run_call)
+
+
+def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the LATS ``act`` node for ``setup``."""
 
-    async def act(state: dict[str, Any]) -> dict[str, Any]:
+    def act(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         tree = state["tree"]
         fresh = [
@@ -69,7 +67,7 @@ def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str
         settle_calls(run, state, [node["call"] for node in fresh], triage)
 
         cleared = [call for _, call in sorted(triage.planned, key=lambda item: item[0])]
-        results = await _run_cleared(run.registry, cleared, state.get("observations") or {})
+        results = yield from _run_cleared(run.registry, cleared, state.get("observations") or {})
         by_call = {node["call"]["id"]: node for node in fresh}
         changes: dict[int, dict[str, object]] = {}
         events = [{**event, "node": by_call[event["id"]]["id"]} for event in triage.events]
@@ -106,17 +104,16 @@ def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str
     return act
 
 
-async def _run_cleared(
+def _run_cleared(
     registry: ToolRegistry, calls: list[PlannedCall], observations: Mapping[str, str]
-) -> dict[str, dict[str, Any]]:
+) -> Body[dict[str, dict[str, Any]]]:
     """Read-only calls all at once, stateful ones in order after them; results by call id."""
-
     together = [call for call in calls if registry.is_read_only(call["name"])]
-    futures = [asyncio.wrap_future(run_call(registry, call, observations)) for call in together]
-    results = dict(zip([c["id"] for c in together], await asyncio.gather(*futures), strict=True))
+    done = yield Gather([run_call(registry, call, observations) for call in together])
+    results = dict(zip([c["id"] for c in together], done, strict=True))
     for call in calls:
         if not registry.is_read_only(call["name"]):
-            results[call["id"]] = await asyncio.wrap_future(run_call(registry, call, observations))
+            results[call["id"]] = yield run_call(registry, call, observations)
     return results
 
 

@@ -12,12 +12,12 @@ incomplete.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from reasoning_graphs.effects import Body, gather_bodies
 from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.lats_tree import (
     LatsNode,
@@ -45,16 +45,16 @@ from reasoning_graphs.state import Outcome
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
 
 
-def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``evaluate`` node: one judge call per unscored child of the selected leaf."""
 
-    async def evaluate(state: dict[str, Any]) -> dict[str, Any]:
+    def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         tree: LatsTree = state["tree"]
         fresh = [n for n in children(tree, state["selected"]) if n["score"] is None]
         task = _task_text(state)
-        graded = await asyncio.gather(
-            *(_grade(run, state, task, path(tree, node["id"])) for node in fresh)
+        graded = yield from gather_bodies(
+            [_grade(run, state, task, path(tree, node["id"])) for node in fresh]
         )
         changes: dict[int, dict[str, object]] = {}
         events: list[dict[str, Any]] = []
@@ -80,10 +80,10 @@ def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dic
 
 def make_backpropagate(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
 
-    async def backpropagate_node(state: dict[str, Any]) -> dict[str, Any]:
+    def backpropagate_node(state: dict[str, Any]) -> dict[str, Any]:
         tree: LatsTree = state["tree"]
         new = [n for n in children(tree, state["selected"]) if n["visits"] == 0]
         tree = backpropagate(tree, [n["id"] for n in new])
@@ -100,15 +100,15 @@ def make_backpropagate(
     return backpropagate_node
 
 
-async def _grade(
+def _grade(
     run: RunScope, state: Mapping[str, Any], task: str, trajectory: Sequence[LatsNode]
-) -> tuple[Evaluation, dict[str, Any]]:
+) -> Body[tuple[Evaluation, dict[str, Any]]]:
     """The judge's verdict on one trajectory, and the thought event of its call."""
     prompt = [
         SystemMessage(LATS_JUDGE_SYSTEM),
         HumanMessage(render_trajectory(task, trajectory)),
     ]
-    return await grade(run, prompt, state)
+    return (yield from grade(run, prompt, state))
 
 
 def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:

@@ -10,13 +10,12 @@ one child.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
+from reasoning_graphs.effects import Body, gather_bodies
 from reasoning_graphs.nodes.lats_tree import (
     Candidate,
     SearchSettings,
@@ -27,8 +26,8 @@ from reasoning_graphs.nodes.lats_tree import (
     path,
     select_leaf,
 )
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_number
 
 EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
@@ -36,10 +35,10 @@ EXHAUSTED = "every branch ended in an answer or reached the depth limit of {dept
 
 def make_select(
     settings: SearchSettings,
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
 
-    async def select(state: dict[str, Any]) -> dict[str, Any]:
+    def select(state: dict[str, Any]) -> dict[str, Any]:
         turn = turn_number(state["messages"])
         tree = state.get("tree")
         if tree is None or tree["turn"] != turn:
@@ -55,15 +54,10 @@ def make_select(
 
 def make_expand(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step."""
 
-    async def sample(model: Any, prompt: list[Any]) -> tuple[AIMessage, float]:
-        started = time.perf_counter()
-        reply = await model.ainvoke(prompt)
-        return reply, (time.perf_counter() - started) * 1000
-
-    async def expand_node(state: dict[str, Any]) -> dict[str, Any]:
+    def expand_node(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         tree, leaf = state["tree"], state["selected"]
         prompt = [
@@ -71,18 +65,14 @@ def make_expand(
             *state["messages"],
             *messages_of(path(tree, leaf)),
         ]
-        model = run.model_with_tools(state)
-        replies = await asyncio.gather(*(sample(model, prompt) for _ in range(settings.candidates)))
-        grown = expand(tree, leaf, [c for c in map(_candidate, (r for r, _ in replies)) if c])
+        request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
+        replies: list[ModelReply] = yield from gather_bodies(
+            [call_model(run.model, request, state) for _ in range(settings.candidates)]
+        )
+        candidates = [_candidate(reply.message) for reply in replies]
+        grown = expand(tree, leaf, [c for c in candidates if c])
         step = expansions(grown)
-        events = [
-            {
-                **thought_event(state, reply=reply, prompt=prompt, latency_ms=latency),
-                "step": step,
-                "node": leaf,
-            }
-            for reply, latency in replies
-        ]
+        events = [{**reply.event, "step": step, "node": leaf} for reply in replies]
         return {"tree": grown, "trajectory": events}
 
     return expand_node

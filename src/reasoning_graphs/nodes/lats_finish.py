@@ -10,11 +10,12 @@ answer with the branch's evidence.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.finish import ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.lats_tree import (
     LatsNode,
@@ -24,6 +25,7 @@ from reasoning_graphs.nodes.lats_tree import (
     messages_of,
     path,
 )
+from reasoning_graphs.nodes.model_call import ModelReply
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import successful_observations
 from reasoning_graphs.prompts.lats import BELOW_THRESHOLD_NOTE
@@ -33,11 +35,11 @@ BEST_BRANCH = "{reason}; the best branch scored {score:.2f}"
 
 def make_lats_finish(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``finish`` node of LATS."""
     from_best_branch = make_finish(setup, _ask_on_best_branch, _best_branch_evidence)
 
-    async def finish(state: dict[str, Any]) -> dict[str, Any]:
+    def finish(state: dict[str, Any]) -> Body[dict[str, Any]]:
         outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         best = best_answer(state["tree"])
         if best is None:
@@ -45,7 +47,7 @@ def make_lats_finish(
             if branch is not None:
                 reason = BEST_BRANCH.format(reason=outcome.get("reason"), score=branch["score"])
                 outcome = {**outcome, "reason": reason}
-            return await from_best_branch({**state, "outcome": outcome})
+            return (yield from from_best_branch({**state, "outcome": outcome}))
         content = best["answer"] or ""
         if outcome["status"] != "answered":
             note = BELOW_THRESHOLD_NOTE.format(
@@ -69,10 +71,10 @@ def _best_branch(state: Mapping[str, Any]) -> list[AnyMessage]:
     return messages_of(path(state["tree"], node["id"])) if node else []
 
 
-async def _ask_on_best_branch(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+def _ask_on_best_branch(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
     """The model, tools off, after the conversation and the best branch's steps."""
     branch_state = {**state, "messages": [*state["messages"], *_best_branch(state)]}
-    return await ask_with_tools_off(run, branch_state, instruction)
+    return (yield from ask_with_tools_off(run, branch_state, instruction))
 
 
 def _best_branch_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:

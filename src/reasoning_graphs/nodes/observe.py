@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from reasoning_graphs.context import Limits
@@ -25,10 +25,10 @@ def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
     return None
 
 
-def make_observe(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_observe(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``observe`` node for ``setup``."""
 
-    async def observe(state: dict[str, Any]) -> dict[str, Any]:
+    def observe(state: dict[str, Any]) -> dict[str, Any]:
         outcome = state.get("outcome") or budget_stop(state, setup.for_run().limits)
         return {"pending": [], "outcome": outcome}
 

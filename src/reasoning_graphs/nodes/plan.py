@@ -8,16 +8,16 @@ a revision falls back to an honest closing answer.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.plan_progress import progress_prompt, progress_report, task_of
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.prompts.plan_execute import (
     PLANNER_SYSTEM,
     PLANNER_TOOLS,
@@ -55,13 +55,14 @@ class Replan(BaseModel):
 
 def make_plan(
     setup: AgentSetup, *, max_steps: int
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``plan`` node: at most ``max_steps`` steps, and a new plan per question."""
 
-    async def plan(state: dict[str, Any]) -> dict[str, Any]:
+    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         prompt = [SystemMessage(_planner_system(run, state)), *state["messages"]]
-        parsed, event = await _ask_structured(run, Plan, prompt, state)
+        reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Plan), state)
+        parsed, event = reply.parsed, reply.event
         steps = _clean(parsed.steps if isinstance(parsed, Plan) else [])
         return {
             # an unreadable or empty plan still gets the request done, as a single step
@@ -76,19 +77,20 @@ def make_plan(
 
 def make_replan(
     setup: AgentSetup, *, max_replans: int, max_steps: int
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``replan`` node: answer, or revise the plan at most ``max_replans`` times.
 
     Past the bound the node does not plan again; it sets an incomplete outcome
     and leaves the closing answer to ``finish``.
     """
 
-    async def replan(state: dict[str, Any]) -> dict[str, Any]:
+    def replan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         request = REPLAN_REQUEST.format(progress=progress_report(state))
         prompt = progress_prompt(REPLANNER_SYSTEM, state, request)
-        parsed, event = await _ask_structured(run, Replan, prompt, state)
-        update: dict[str, Any] = {"trajectory": [event]}
+        reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Replan), state)
+        parsed = reply.parsed
+        update: dict[str, Any] = {"trajectory": [reply.event]}
         if not isinstance(parsed, Replan):
             return {**update, "outcome": _incomplete(UNREADABLE_REPLAN)}
         if parsed.response.strip():
@@ -103,21 +105,6 @@ def make_replan(
         return {**update, "plan": steps[:max_steps], "replans": replans + 1}
 
     return replan
-
-
-async def _ask_structured(
-    run: RunScope, schema: type[BaseModel], prompt: list[BaseMessage], state: Mapping[str, Any]
-) -> tuple[Any, dict[str, Any]]:
-    """One typed model call: the parsed reply (``None`` if unreadable) and its trajectory event.
-
-    The raw reply is kept so the event records real token counts.
-    """
-    started = time.perf_counter()
-    structured = run.model.with_structured_output(schema, include_raw=True)
-    result = await structured.ainvoke(prompt)
-    latency_ms = (time.perf_counter() - started) * 1000
-    event = thought_event(state, reply=result["raw"], prompt=prompt, latency_ms=latency_ms)
-    return result["parsed"], event
 
 
 def _planner_system(run: RunScope, state: Mapping[str, Any]) -> str:

@@ -10,14 +10,15 @@ each pattern keeps its own plan format, checks and prompt text.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.prompts.rewoo import NO_TOOLS, TOOL_ENTRY
 from reasoning_graphs.tools.spec import ToolSpec
@@ -84,42 +85,31 @@ def planner_opening(
     ]
 
 
-def structured(model: BaseChatModel, schema: type[BaseModel]) -> Runnable | None:
-    """The model answering in ``schema`` (raw reply included), or ``None`` when it cannot."""
-    try:
-        return model.with_structured_output(schema, include_raw=True)
-    except NotImplementedError:
-        return None
-
-
-async def ask_for_plan(
+def ask_for_plan(
     model: BaseChatModel,
-    planner: Runnable | None,
+    schema: type[BaseModel] | None,
     prompt: list[BaseMessage],
+    state: Mapping[str, Any],
     specs: Sequence[ToolSpec],
     *,
     from_schema: Callable[[Any], list[Step]],
     parse_text: TextParser[Step],
-) -> tuple[AIMessage, list[Step], list[str]]:
-    """The plan's raw reply, its steps and the problems found reading it.
+) -> Body[tuple[ModelReply, list[Step], list[str]]]:
+    """The planner's reply, its steps and the problems found reading it.
 
-    With a ``planner`` (see :func:`structured`) the plan is structured, and a
-    reply that does not fit the schema is read as text instead; without one
+    With a ``schema`` (when the model supports one, see
+    :func:`~reasoning_graphs.nodes.model_call.supports_schema`) the plan is
+    typed, and a reply that does not fit is read as text instead; without one
     the model is asked plainly and its reply is read as text.
     """
-    if planner is None:
-        raw = await model.ainvoke(prompt)
-        steps, problems = parse_text(raw.text, specs)
-        return raw, steps, problems
-    result = await planner.ainvoke(prompt)
-    raw = result["raw"]
-    if result["parsed"] is not None:
-        return raw, from_schema(result["parsed"]), []
-    steps, problems = parse_text(raw.text, specs)
-    error = result.get("parsing_error")
-    if error is not None and not steps:
-        problems.append(UNREADABLE_PLAN.format(detail=str(error).splitlines()[0]))
-    return raw, steps, problems
+    reply = yield from call_model(model, ModelRequest(prompt=prompt, schema=schema), state)
+    if reply.parsed is not None:
+        return reply, from_schema(reply.parsed), []
+    steps, problems = parse_text(reply.message.text, specs)
+    if reply.parsing_error is not None and not steps:
+        detail = str(reply.parsing_error).splitlines()[0]
+        problems.append(UNREADABLE_PLAN.format(detail=detail))
+    return reply, steps, problems
 
 
 def answer_prompt(

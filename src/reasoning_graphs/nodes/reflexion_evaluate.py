@@ -10,13 +10,13 @@ loops past its bound and the user always gets the strongest answer found.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from reasoning_graphs.effects import Await, Blocking, Body, Effect
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
 from reasoning_graphs.nodes.plan_progress import task_of
 from reasoning_graphs.nodes.reflexion_trials import Trial, trials_of
@@ -25,8 +25,8 @@ from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.prompts.reflexion import BEST_ATTEMPT_NOTE
 
 Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
-"""Grades (task, answer): a score from 0 to 1 and feedback. May be sync (run in a
-worker thread, so it may block — run tests, call a service) or async."""
+"""Grades (task, answer): a score from 0 to 1 and feedback. May be sync (it may block —
+run tests, call a service; the async face runs it in a worker thread) or async."""
 
 BELOW_THRESHOLD = (
     "no attempt reached the score threshold {threshold:.2f} in {trials} trials; "
@@ -36,17 +36,20 @@ BELOW_THRESHOLD = (
 
 def make_evaluate(
     setup: AgentSetup, evaluator: Evaluator | None, *, threshold: float, max_trials: int
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``evaluate`` node: ``evaluator=None`` grades with the model judge."""
 
-    async def evaluate(state: dict[str, Any]) -> dict[str, Any]:
+    def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
         task, answer = task_of(state["messages"]), state["attempt"]["answer"]
         events: list[dict[str, Any]] = []
         if evaluator is None:
-            evaluation, event = await judge(setup.for_run(), task, answer, state)
+            evaluation, event = yield from judge(setup.for_run(), task, answer, state)
             events.append(event)
         else:
-            evaluation = await _call(evaluator, task, answer)
+            result = yield _evaluation(evaluator, task, answer)
+            evaluation = Evaluation(
+                score=clamp_score(result["score"]), feedback=str(result["feedback"])
+            )
         done = Trial(
             turn=turn_number(state["messages"]),
             trial=len(trials_of(state)) + 1,
@@ -68,11 +71,14 @@ def make_evaluate(
     return evaluate
 
 
-async def _call(evaluator: Evaluator, task: str, answer: str) -> Evaluation:
-    result = await asyncio.to_thread(evaluator, task, answer)
-    if inspect.isawaitable(result):
-        result = await result
-    return Evaluation(score=clamp_score(result["score"]), feedback=str(result["feedback"]))
+def _evaluation(evaluator: Evaluator, task: str, answer: str) -> Effect:
+    """The user's evaluator as the face runs it: awaited when async, else called."""
+    is_async = inspect.iscoroutinefunction(evaluator) or inspect.iscoroutinefunction(
+        type(evaluator).__call__  # an object with an async __call__
+    )
+    if is_async:
+        return Await(lambda: evaluator(task, answer))  # type: ignore[arg-type,return-value]
+    return Blocking(evaluator, task, answer)
 
 
 def _best_of(trials: list[Trial], threshold: float) -> dict[str, Any]:

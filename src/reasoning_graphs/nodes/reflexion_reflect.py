@@ -8,13 +8,14 @@ unreadable reply still yields a lesson: the grader's own feedback.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.plan_progress import task_of
 from reasoning_graphs.nodes.reflexion_trials import (
     Lesson,
@@ -23,7 +24,6 @@ from reasoning_graphs.nodes.reflexion_trials import (
     trials_of,
 )
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.prompts.reflexion import (
     EARLIER_REFLECTIONS,
     REFLECT_REQUEST,
@@ -40,10 +40,10 @@ class Reflection(BaseModel):
     advice: str = Field(description="What the next attempt must do differently; concrete.")
 
 
-def make_reflect(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_reflect(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``reflect`` node: one structured model call per failed trial."""
 
-    async def reflect(state: dict[str, Any]) -> dict[str, Any]:
+    def reflect(state: dict[str, Any]) -> Body[dict[str, Any]]:
         last = trials_of(state)[-1]
         earlier = lessons_of(state)
         request = REFLECT_REQUEST.format(
@@ -57,12 +57,9 @@ def make_reflect(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict
             else "",
         )
         prompt = [SystemMessage(REFLECT_SYSTEM), HumanMessage(request)]
-        started = time.perf_counter()
-        structured = setup.for_run().model.with_structured_output(Reflection, include_raw=True)
-        result = await structured.ainvoke(prompt)
-        latency_ms = (time.perf_counter() - started) * 1000
-        event = thought_event(state, reply=result["raw"], prompt=prompt, latency_ms=latency_ms)
-        parsed = result["parsed"]
+        model = setup.for_run().model
+        reply = yield from call_model(model, ModelRequest(prompt=prompt, schema=Reflection), state)
+        parsed, event = reply.parsed, reply.event
         if isinstance(parsed, Reflection):
             diagnosis, advice = parsed.diagnosis.strip(), parsed.advice.strip()
         else:

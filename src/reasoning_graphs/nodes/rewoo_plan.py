@@ -9,13 +9,14 @@ any tool runs; a second call is told exactly what was wrong.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening, structured
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import supports_schema
+from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening
 from reasoning_graphs.nodes.rewoo_steps import (
     PLAN_KIND,
     RUNTIME,
@@ -27,7 +28,6 @@ from reasoning_graphs.nodes.rewoo_steps import (
     steps_from_schema,
 )
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.prompts.rewoo import (
     PLANNER_INSTRUCTIONS,
@@ -70,25 +70,24 @@ def planner_prompt(
     return prompt
 
 
-def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``plan`` node for ``setup``."""
 
-    async def plan(state: dict[str, Any]) -> dict[str, Any]:
+    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         specs = run.usable_specs(state)
         attempt = sum(is_rewoo_message(m, PLAN_KIND) for m in turn_messages(state["messages"]))
-        planner = structured(run.model, PlanSchema)
-        prompt = planner_prompt(setup, state, specs, attempt=attempt, text_format=planner is None)
-        started = time.perf_counter()
-        raw, steps, problems = await ask_for_plan(
+        typed = supports_schema(run.model, PlanSchema)
+        prompt = planner_prompt(setup, state, specs, attempt=attempt, text_format=not typed)
+        reply, steps, problems = yield from ask_for_plan(
             run.model,
-            planner,
+            PlanSchema if typed else None,
             prompt,
+            state,
             specs,
             from_schema=steps_from_schema,
             parse_text=parse_plan_text,
         )
-        latency_ms = (time.perf_counter() - started) * 1000
         problems.extend(plan_problems(steps, [spec.name for spec in specs]))
         problem = " ".join(problems) or None
         content = render_plan(steps) or EMPTY_PLAN
@@ -96,10 +95,10 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[st
             content += CANNOT_RUN_NOTE.format(problem=problem)
         message = AIMessage(
             content=content,
-            usage_metadata=raw.usage_metadata,
+            usage_metadata=reply.message.usage_metadata,
             response_metadata={"runtime": RUNTIME, "kind": PLAN_KIND},
         )
-        event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
+        event = {**reply.event, "text": message.text}
         return {
             "messages": [message],
             "trajectory": [event],

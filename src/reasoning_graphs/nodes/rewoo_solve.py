@@ -9,18 +9,18 @@ stops the plan part-way.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.planning import answer_prompt, conversation
 from reasoning_graphs.nodes.rewoo_plan import EMPTY_PLAN, OWN_RUNTIMES
 from reasoning_graphs.nodes.rewoo_steps import render_plan
 from reasoning_graphs.nodes.rewoo_work import issued_calls, step_results
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import describe_call
 from reasoning_graphs.prompts import INCOMPLETE_NOTE, NO_ANSWER
 from reasoning_graphs.prompts.rewoo import (
@@ -73,20 +73,21 @@ def solver_prompt(
     return answer_prompt(setup, SOLVER_INSTRUCTIONS, dialogue, report, instruction)
 
 
-async def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
     """``finish``'s way to ask for a last answer: the solver prompt plus the instruction."""
-    return await run.model.ainvoke(solver_prompt(run.setup, state, instruction))
+    request = ModelRequest(prompt=solver_prompt(run.setup, state, instruction))
+    return (yield from call_model(run.model, request, state))
 
 
-def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``solve`` node for ``setup``."""
 
-    async def solve(state: dict[str, Any]) -> dict[str, Any]:
+    def solve(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        prompt = solver_prompt(setup, state)
-        started = time.perf_counter()
-        reply = await run.model.ainvoke(prompt)
-        latency_ms = (time.perf_counter() - started) * 1000
+        answered = yield from call_model(
+            run.model, ModelRequest(prompt=solver_prompt(setup, state)), state
+        )
+        reply = answered.message
         problem = state.get("plan_problem")
         outcome: Outcome = {"status": "answered"}
         if problem:
@@ -100,7 +101,7 @@ def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[s
                 usage_metadata=reply.usage_metadata,
                 response_metadata={"outcome": dict(outcome)},
             )
-        event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
+        event = {**answered.event, "text": reply.text}
         return {"messages": [reply], "trajectory": [event], "outcome": outcome}
 
     return solve

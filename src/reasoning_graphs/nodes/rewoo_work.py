@@ -17,7 +17,7 @@ served by knowing the step could not run.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -95,10 +95,10 @@ def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
     return results
 
 
-def make_work(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_work(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``work`` node for ``setup``."""
 
-    async def work(state: dict[str, Any]) -> dict[str, Any]:
+    def work(state: dict[str, Any]) -> dict[str, Any]:
         limit = setup.for_run().limits.max_tool_calls_per_turn
         plan: list[PlanStep] = state.get("plan") or []
         results = step_results(state)

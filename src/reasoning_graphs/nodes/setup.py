@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict, Unpack
@@ -113,17 +112,6 @@ class RunScope:
         return ToolPolicy(
             approve=self.limits.approve, deny=self.limits.deny, rules=self.setup.rules
         )
-
-    def model_with_tools(
-        self, state: Mapping[str, Any], tool_choice: str | None = None
-    ) -> Runnable:
-        """The model bound to the tools usable now (plain when there are none)."""
-        tools = self.usable_tools(state)
-        if not tools:
-            return self.model
-        if tool_choice is None:
-            return self.model.bind_tools(tools)
-        return self.model.bind_tools(tools, tool_choice=tool_choice)
 
     def usable_tools(self, state: Mapping[str, Any]) -> list[BaseTool]:
         return [spec.tool for spec in self.usable_specs(state)]

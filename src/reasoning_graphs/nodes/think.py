@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
+from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.trajectory import thought_event
 
 
 def wants_tools(message: AIMessage) -> bool:
@@ -17,17 +17,20 @@ def wants_tools(message: AIMessage) -> bool:
     return bool(message.tool_calls or message.invalid_tool_calls)
 
 
-def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the ``think`` node for ``setup``."""
 
-    async def think(state: dict[str, Any]) -> dict[str, Any]:
+    def think(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         prompt = [SystemMessage(setup.system_prompt), *state["messages"]]
-        started = time.perf_counter()
-        reply = await run.model_with_tools(state).ainvoke(prompt)
-        latency_ms = (time.perf_counter() - started) * 1000
-        event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
-        outcome = None if wants_tools(reply) else {"status": "answered"}
-        return {"messages": [reply], "trajectory": [event], "outcome": outcome, "pending": []}
+        request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
+        reply = yield from call_model(run.model, request, state)
+        outcome = None if wants_tools(reply.message) else {"status": "answered"}
+        return {
+            "messages": [reply.message],
+            "trajectory": [reply.event],
+            "outcome": outcome,
+            "pending": [],
+        }
 
     return think

@@ -10,17 +10,18 @@ the run stops and says the model drifted out of the format.
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.models.local import LocalChatModel
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.text_format import (
@@ -59,11 +60,6 @@ def consecutive_format_errors(messages: Sequence[BaseMessage]) -> int:
     return count
 
 
-GRAMMAR_NEEDS_LLAMA = (
-    "grammar=True needs the embedded llama.cpp model ('local' or 'local:<path.gguf>'), not {model}."
-)
-
-
 class TextStepper:
     """Prompts, generation options and parsing for one label set.
 
@@ -82,42 +78,45 @@ class TextStepper:
         system = build_system_prompt(_described(specs), self.labels)
         return [SystemMessage(system), *render_transcript(messages, self.labels)]
 
-    def options(self, model: BaseChatModel, specs: Sequence[ToolSpec]) -> dict[str, Any]:
+    def request(
+        self, model: BaseChatModel, specs: Sequence[ToolSpec], prompt: list[BaseMessage]
+    ) -> ModelRequest:
         """Stop at the Observation label; in grammar mode, also constrain llama.cpp's output."""
-        options: dict[str, Any] = {"stop": stop_sequences(self.labels)}
-        is_llama = isinstance(model, LocalChatModel)
-        if self.grammar and not is_llama:
-            raise ValueError(GRAMMAR_NEEDS_LLAMA.format(model=type(model).__name__))
-        if specs and is_llama and self.grammar is not False:
-            options["gbnf"] = react_text_gbnf([spec.name for spec in specs], self.labels)
-        return options
+        wanted = self.grammar or (self.grammar is None and isinstance(model, LocalChatModel))
+        grammar = None
+        if wanted and specs:  # the model call refuses a grammar for other models
+            grammar = react_text_gbnf([spec.name for spec in specs], self.labels)
+        return ModelRequest(prompt=prompt, stop=stop_sequences(self.labels), grammar=grammar)
 
     def parse(self, text: str, specs: Sequence[ToolSpec]) -> ParsedStep:
         schemas = {spec.name: spec.argument_schema() for spec in specs}
         return parse_step(text, schemas, self.labels)
 
-    async def ask(self, run: RunScope, state: dict[str, Any], instruction: str) -> AIMessage:
+    def ask(self, run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
         """A last answer in the text format (``finish``): the answer text, not the raw reply."""
         specs = run.usable_specs(state)
         prompt = [*self.prompt(specs, state["messages"]), HumanMessage(instruction)]
-        reply = await run.model.bind(stop=stop_sequences(self.labels)).ainvoke(prompt)
-        step = self.parse(reply.text, specs)
-        answer = step.answer if step.kind == "final" and step.answer else reply.text
-        return AIMessage(content=answer, usage_metadata=reply.usage_metadata)
+        request = ModelRequest(prompt=prompt, stop=stop_sequences(self.labels))
+        reply = yield from call_model(run.model, request, state)
+        step = self.parse(reply.message.text, specs)
+        answer = step.answer if step.kind == "final" and step.answer else reply.message.text
+        usage = reply.message.usage_metadata
+        return replace(reply, message=AIMessage(content=answer, usage_metadata=usage))
 
 
 def make_think_text(
     setup: AgentSetup, stepper: TextStepper, *, max_format_errors: int
-) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
     """Build the text-format ``think`` node."""
 
-    async def think(state: dict[str, Any]) -> dict[str, Any]:
+    def think(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         specs = run.usable_specs(state)
         prompt = stepper.prompt(specs, state["messages"])
-        started = time.perf_counter()
-        reply = await run.model.bind(**stepper.options(run.model, specs)).ainvoke(prompt)
-        latency_ms = (time.perf_counter() - started) * 1000
+        answered = yield from call_model(
+            run.model, stepper.request(run.model, specs, prompt), state
+        )
+        reply = answered.message
         step = stepper.parse(reply.text, specs)
         message = _step_message(step, reply, stepper.labels, specs)
         outcome: Outcome | None = None
@@ -128,8 +127,7 @@ def make_think_text(
             if count >= max_format_errors:
                 reason = FORMAT_DRIFT.format(count=count, error=step.error)
                 outcome = {"status": "incomplete", "reason": reason}
-        event = thought_event(state, reply=reply, prompt=prompt, latency_ms=latency_ms)
-        event["parse_level"] = step.level
+        event = {**answered.event, "parse_level": step.level}
         return {"messages": [message], "trajectory": [event], "outcome": outcome, "pending": []}
 
     return think

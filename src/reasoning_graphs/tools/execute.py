@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, ValidationError
 
+from reasoning_graphs.effects import Abandoned, Await, Body, Bounded, Effect, in_daemon_thread
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -54,14 +56,47 @@ def observation_ref(call_id: str) -> str:
     return f"obs-{call_id}"
 
 
-async def execute_call(
+class ToolRun(Effect):
+    """One tool invocation with the face's own method.
+
+    A tool written only as a coroutine still runs on the sync face (on the
+    long-lived private loop of :class:`~reasoning_graphs.effects.Await`); a tool
+    written only as a function runs on a daemon thread on the async face, so a
+    call abandoned after its timeout holds up neither the loop nor the exit.
+    """
+
+    def __init__(self, tool: BaseTool, value: Any):
+        self.tool, self.value = tool, value
+
+    def run(self) -> Any:
+        if _async_only(self.tool):
+            return Await(lambda: self.tool.ainvoke(self.value)).run()
+        return self.tool.invoke(self.value)
+
+    async def arun(self) -> Any:
+        if _sync_only(self.tool):
+            return await asyncio.wrap_future(in_daemon_thread(lambda: self.tool.invoke(self.value)))
+        return await self.tool.ainvoke(self.value)
+
+
+def _async_only(tool: BaseTool) -> bool:
+    return isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None
+
+
+def _sync_only(tool: BaseTool) -> bool:
+    if isinstance(tool, StructuredTool):
+        return tool.coroutine is None
+    return type(tool)._arun is BaseTool._arun
+
+
+def execute_call(
     registry: ToolRegistry,
     name: str,
     args: Mapping[str, Any],
     *,
     call_id: str,
     observations: Mapping[str, str] | None = None,
-) -> ToolResult:
+) -> Body[ToolResult]:
     """Run ``name(**args)`` and return its (possibly cut) observation."""
     started = time.perf_counter()
 
@@ -83,14 +118,10 @@ async def execute_call(
     call_args = dict(args)
     if OBSERVATIONS_ARGUMENT in spec.injected_arguments():
         call_args[OBSERVATIONS_ARGUMENT] = dict(observations or {})
-    # A task plus asyncio.wait tells our timeout apart from a TimeoutError the tool raises.
-    task = asyncio.ensure_future(spec.tool.ainvoke(call_args))
-    done, _ = await asyncio.wait({task}, timeout=spec.timeout)
-    if not done:
-        task.cancel()
-        return finish(TOOL_TIMED_OUT.format(name=name, seconds=spec.timeout), "error")
     try:
-        output = task.result()
+        output = yield Bounded(ToolRun(spec.tool, call_args), spec.timeout)
+    except Abandoned:
+        return finish(TOOL_TIMED_OUT.format(name=name, seconds=spec.timeout), "error")
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
         return finish(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind), "error")

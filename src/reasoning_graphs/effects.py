@@ -1,0 +1,340 @@
+"""Write a node once; run it with sync methods on the sync face and async ones on the async face.
+
+LangGraph calls a node's sync function from ``invoke``/``stream`` and its async
+function from ``ainvoke``/``astream``. Clients that pool connections (the
+OpenAI client, httpx, database drivers) bind to the event loop they first ran
+on, so a sync run must use their sync methods — never a private event loop per
+call. A node body is therefore written as a generator that *yields effects*
+(a model call, a tool run, a batch to overlap) and receives their results;
+:func:`drive` performs each effect with the sync method, :func:`adrive` with the
+async one. The body's own logic exists once.
+
+Example:
+    >>> from langchain_core.runnables import RunnableLambda
+    >>> double = RunnableLambda(lambda x: 2 * x)
+    >>> def body(x):
+    ...     y = yield Invoke(double, x)
+    ...     return y + 1
+    >>> drive(body(20))
+    41
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine, Generator, Sequence
+from concurrent.futures import Executor, Future
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import get_executor_for_config
+from langgraph.config import get_config
+from langgraph.func import task
+
+T = TypeVar("T")
+
+Body = Generator["Effect", Any, T]
+"""A node body: yields effects, receives their results, returns the node's update."""
+
+
+class Effect(ABC):
+    """One piece of outside work, done by the face that runs the body."""
+
+    @abstractmethod
+    def run(self) -> Any:
+        """Do the work with sync methods (the sync face)."""
+
+    @abstractmethod
+    async def arun(self) -> Any:
+        """Do the work with async methods (the async face)."""
+
+    def start(self, pool: Executor) -> Future:
+        """Begin the work on the sync face without waiting for it (see :class:`Gather`)."""
+        return pool.submit(contextvars.copy_context().run, self.run)
+
+
+class Invoke(Effect):
+    """``runnable.invoke(value)`` or ``await runnable.ainvoke(value)``: models, tools, subgraphs."""
+
+    def __init__(self, runnable: Runnable, value: Any, config: RunnableConfig | None = None):
+        self.runnable, self.value, self.config = runnable, value, config
+
+    def run(self) -> Any:
+        return self.runnable.invoke(self.value, self.config)
+
+    async def arun(self) -> Any:
+        return await self.runnable.ainvoke(self.value, self.config)
+
+
+class Blocking(Effect):
+    """A blocking function (a user's evaluator): called directly, or on a thread when async."""
+
+    def __init__(self, func: Callable[..., Any], *args: Any):
+        self.func, self.args = func, args
+
+    def run(self) -> Any:
+        return self.func(*self.args)
+
+    async def arun(self) -> Any:
+        return await asyncio.to_thread(self.func, *self.args)
+
+
+class Gather(Effect):
+    """Several effects at once; their results in order. The first failure is raised."""
+
+    def __init__(self, effects: Sequence[Effect]):
+        self.effects = list(effects)
+
+    def run(self) -> list[Any]:
+        if len(self.effects) == 1:
+            return [self.effects[0].run()]
+        with _run_pool() as pool:
+            futures = [effect.start(pool) for effect in self.effects]
+            return [future.result() for future in futures]
+
+    async def arun(self) -> list[Any]:
+        return list(await asyncio.gather(*(effect.arun() for effect in self.effects)))
+
+
+class Nested(Effect):
+    """A whole body as one effect, so that several bodies can overlap in a :class:`Gather`."""
+
+    def __init__(self, body: Body[Any]):
+        self.body = body
+
+    def run(self) -> Any:
+        return drive(self.body)
+
+    async def arun(self) -> Any:
+        return await adrive(self.body)
+
+
+def gather_bodies(bodies: Sequence[Body[T]]) -> Body[list[T]]:
+    """Run several bodies at once (samples, judges); their results in order."""
+    return (yield Gather([Nested(body) for body in bodies]))
+
+
+class Durable(Effect):
+    """A LangGraph ``@task`` call: its result is saved as soon as it finishes.
+
+    After a crash the node runs again and a finished task returns its saved
+    result without running. Make one with :func:`durable_task`.
+    """
+
+    def __init__(
+        self,
+        tasks: tuple[Callable[..., Any], Callable[..., Any]],
+        args: tuple[Any, ...],
+        on_settled: Callable[[Any], None] | None = None,
+    ):
+        self.tasks, self.args, self.on_settled = tasks, args, on_settled
+
+    def _call(self, face: int) -> Any:
+        future = self.tasks[face](*self.args)  # LangGraph runs it and keeps its result
+        if self.on_settled is not None:
+            future.add_done_callback(self.on_settled)
+        return future
+
+    def start(self, pool: Executor) -> Future:
+        return self._call(0)
+
+    def run(self) -> Any:
+        return self._call(0).result()
+
+    async def arun(self) -> Any:
+        return await self._call(1)
+
+
+def durable_task(name: str, make_body: Callable[..., Body[T]]) -> Callable[..., Durable]:
+    """A LangGraph ``@task`` with a sync and an async face over one body.
+
+    Returns a factory: ``factory(*args, on_settled=callback)`` is the effect of
+    one call; ``on_settled`` receives the call's future once it has settled.
+    """
+
+    def run(*args: Any) -> T:
+        return drive(make_body(*args))
+
+    async def arun(*args: Any) -> T:
+        return await adrive(make_body(*args))
+
+    tasks = (task(name=name)(run), task(name=name)(arun))
+
+    def effect(*args: Any, on_settled: Callable[[Any], None] | None = None) -> Durable:
+        return Durable(tasks, args, on_settled)
+
+    return effect
+
+
+class Abandoned(TimeoutError):
+    """An effect ran past its time limit and was left to finish on its own."""
+
+
+class Bounded(Effect):
+    """An effect with a time limit: past it the caller moves on and the work is abandoned.
+
+    The sync face runs the work on a daemon thread, so neither the run nor the
+    process waits for work that overran; the async face cancels its task.
+    """
+
+    def __init__(self, effect: Effect, seconds: float | None):
+        self.effect, self.seconds = effect, seconds
+
+    def run(self) -> Any:
+        if self.seconds is None:
+            return self.effect.run()
+        future = in_daemon_thread(self.effect.run)
+        try:
+            return future.result(timeout=self.seconds)
+        except TimeoutError as exc:
+            if future.done():  # the work itself raised TimeoutError
+                raise
+            raise Abandoned(self.seconds) from exc
+
+    async def arun(self) -> Any:
+        if self.seconds is None:
+            return await self.effect.arun()
+        # a task plus asyncio.wait tells our limit apart from a TimeoutError the work raises
+        task = asyncio.ensure_future(self.effect.arun())
+        done, _ = await asyncio.wait({task}, timeout=self.seconds)
+        if not done:
+            task.cancel()
+            raise Abandoned(self.seconds)
+        return task.result()
+
+
+class Await(Effect):
+    """Something only the async face can await directly (a coroutine function).
+
+    On the sync face it runs on one long-lived private event loop (not a fresh
+    loop per call), so clients it creates stay usable on later calls.
+    """
+
+    def __init__(self, make: Callable[[], Coroutine[Any, Any, Any]]):
+        self.make = make
+
+    def run(self) -> Any:
+        loop, done = _private_loop(), Future()
+
+        def start() -> None:  # runs in the caller's context, which the task copies
+            task = loop.create_task(self.make())
+            task.add_done_callback(lambda t: _settle(done, t))
+
+        loop.call_soon_threadsafe(start, context=contextvars.copy_context())
+        return done.result()
+
+    async def arun(self) -> Any:
+        return await self.make()
+
+
+def _settle(future: Future, task: asyncio.Task) -> None:
+    if task.cancelled():
+        future.cancel()
+    elif task.exception() is not None:
+        future.set_exception(task.exception())
+    else:
+        future.set_result(task.result())
+
+
+def drive(body: Body[T]) -> T:
+    """Run a body on the sync face."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = body.send(value) if error is None else body.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            value, error = effect.run(), None
+        except Exception as exc:  # handed to the body, which may turn it into an observation
+            value, error = None, exc
+
+
+async def adrive(body: Body[T]) -> T:
+    """Run a body on the async face."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = body.send(value) if error is None else body.throw(error)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            value, error = await effect.arun(), None
+        except Exception as exc:
+            value, error = None, exc
+
+
+def dual_node(name: str, make_body: Callable[..., Body[Any]]) -> RunnableLambda:
+    """A graph node whose sync and async functions both run ``make_body(input)``."""
+
+    def func(value: Any) -> Any:
+        return drive(make_body(value))
+
+    async def afunc(value: Any) -> Any:
+        return await adrive(make_body(value))
+
+    return RunnableLambda(func, afunc=afunc, name=name)
+
+
+def plain_node(name: str, func: Callable[[Any], Any]) -> RunnableLambda:
+    """A node that does no outside work: both faces call ``func`` directly.
+
+    Without an async function LangGraph would run it on a worker thread on the
+    async face; a quick, non-blocking function is cheaper on the loop itself.
+    """
+
+    async def afunc(value: Any) -> Any:
+        return func(value)
+
+    return RunnableLambda(func, afunc=afunc, name=name)
+
+
+def in_daemon_thread(func: Callable[[], T]) -> Future:
+    """Run ``func`` on a daemon thread with the caller's context (config, callbacks, runtime).
+
+    A daemon thread never holds up the process at exit, so work abandoned
+    after a time limit costs nothing once the caller has moved on.
+    """
+    future: Future = Future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(context.run(func))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, daemon=True, name="reasoning-graphs-work").start()
+    return future
+
+
+def _run_pool() -> AbstractContextManager[Executor]:
+    """A thread pool for one batch, honouring the run's ``max_concurrency``."""
+    try:
+        config = get_config()
+    except RuntimeError:  # outside a graph run
+        config = None
+    return get_executor_for_config(config)
+
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=_loop.run_forever, daemon=True, name="reasoning-graphs-loop"
+            ).start()
+        return _loop

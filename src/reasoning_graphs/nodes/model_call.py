@@ -1,0 +1,137 @@
+"""The one place every node calls a model.
+
+It binds the tools or the structured-output schema, applies stop sequences and
+the llama.cpp grammar, times the call and records its thought event; a node
+gets back the reply and, for a typed request, the parsed object. Because every
+call passes here, a guard that must see each model call (a token budget while
+streaming, continuing a reply cut by the length limit, recovering from a
+context overflow, an idle timeout) is added once, in :func:`call_model`.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from reasoning_graphs.effects import drive
+    >>> from reasoning_graphs.testing import ScriptedChatModel
+    >>> request = ModelRequest(prompt=[HumanMessage("Hi")])
+    >>> reply = drive(call_model(ScriptedChatModel(script=["Hello"]), request))
+    >>> reply.message.text, reply.event["kind"]
+    ('Hello', 'thought')
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from reasoning_graphs.effects import Body, Invoke
+from reasoning_graphs.nodes.trajectory import thought_event
+
+GRAMMAR_NEEDS_LLAMA = (
+    "A grammar constrains only the embedded llama.cpp model ('local' or "
+    "'local:<path.gguf>'), not {model}."
+)
+TYPED_WITH_OPTIONS = "A typed request takes neither stop sequences nor a grammar."
+NO_STATE: Mapping[str, Any] = {"messages": []}
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """What to ask and how.
+
+    Attributes:
+        prompt: The messages sent.
+        tools: Tools to bind; the reply may call them.
+        tool_choice: ``"none"`` to forbid calls while tools stay described,
+            ``"any"`` or a tool name to force one (provider support varies).
+        schema: A pydantic model for a typed reply (``with_structured_output``).
+        stop: Stop sequences (not with ``schema``).
+        grammar: A GBNF grammar for free text (llama.cpp models only; not with ``schema``).
+    """
+
+    prompt: Sequence[BaseMessage]
+    tools: Sequence[BaseTool] = ()
+    tool_choice: str | None = None
+    schema: type[BaseModel] | None = None
+    stop: Sequence[str] | None = None
+    grammar: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """A model's reply as a node uses it.
+
+    Attributes:
+        message: The reply as the model gave it (for a typed request, the raw reply).
+        parsed: The typed object, or ``None`` when there was no schema or the
+            reply did not fit it.
+        parsing_error: Why a typed reply did not fit, when it did not.
+        latency_ms: Wall time of the call.
+        event: The call's trajectory event (tokens from the provider when reported).
+    """
+
+    message: AIMessage
+    parsed: Any = None
+    parsing_error: BaseException | None = None
+    latency_ms: float = 0.0
+    event: dict[str, Any] = field(default_factory=dict)
+
+
+def call_model(
+    model: BaseChatModel, request: ModelRequest, state: Mapping[str, Any] | None = None
+) -> Body[ModelReply]:
+    """Ask ``model`` once; yields the call as an effect, returns the :class:`ModelReply`.
+
+    ``state`` places the thought event in its turn and step.
+    """
+    runnable = _bound(model, request)
+    prompt = list(request.prompt)
+    started = time.perf_counter()
+    result = yield Invoke(runnable, prompt)
+    latency_ms = (time.perf_counter() - started) * 1000
+    parsed, error = None, None
+    if request.schema is not None:
+        message, parsed, error = result["raw"], result["parsed"], result.get("parsing_error")
+    else:
+        message = result
+    event = thought_event(state or NO_STATE, reply=message, prompt=prompt, latency_ms=latency_ms)
+    return ModelReply(message, parsed, error, latency_ms, event)
+
+
+def supports_schema(model: BaseChatModel, schema: type[BaseModel]) -> bool:
+    """Whether the model can give a typed reply; without it a pattern asks for text."""
+    try:
+        model.with_structured_output(schema, include_raw=True)
+    except NotImplementedError:
+        return False
+    return True
+
+
+def _bound(model: BaseChatModel, request: ModelRequest) -> Runnable:
+    options: dict[str, Any] = {}
+    if request.stop:
+        options["stop"] = list(request.stop)
+    if request.grammar is not None:
+        if not _is_llama(model):
+            raise ValueError(GRAMMAR_NEEDS_LLAMA.format(model=type(model).__name__))
+        options["gbnf"] = request.grammar
+    if request.schema is not None:
+        if options:
+            raise ValueError(TYPED_WITH_OPTIONS)
+        return model.with_structured_output(request.schema, include_raw=True)
+    if request.tools:
+        choice = {} if request.tool_choice is None else {"tool_choice": request.tool_choice}
+        return model.bind_tools(list(request.tools), **choice).bind(**options)
+    return model.bind(**options) if options else model
+
+
+def _is_llama(model: BaseChatModel) -> bool:
+    from reasoning_graphs.models.local import LocalChatModel
+
+    return isinstance(model, LocalChatModel)
