@@ -1,4 +1,4 @@
-"""Chat-model resolution: OpenAI-compatible servers, the embedded local model, or your own."""
+"""Chat-model resolution: any LangChain provider, the embedded local model, or your own."""
 
 from reasoning_graphs.models.resolve import (
     ModelSpecError,

@@ -1,26 +1,35 @@
 """Turn a model spec into a chat model.
 
-Specs: ``openai:<model>`` (langchain-openai; honours ``OPENAI_API_KEY`` and
-``OPENAI_BASE_URL``, so vLLM, Ollama, llama.cpp server and other
-OpenAI-compatible servers work), ``local`` (the embedded SmolLM2) or
-``local:<path.gguf>``, or a ready ``BaseChatModel``. With no spec:
-``$REASONING_GRAPHS_MODEL``, else ``openai:gpt-4o-mini`` when an OpenAI key is
-set, else ``local``.
+Specs: ``provider:model`` as LangChain's ``init_chat_model`` reads it, for any
+provider whose integration package is installed (``openai:gpt-4o-mini`` with
+langchain-openai, ``anthropic:…`` with langchain-anthropic, ``ollama:…``,
+``groq:…``); ``openai:`` honours ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``, so
+vLLM, Ollama, llama.cpp server and other OpenAI-compatible servers work.
+``local`` (the embedded SmolLM2) or ``local:<path.gguf>`` run in-process, and a
+ready ``BaseChatModel`` is used as is. With no spec: ``$REASONING_GRAPHS_MODEL``,
+else ``openai:gpt-4o-mini`` when an OpenAI key is set, else ``local``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
+from typing import Any
 
+from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
 MODEL_ENV = "REASONING_GRAPHS_MODEL"
 DEFAULT_OPENAI_MODEL = "openai:gpt-4o-mini"
 BAD_SPEC = (
-    "Unknown model spec {spec!r}: use 'openai:<model>', 'local', 'local:<path.gguf>' "
-    "or pass a chat model object."
+    "Unknown model spec {spec!r}: use 'provider:model' (e.g. 'openai:gpt-4o-mini'), "
+    "'local', 'local:<path.gguf>' or pass a chat model object."
 )
+MISSING_PACKAGE = "model spec {spec!r} needs the package {package}: pip install {package}"
+UNUSABLE_SPEC = "model spec {spec!r} cannot be used: {reason}"
+# How init_chat_model names the integration package it could not import.
+_PACKAGE_IN_MESSAGE = re.compile(r"requires the (\S+) package")
 
 
 class ModelSpecError(ValueError):
@@ -39,7 +48,8 @@ def resolve_model(spec: str | BaseChatModel | None = None) -> BaseChatModel:
     """Return the chat model a spec names (models are cached per spec).
 
     Raises:
-        ModelSpecError: The spec is malformed.
+        ModelSpecError: The spec is malformed, names an unknown provider, needs an
+            integration package that is not installed, or its model cannot be built.
     """
     if isinstance(spec, BaseChatModel):
         return spec
@@ -50,31 +60,68 @@ def resolve_model(spec: str | BaseChatModel | None = None) -> BaseChatModel:
 
 @lru_cache(maxsize=16)
 def _model_for(spec: str) -> BaseChatModel:
-    provider, _, name = spec.partition(":")
-    if provider == "openai" and name:
-        return _openai_model(name)
+    provider, colon, name = spec.partition(":")
     if provider == "local":
         from reasoning_graphs.models.local import LocalChatModel
 
         # No disk access here: graphs resolve models inside async nodes, where a
         # file-system call would block the event loop. check_available() looks.
         return LocalChatModel(model_path=name or None)
-    raise ModelSpecError(BAD_SPEC.format(spec=spec))
+    if not (colon and provider and name):
+        raise ModelSpecError(BAD_SPEC.format(spec=spec))
+    return _provider_model(spec, provider, name)
 
 
-def _openai_model(name: str) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+def _provider_model(spec: str, provider: str, name: str) -> BaseChatModel:
+    """Build ``provider:name`` through ``init_chat_model``, without client-side retries.
 
+    Retries belong to the graph's RetryPolicy, so ``max_retries=0`` goes to every
+    class that declares it. Only to those: some classes reject unknown arguments and
+    others forward them to the provider's API, so the class is built once to see it.
+    """
+    settings: dict[str, Any] = {}
     # Servers behind OPENAI_BASE_URL often need no key, but the client insists on one.
-    needs_placeholder_key = not os.environ.get("OPENAI_API_KEY") and os.environ.get(
-        "OPENAI_BASE_URL"
-    )
-    # Retries belong to the graph's RetryPolicy, so the client must not retry on its own.
-    return ChatOpenAI(
-        model=name,
-        max_retries=0,
-        api_key="not-needed" if needs_placeholder_key else None,
-    )
+    if (
+        provider == "openai"
+        and os.environ.get("OPENAI_BASE_URL")
+        and not os.environ.get("OPENAI_API_KEY")
+    ):
+        settings["api_key"] = "not-needed"
+    model = _init(spec, provider, name, settings)
+    if "max_retries" in type(model).model_fields:
+        model = _init(spec, provider, name, {**settings, "max_retries": 0})
+    return model
+
+
+def _init(spec: str, provider: str, name: str, settings: dict[str, Any]) -> BaseChatModel:
+    """``init_chat_model`` with its errors turned into one-line ``ModelSpecError``s."""
+    try:
+        return init_chat_model(name, model_provider=provider, **settings)
+    except ImportError as error:
+        package = _missing_package(error)
+        if package is None:
+            raise ModelSpecError(
+                UNUSABLE_SPEC.format(spec=spec, reason=_one_line(error))
+            ) from error
+        raise ModelSpecError(MISSING_PACKAGE.format(spec=spec, package=package)) from error
+    except Exception as error:
+        # Unknown providers (ValueError) and clients refusing their settings, such as
+        # a missing API key (each SDK has its own error type), are spec errors to the user.
+        raise ModelSpecError(UNUSABLE_SPEC.format(spec=spec, reason=_one_line(error))) from error
+
+
+def _missing_package(error: ImportError) -> str | None:
+    """The pip package an integration import failed on, as LangChain names it."""
+    found = _PACKAGE_IN_MESSAGE.search(str(error))
+    if found:
+        return found.group(1).strip("`'\".,")
+    cause = error.__cause__
+    module = error.name or (cause.name if isinstance(cause, ImportError) else None)
+    return module.split(".")[0].replace("_", "-") if module else None
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def check_available(model: BaseChatModel) -> None:
