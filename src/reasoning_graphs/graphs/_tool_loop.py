@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -17,6 +16,7 @@ from langgraph.types import Send
 
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import dual_node, plain_node
+from reasoning_graphs.graphs._durability import with_sync_durability
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import make_approve
 from reasoning_graphs.nodes.finish import AskFinal, ask_with_tools_off, make_finish
@@ -40,7 +40,7 @@ def compile_agent(
     graph = builder.compile(checkpointer=checkpointer, name=name)
     if checkpointer is None:
         return graph
-    return graph.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})
+    return with_sync_durability(graph)
 
 
 def agent_graph_builder(state_schema: type = AgentState) -> StateGraph:
