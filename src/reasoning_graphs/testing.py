@@ -17,20 +17,23 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import itertools
 import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -205,3 +208,208 @@ def _usage(prompt: list[BaseMessage], reply: AIMessage) -> dict[str, int]:
         "output_tokens": output_tokens,
         "total_tokens": input_tokens + output_tokens,
     }
+
+
+LOOP_CLOSED = (
+    "Event loop is closed: this model's async connection pool was opened on an event loop that "
+    "has since closed (the first async call ran on a loop that no longer exists, e.g. a fresh "
+    "asyncio.run per node). Sync code must call the model's sync methods."
+)
+OTHER_LOOP = (
+    "Async call on event loop {current:#x}, but this model's async connection pool is bound to "
+    "the still-running loop {bound:#x} of its first async call: an async client must not be "
+    "shared across event loops (a real one fails with 'attached to a different loop' or hangs)."
+)
+
+_IN_ASYNC_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "loop_bound_async_call", default=False
+)
+
+
+class LoopBoundError(RuntimeError):
+    """An async call reached a model whose async resources belong to another event loop."""
+
+
+@dataclass(frozen=True)
+class CallSpan:
+    """When one call of a :class:`LoopBoundChatModel` ran, and through which face."""
+
+    face: Literal["sync", "async"]
+    started: float
+    ended: float
+
+
+class LoopBoundChatModel(ScriptedChatModel):
+    """A scripted model whose async methods hold a loop-bound resource, like a pooled HTTP client.
+
+    Scripted exactly like :class:`ScriptedChatModel`. Real clients (langchain-openai's
+    ``ChatOpenAI``, any httpx or aiohttp pool) open their async connections on the
+    event loop of their first async call and keep them for the process; on another
+    loop they fail. This double behaves the same way, so code that runs a model's
+    async methods on a fresh loop per call — the classic ``asyncio.run`` inside a
+    sync node — fails here as it does against a real server, without one:
+
+    * Sync calls (``invoke``, ``stream``, ``batch``) touch no event loop and work
+      from any thread, whether or not that thread runs a loop.
+    * The first async call binds the model's pool to the running loop. Later async
+      calls on that loop work, concurrently too. An async call on any other loop
+      raises :class:`LoopBoundError` (a ``RuntimeError``): ``Event loop is closed``
+      when the bound loop has closed, and a "bound to another loop" error while it
+      still runs (a pool shared across loops is a bug too). The binding is never
+      released, as a client cached for the process is never re-created; use one
+      double per event loop under test. A real pool is a little more forgiving: it
+      drops the dead connection after the error, so a fresh loop per call fails
+      every other call, which a retry could hide. This double fails every time.
+
+    So legitimate use passes: a graph's sync face makes only sync calls, its async
+    face makes async calls on the caller's one loop, and one graph with one model
+    may mix both faces in any order as long as its async runs share one loop.
+    A sync face that routes model calls through async methods is caught twice:
+    its calls show up in :attr:`async_calls`, and a loop per call fails on the
+    second call (a private loop kept for the sync face fails the async face
+    instead). Every rejected call is also kept in :attr:`loop_errors`, so a test
+    sees it even when the code under test turned the error into an answer.
+
+    Attributes:
+        faces: ``"sync"`` or ``"async"`` for each call received, in order.
+        spans: The face, start and end time (``time.perf_counter``) of each
+            finished or failed call, in the order they ended.
+        loop_errors: Every :class:`LoopBoundError` raised.
+
+    Example:
+        >>> import asyncio
+        >>> from reasoning_graphs.testing import LoopBoundChatModel
+        >>> model = LoopBoundChatModel(script=["one", "two", "three"])
+        >>> model.invoke("hi").content  # sync: no event loop involved
+        'one'
+        >>> async def ask() -> str:
+        ...     return (await model.ainvoke("hi")).content
+        >>> asyncio.run(ask())  # binds the pool to this loop, closed on return
+        'two'
+        >>> asyncio.run(ask())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        reasoning_graphs.testing.LoopBoundError: Event loop is closed: ...
+        >>> (model.sync_calls, model.async_calls, len(model.loop_errors))
+        (1, 2, 1)
+    """
+
+    faces: list[str] = Field(default_factory=list)
+    spans: list[CallSpan] = Field(default_factory=list)
+    loop_errors: list[LoopBoundError] = Field(default_factory=list)
+
+    _books: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _bound: Any = PrivateAttr(default=None)  # weakref to the loop of the first async call
+
+    @property
+    def sync_calls(self) -> int:
+        """Calls received through the sync methods."""
+        return self.faces.count("sync")
+
+    @property
+    def async_calls(self) -> int:
+        """Calls received through the async methods (including rejected ones)."""
+        return self.faces.count("async")
+
+    @property
+    def bound_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The loop the async pool is bound to (``None`` before the first async call or once
+        that loop is gone)."""
+        return self._bound() if self._bound is not None else None
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._sync_call():
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._async_call():
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+    # Streaming is guarded only where the script model streams: defining these
+    # otherwise would tell LangChain that this model streams when it cannot.
+    if ScriptedChatModel._stream is not BaseChatModel._stream:
+
+        def _stream(
+            self,
+            messages: list[BaseMessage],
+            stop: list[str] | None = None,
+            run_manager: CallbackManagerForLLMRun | None = None,
+            **kwargs: Any,
+        ) -> Iterator[ChatGenerationChunk]:
+            with self._sync_call():
+                yield from super()._stream(messages, stop, run_manager, **kwargs)
+
+    if (
+        ScriptedChatModel._astream is not BaseChatModel._astream
+        or ScriptedChatModel._stream is not BaseChatModel._stream
+    ):
+
+        async def _astream(
+            self,
+            messages: list[BaseMessage],
+            stop: list[str] | None = None,
+            run_manager: AsyncCallbackManagerForLLMRun | None = None,
+            **kwargs: Any,
+        ) -> AsyncIterator[ChatGenerationChunk]:
+            with self._async_call():
+                async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                    yield chunk
+
+    @contextlib.contextmanager
+    def _sync_call(self) -> Iterator[None]:
+        if _IN_ASYNC_CALL.get():  # the sync body of an async call (LangChain's fallbacks)
+            yield
+            return
+        started = time.perf_counter()
+        with self._books:
+            self.faces.append("sync")
+        try:
+            yield
+        finally:
+            self._ended("sync", started)
+
+    @contextlib.contextmanager
+    def _async_call(self) -> Iterator[None]:
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        with self._books:
+            self.faces.append("async")
+            error = self._check_binding(loop)
+            if error is not None:
+                self.loop_errors.append(error)
+        if error is not None:
+            self._ended("async", started)
+            raise error
+        token = _IN_ASYNC_CALL.set(True)
+        try:
+            yield
+        finally:
+            _IN_ASYNC_CALL.reset(token)
+            self._ended("async", started)
+
+    def _check_binding(self, loop: asyncio.AbstractEventLoop) -> LoopBoundError | None:
+        if self._bound is None:
+            self._bound = weakref.ref(loop)
+            return None
+        bound = self._bound()
+        if bound is loop:
+            return None
+        if bound is None or bound.is_closed():
+            return LoopBoundError(LOOP_CLOSED)
+        return LoopBoundError(OTHER_LOOP.format(current=id(loop), bound=id(bound)))
+
+    def _ended(self, face: Literal["sync", "async"], started: float) -> None:
+        with self._books:
+            self.spans.append(CallSpan(face, started, time.perf_counter()))
