@@ -39,11 +39,11 @@ def test_unknown_pattern_is_a_clear_error() -> None:
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 def test_checkpoints_are_saved_before_the_next_step_by_default(pattern: str) -> None:
-    from langgraph._internal._constants import CONFIG_KEY_DURABILITY
     from langgraph.checkpoint.memory import InMemorySaver
 
     graph = graph_builder(pattern)(
         ScriptedChatModel(script=[]), tools=[calculator()], checkpointer=InMemorySaver()
     )
 
-    assert graph.config["configurable"][CONFIG_KEY_DURABILITY] == "sync"
+    # how the default is set is checked once, in test_durability_default.py
+    assert "sync" in graph.config["configurable"].values()
