@@ -2,7 +2,8 @@
 
 Every field defaults to ``None``; ``None``, an empty string and an empty list
 all mean "use the value the graph was built with", so a run (or a Studio
-assistant) changes only what it names.
+assistant) changes only what it names. (At build time ``max_steps=None`` and
+``token_budget=None`` mean "no limit"; a run cannot lift a limit the graph has.)
 """
 
 from __future__ import annotations
@@ -51,10 +52,10 @@ class AgentContext:
 
 @dataclass(frozen=True)
 class Limits:
-    """Resolved limits and approval lists for one run."""
+    """Resolved limits and approval lists for one run (``None`` budgets: no limit)."""
 
     model: str | None = None
-    max_steps: int = 10
+    max_steps: int | None = 10
     max_tool_calls_per_turn: int = 8
     token_budget: int | None = None
     approve: tuple[str, ...] = ()

@@ -15,8 +15,8 @@ TOKEN_LIMIT = "spent {used} of {budget} tokens"
 
 
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
-    """An incomplete outcome when a budget is spent, else ``None``."""
-    if steps_used(state) >= limits.max_steps:
+    """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
+    if limits.max_steps is not None and steps_used(state) >= limits.max_steps:
         return {"status": "incomplete", "reason": STEP_LIMIT.format(limit=limits.max_steps)}
     used = tokens_used(state)
     if limits.token_budget is not None and used >= limits.token_budget:

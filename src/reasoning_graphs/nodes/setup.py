@@ -23,25 +23,38 @@ from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.execute import OBSERVATIONS_ARGUMENT
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
-from reasoning_graphs.tools.spec import ToolSpec
+from reasoning_graphs.tools.spec import (
+    DEFAULT_MAX_OBSERVATION_CHARS,
+    DEFAULT_TIMEOUT_SECONDS,
+    ToolDefaults,
+    ToolSpec,
+)
 
 
 class AgentOptions(TypedDict, total=False):
     """Build-time options shared by the tool-using patterns.
 
     Attributes:
-        max_steps: Model steps per question before an incomplete answer (default 10).
+        max_steps: Model steps per question before an incomplete answer
+            (default 10; ``None``: no limit).
         max_tool_calls_per_turn: Calls one model turn may make; extra calls are refused.
-        token_budget: Prompt plus completion tokens per question (default: no limit).
+        token_budget: Prompt plus completion tokens per question (default and
+            ``None``: no limit).
+        tool_timeout: Seconds before a tool call is abandoned, for every tool
+            whose spec sets no timeout (default 30; ``None``: no limit).
+        max_observation_chars: Length beyond which a tool's result is cut, for
+            every tool whose spec sets none (default 4000).
         approve: Tools that need approval besides dangerous ones (``["all"]``: every tool).
         deny: Tools that are never run.
         rules: Checks that may block a call before anyone is asked.
         system_prompt: The model's instructions (patterns bring their own default).
     """
 
-    max_steps: int
+    max_steps: int | None
     max_tool_calls_per_turn: int
     token_budget: int | None
+    tool_timeout: float | None
+    max_observation_chars: int
     approve: Sequence[str]
     deny: Sequence[str]
     rules: Sequence[Rule]
@@ -56,8 +69,12 @@ def agent_setup(
     """The setup a pattern's nodes share; ``tools=None`` means the built-in tools."""
     spec_string = model if isinstance(model, str) else None
     defaults = Limits()
+    tool_defaults = ToolDefaults(
+        timeout=options.get("tool_timeout", DEFAULT_TIMEOUT_SECONDS),
+        max_observation_chars=options.get("max_observation_chars", DEFAULT_MAX_OBSERVATION_CHARS),
+    )
     return AgentSetup(
-        registry=ToolRegistry(default_tools() if tools is None else tools),
+        registry=ToolRegistry.for_graph(default_tools() if tools is None else tools, tool_defaults),
         limits=Limits(
             model=spec_string,
             max_steps=options.get("max_steps", defaults.max_steps),

@@ -7,14 +7,21 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from reasoning_graphs.tools.spec import ToolSpec, tool_spec
+from reasoning_graphs.tools.builtins.observations import READ_OBSERVATION, read_observation
+from reasoning_graphs.tools.spec import ToolDefaults, ToolSpec, tool_spec
 
 UNKNOWN_ENABLED_TOOLS = "Unknown tool name(s) {names}; available: {available}."
 DUPLICATE_TOOL = "Two tools are named {name!r}; tool names must be unique."
 
+ToolLike = BaseTool | Callable[..., Any] | ToolSpec
+"""Anything a graph accepts as a tool."""
+
 
 class ToolRegistry:
     """An ordered, name-unique collection of :class:`ToolSpec`.
+
+    Every spec is stored with the unset timeout and observation length filled
+    in from ``defaults``, so the runtime reads concrete values.
 
     Example:
         >>> from reasoning_graphs.tools.builtins import calculator
@@ -23,13 +30,32 @@ class ToolRegistry:
         ['calculator']
     """
 
-    def __init__(self, tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[ToolLike] = (), defaults: ToolDefaults | None = None
+    ) -> None:
+        self.defaults = defaults or ToolDefaults()
         self._specs: dict[str, ToolSpec] = {}
         for item in tools:
-            spec = tool_spec(item)
+            spec = tool_spec(item).with_defaults(self.defaults)
             if spec.name in self._specs:
                 raise ValueError(DUPLICATE_TOOL.format(name=spec.name))
             self._specs[spec.name] = spec
+
+    @classmethod
+    def for_graph(
+        cls, tools: Iterable[ToolLike], defaults: ToolDefaults | None = None
+    ) -> ToolRegistry:
+        """A graph's tools, plus ``read_observation`` when there is any tool at all.
+
+        Any tool's long result is cut with a pointer to ``read_observation``,
+        so the tool that reads the rest must be there too; the model is only
+        offered it once something was cut (see ``RunScope.usable_specs``).
+        """
+        listed = list(tools)
+        registry = cls(listed, defaults)
+        if listed and READ_OBSERVATION not in registry:
+            registry = cls([*listed, read_observation()], defaults)
+        return registry
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self._specs.values())
@@ -51,11 +77,21 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._specs)
 
+    def tools(self) -> list[BaseTool]:
+        return [spec.tool for spec in self._specs.values()]
+
     def select(self, enabled: Collection[str] | None) -> ToolRegistry:
-        """The subset named in ``enabled`` (``None``: all of them)."""
+        """The subset named in ``enabled`` (``None``: all of them).
+
+        ``read_observation`` stays whenever this registry has it: a cut
+        observation points at it whichever tool produced it.
+        """
         if enabled is None:
             return self
         unknown = [name for name in enabled if name not in self._specs]
         if unknown:
             raise ValueError(UNKNOWN_ENABLED_TOOLS.format(names=unknown, available=self.names()))
-        return ToolRegistry(spec for name, spec in self._specs.items() if name in enabled)
+        kept = {*enabled, READ_OBSERVATION}
+        return ToolRegistry(
+            (spec for name, spec in self._specs.items() if name in kept), self.defaults
+        )

@@ -4,20 +4,44 @@ Users keep writing tools the way they already do (``@tool``, ``BaseTool``,
 ``StructuredTool`` or a plain typed function, sync or async); :func:`tool_spec`
 wraps any of them and adds the execution fields: whether a person must approve
 the call, whether it may run alongside other calls, a timeout and how long an
-observation may be before it is cut.
+observation may be before it is cut. A timeout or length a spec leaves unset
+takes the graph's default (:class:`ToolDefaults`), so most tools need no spec.
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
+
+
+class Unset(enum.Enum):
+    """A spec field the tool's author did not set: the graph's default applies."""
+
+    UNSET = "unset"
+
+
+UNSET: Literal[Unset.UNSET] = Unset.UNSET
+
+
+@dataclass(frozen=True)
+class ToolDefaults:
+    """The timeout and observation length of every tool whose spec does not set its own.
+
+    Attributes:
+        timeout: Seconds before a running call is abandoned (``None``: no limit).
+        max_observation_chars: Longer results are cut, keeping head and tail.
+    """
+
+    timeout: float | None = DEFAULT_TIMEOUT_SECONDS
+    max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
 
 
 @dataclass(frozen=True)
@@ -29,16 +53,18 @@ class ToolSpec:
         dangerous: A person must approve each call before it runs.
         concurrency_safe: The tool only reads, so its calls may overlap with
             other calls of the same model turn.
-        timeout: Seconds before a running call is abandoned (``None``: no limit).
+        timeout: Seconds before a running call is abandoned (``None``: no limit;
+            ``UNSET``: the graph's default).
         max_observation_chars: Longer results are cut, keeping head and tail;
-            the full text stays retrievable by reference.
+            the full text stays retrievable by reference (``UNSET``: the
+            graph's default).
     """
 
     tool: BaseTool
     dangerous: bool = False
     concurrency_safe: bool = False
-    timeout: float | None = DEFAULT_TIMEOUT_SECONDS
-    max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS
+    timeout: float | Unset | None = UNSET
+    max_observation_chars: int | Unset = UNSET
 
     @property
     def name(self) -> str:
@@ -47,6 +73,15 @@ class ToolSpec:
     @property
     def description(self) -> str:
         return self.tool.description
+
+    def with_defaults(self, defaults: ToolDefaults) -> ToolSpec:
+        """This spec with every unset field taken from ``defaults``."""
+        changes: dict[str, Any] = {}
+        if self.timeout is UNSET:
+            changes["timeout"] = defaults.timeout
+        if self.max_observation_chars is UNSET:
+            changes["max_observation_chars"] = defaults.max_observation_chars
+        return replace(self, **changes) if changes else self
 
     def argument_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments the model must supply (injected ones excluded)."""
@@ -69,12 +104,14 @@ def tool_spec(
     description: str | None = None,
     dangerous: bool | None = None,
     concurrency_safe: bool | None = None,
-    timeout: float | object | None = ...,
-    max_observation_chars: int | None = None,
+    timeout: float | Unset | object | None = ...,
+    max_observation_chars: int | Unset | None = None,
 ) -> ToolSpec:
     """Wrap a LangChain tool or a typed function as a :class:`ToolSpec`.
 
-    Fields left unset keep the value already on a ``ToolSpec`` (or the defaults).
+    Fields left out keep the value already on a ``ToolSpec``; a timeout or
+    length never set takes the graph's default when the graph is built
+    (``timeout=None`` is set: it means no limit).
 
     Example:
         >>> def add(a: int, b: int) -> int:

@@ -15,6 +15,9 @@ from pydantic import Field
 
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
+READ_OBSERVATION = "read_observation"
+"""The tool's name, which every cut observation points the model at."""
+
 DEFAULT_SLICE_CHARS = 4000
 MAX_SLICE_CHARS = 8000
 MAX_LISTED_REFS = 20
@@ -68,7 +71,7 @@ def read_observation() -> ToolSpec:
 
     return tool_spec(
         run,
-        name="read_observation",
+        name=READ_OBSERVATION,
         description=DESCRIPTION,
         concurrency_safe=True,
         max_observation_chars=MAX_OBSERVATION_CHARS,

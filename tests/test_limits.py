@@ -1,0 +1,228 @@
+"""Limits set in one place: no-limit budgets, graph-wide tool defaults, and read_observation."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from reasoning_graphs.context import AgentContext, Limits
+from reasoning_graphs.graphs import react, rewoo
+from reasoning_graphs.nodes.observe import budget_stop
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.tools.builtins import calculator, read_observation
+from reasoning_graphs.tools.registry import ToolRegistry
+from reasoning_graphs.tools.spec import (
+    DEFAULT_MAX_OBSERVATION_CHARS,
+    DEFAULT_TIMEOUT_SECONDS,
+    UNSET,
+    ToolDefaults,
+    tool_spec,
+)
+
+FACES = ["invoke", "ainvoke"]
+
+
+@pytest.fixture(params=FACES)
+def face(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+async def run(graph: Any, inputs: Any, face: str, **kwargs: Any) -> dict[str, Any]:
+    """Run on the chosen face: the sync one on a worker thread, as a sync caller would."""
+    if face == "invoke":
+        return await asyncio.to_thread(graph.invoke, inputs, **kwargs)
+    return await graph.ainvoke(inputs, **kwargs)
+
+
+def ask(question: str) -> dict[str, Any]:
+    return {"messages": [HumanMessage(question)]}
+
+
+def observation(state: dict[str, Any], call_id: str) -> ToolMessage:
+    (found,) = [
+        m for m in state["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == call_id
+    ]
+    return found
+
+
+@tool
+def count(n: int) -> str:
+    """Count to n."""
+    return str(n)
+
+
+@tool
+def nap(seconds: float) -> str:
+    """Sleep for a while."""
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@tool
+def dump(lines: int) -> str:
+    """Print many numbered lines."""
+    return "".join(f"line {i:05d}\n" for i in range(lines))
+
+
+# budgets
+
+
+async def test_max_steps_none_lets_a_long_run_finish(face: str) -> None:
+    steps = [tool_call("count", n=i) for i in range(14)]
+    model = ScriptedChatModel(script=[*steps, "Counted."])
+    graph = react.build_graph(model, tools=[count], max_steps=None, token_budget=None)
+
+    state = await run(graph, ask("Count to 14."), face)
+
+    assert state["outcome"] == {"status": "answered"}
+    assert state["messages"][-1].content == "Counted."
+    assert len(model.calls) == 15  # past the default limit of 10
+
+
+async def test_the_default_step_limit_still_stops_the_same_run(face: str) -> None:
+    steps = [tool_call("count", n=i) for i in range(14)]
+    model = ScriptedChatModel(script=[*steps, "Stopped."])
+    graph = react.build_graph(model, tools=[count])
+
+    state = await run(graph, ask("Count to 14."), face)
+
+    assert state["outcome"]["status"] == "incomplete"
+    assert "limit of 10 model steps" in state["outcome"]["reason"]
+
+
+async def test_a_run_context_of_nones_keeps_the_graphs_no_limit(face: str) -> None:
+    steps = [tool_call("count", n=i) for i in range(12)]
+    model = ScriptedChatModel(script=[*steps, "Counted."])
+    graph = react.build_graph(model, tools=[count], max_steps=None)
+
+    context = {"max_steps": None, "token_budget": None, "tools": None}
+    state = await run(graph, ask("Count to 12."), face, context=context)
+
+    assert state["outcome"] == {"status": "answered"}
+
+
+def test_no_limit_budgets_never_stop_and_the_context_schema_accepts_them() -> None:
+    unlimited = Limits(max_steps=None, token_budget=None)
+    busy = {"messages": [HumanMessage("q")] + [tool_call("count", n=1)] * 500, "trajectory": []}
+    assert budget_stop(busy, unlimited) is None
+    assert Limits(max_steps=3).apply(AgentContext(max_steps=None)).max_steps == 3
+    schema = react.build_graph(ScriptedChatModel(), tools=[count]).get_context_jsonschema()
+    for name in ("max_steps", "token_budget"):
+        types = {option.get("type") for option in schema["properties"][name]["anyOf"]}
+        assert types == {"integer", "null"}
+
+
+# graph-wide tool defaults
+
+
+def test_unset_spec_fields_take_the_graphs_defaults() -> None:
+    plain = tool_spec(count)
+    own = tool_spec(nap, timeout=2.5, max_observation_chars=900)
+    unlimited = tool_spec(dump, timeout=None)
+    assert (plain.timeout, plain.max_observation_chars) == (UNSET, UNSET)
+    assert unlimited.timeout is None  # "no limit" is a setting, not "unset"
+
+    registry = ToolRegistry(
+        [plain, own, unlimited], ToolDefaults(timeout=10.0, max_observation_chars=2000)
+    )
+
+    assert [(s.timeout, s.max_observation_chars) for s in registry] == [
+        (10.0, 2000),
+        (2.5, 900),
+        (None, 2000),
+    ]
+    default = ToolRegistry([count]).get("count")
+    assert default is not None
+    assert default.timeout == DEFAULT_TIMEOUT_SECONDS
+    assert default.max_observation_chars == DEFAULT_MAX_OBSERVATION_CHARS
+    assert tool_spec(tool_spec(count, timeout=None)).timeout is None  # re-wrapping keeps it
+
+
+async def test_the_graphs_tool_timeout_applies_unless_a_spec_sets_its_own(face: str) -> None:
+    calls = [
+        tool_call("nap", id="c1", seconds=2),
+        tool_call("patient_nap", id="c2", seconds=0.4),
+        "Done.",
+    ]
+    tools = [nap, tool_spec(nap, name="patient_nap", timeout=None)]
+    graph = react.build_graph(ScriptedChatModel(script=calls), tools=tools, tool_timeout=0.2)
+
+    started = time.perf_counter()
+    state = await run(graph, ask("Nap."), face)
+
+    assert time.perf_counter() - started < 1.8
+    abandoned, finished = observation(state, "c1"), observation(state, "c2")
+    assert abandoned.status == "error"
+    assert "did not finish within 0.2 s" in abandoned.content
+    assert (finished.status, finished.content) == ("success", "slept 0.4")
+
+
+async def test_the_graphs_observation_length_applies_unless_a_spec_sets_its_own(
+    face: str,
+) -> None:
+    calls = [tool_call("dump", id="c1", lines=200), tool_call("long_dump", id="c2", lines=200)]
+    tools = [dump, tool_spec(dump, name="long_dump", max_observation_chars=5000)]
+    graph = react.build_graph(
+        ScriptedChatModel(script=[*calls, "Done."]), tools=tools, max_observation_chars=300
+    )
+
+    state = await run(graph, ask("Dump."), face)
+
+    cut, whole = observation(state, "c1"), observation(state, "c2")
+    assert len(cut.content) <= 300
+    assert "read_observation(ref='obs-c1')" in cut.content
+    assert whole.content == dump.invoke({"lines": 200})
+    assert state["observations"] == {"obs-c1": dump.invoke({"lines": 200})}
+
+
+async def test_a_planning_pattern_takes_the_same_defaults(face: str) -> None:
+    plan = {"steps": [{"var": "E1", "tool": "dump", "reason": "r", "args": {"lines": 200}}]}
+    model = ScriptedChatModel(script=[plan, "Done."])
+    graph = rewoo.build_graph(model, tools=[dump], max_observation_chars=300)
+
+    state = await run(graph, ask("Dump."), face)
+
+    (message,) = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert len(message.content) <= 300
+    assert list(state["observations"].values()) == [dump.invoke({"lines": 200})]
+
+
+# read_observation with any tools
+
+
+def test_any_graph_with_tools_has_read_observation_and_run_selection_keeps_it() -> None:
+    registry = ToolRegistry.for_graph([count])
+    assert registry.names() == ["count", "read_observation"]
+    assert registry.select(["count"]).names() == ["count", "read_observation"]
+    assert ToolRegistry.for_graph([]).names() == []
+    assert ToolRegistry.for_graph([count, read_observation()]).names() == [
+        "count",
+        "read_observation",
+    ]
+    with pytest.raises(ValueError, match="nope"):
+        registry.select(["nope"])
+
+
+async def test_a_cut_result_of_any_tool_can_be_read_in_full(face: str) -> None:
+    full = dump.invoke({"lines": 400})
+    script = [
+        tool_call("dump", id="c1", lines=400),
+        tool_call("read_observation", id="c2", ref="obs-c1", offset=3000, length=1000),
+        "Read it.",
+    ]
+    model = ScriptedChatModel(script=script)
+    graph = react.build_graph(model, tools=[dump, calculator()])
+
+    context = {"tools": ["dump"]}  # a run that enables only dump still gets the reader
+    state = await run(graph, ask("Dump 400 lines."), face, context=context)
+
+    assert model.calls[0].tools == ["dump"]  # nothing cut yet: not offered
+    assert model.calls[1].tools == ["dump", "read_observation"]
+    page = observation(state, "c2")
+    assert page.status == "success"
+    assert page.content.split("\n", 1)[1] == full[3000:4000]
