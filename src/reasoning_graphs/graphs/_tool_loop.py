@@ -69,13 +69,16 @@ def add_tool_loop(
         return next_calls(state, run.registry, turn=turn, step=step) or "observe"
 
     def after_observe(state: AgentState) -> str:
-        return "finish" if state.get("outcome") else back_to
+        outcome = state.get("outcome")
+        if not outcome:
+            return back_to
+        return END if outcome["status"] == "answered" else "finish"  # answered: a tool's result
 
     builder.add_node("approve", plain_node("approve", make_approve(setup)))
-    builder.add_node(ACT, dual_node(ACT, make_act(setup)))
+    builder.add_node(ACT, dual_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
     builder.add_node("observe", plain_node("observe", make_observe(setup)))
     builder.add_node("finish", dual_node("finish", make_finish(setup, ask_final)))
     builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])
-    builder.add_conditional_edges("observe", after_observe, [back_to, "finish"])
+    builder.add_conditional_edges("observe", after_observe, [back_to, "finish", END])
     builder.add_edge("finish", END)

@@ -4,40 +4,65 @@ Each call is its own task: LangGraph saves a finished task's writes at once,
 so after a crash only the calls that had not finished run again. Read-only
 calls of a turn are sent together and overlap; stateful ones are sent one per
 super-step, in the model's order (see :func:`next_calls`).
+
+A tool may answer with a ``Command``, as under LangGraph's ``ToolNode``. Its
+``update`` is applied to the state — the call's ``ToolMessage`` in it becomes
+the observation; keys this graph's state lacks are named in the observation
+instead of vanishing. ``goto=END`` ends the turn with the tool's result as the
+answer (like ``return_direct``); other gotos are named in the observation, as
+the loop chooses its next step itself. A command for the parent graph
+(``graph=Command.PARENT``, e.g. a hand-off) is passed up unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, ToolMessage
-from langgraph.types import Send
-from typing_extensions import TypedDict
+from langgraph.types import Command, Send
+from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.state import PlannedCall
-from reasoning_graphs.tools.execute import OBSERVATIONS_ARGUMENT, execute_call
+from reasoning_graphs.tools.execute import ToolResult, execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
 
 ACT = "act"
+RETURN_DIRECT = "return_direct"
+"""Marks an observation whose tool asked that its result be the turn's answer."""
+
+NO_SUCH_STATE = "this graph's state has no such key"
+OWN_ROUTE = "this graph's loop chooses its next step itself"
 
 
 class ActInput(TypedDict):
-    """What one ``act`` task receives."""
+    """What one ``act`` task receives.
+
+    Attributes:
+        call: The cleared call.
+        turn: The question's number.
+        step: The model step that proposed the call.
+        observations: Stored full texts, for a tool that reads them.
+        state: The graph state, for a tool that injects it (``InjectedState``,
+            ``ToolRuntime``); absent otherwise, to keep the task small.
+    """
 
     call: PlannedCall
     turn: int
     step: int
     observations: dict[str, str]
+    state: NotRequired[dict[str, Any]]
 
 
-def make_act(setup: AgentSetup) -> Callable[[ActInput], Body[dict[str, Any]]]:
-    """Build the ``act`` node for ``setup``."""
+def make_act(
+    setup: AgentSetup, state_keys: Collection[str] | None = None
+) -> Callable[[ActInput], Body[dict[str, Any] | list[Command]]]:
+    """Build the ``act`` node for ``setup``; ``state_keys`` are the keys its graph's state has."""
 
-    def act(task: ActInput) -> Body[dict[str, Any]]:
+    def act(task: ActInput) -> Body[dict[str, Any] | list[Command]]:
         run = setup.for_run()
         call = task["call"]
         result = yield from execute_call(
@@ -46,14 +71,13 @@ def make_act(setup: AgentSetup) -> Callable[[ActInput], Body[dict[str, Any]]]:
             call["args"],
             call_id=call["id"],
             observations=task["observations"],
+            state=task.get("state"),
         )
-        message = ToolMessage(
-            result.content,
-            tool_call_id=call["id"],
-            name=call["name"],
-            status=result.status,
-            response_metadata={"decision": call["decision"]},
-        )
+        result = _with_unapplied_noted(result, state_keys)
+        message = result.to_message(call["id"], call["name"])
+        metadata = {**message.response_metadata, "decision": call["decision"]}
+        if result.return_direct:
+            metadata[RETURN_DIRECT] = True
         event = action_event(
             turn=task["turn"],
             step=task["step"],
@@ -65,12 +89,37 @@ def make_act(setup: AgentSetup) -> Callable[[ActInput], Body[dict[str, Any]]]:
             decision=call["decision"],
             duration_ms=result.duration_ms,
         )
-        update: dict[str, Any] = {"messages": [message], "trajectory": [event]}
+        update: dict[str, Any] = {
+            "messages": [message.model_copy(update={"response_metadata": metadata})],
+            "trajectory": [event],
+        }
         if result.ref and result.full_text is not None:
             update["observations"] = {result.ref: result.full_text}
-        return update
+        if result.command is None:
+            return update
+        writes = [
+            (key, value)
+            for key, value in result.command.updates
+            if state_keys is None or key in state_keys
+        ]
+        return [Command(update=[*update.items(), *writes]), *result.command.parent]
 
     return act
+
+
+def _with_unapplied_noted(result: ToolResult, state_keys: Collection[str] | None) -> ToolResult:
+    """Name in the observation what of the tool's command this loop will not do."""
+    command = result.command
+    if command is None:
+        return result
+    missing = [
+        key for key, _ in command.updates if state_keys is not None and key not in state_keys
+    ]
+    if missing:
+        result = result.with_note(
+            command.requests(keys=missing, goto=False, parent=False), NO_SUCH_STATE
+        )
+    return result.with_note(command.requests(keys=(), parent=False), OWN_ROUTE)
 
 
 def runs_concurrently(calls: Sequence[PlannedCall], registry: ToolRegistry) -> bool:
@@ -100,9 +149,14 @@ def _task(
     call: PlannedCall, state: Mapping[str, Any], registry: ToolRegistry, turn: int, step: int
 ) -> ActInput:
     spec = registry.get(call["name"])
-    needs_store = spec is not None and OBSERVATIONS_ARGUMENT in spec.injected_arguments()
-    observations = dict(state.get("observations") or {}) if needs_store else {}
-    return ActInput(call=call, turn=turn, step=step, observations=observations)
+    injections = spec.injections if spec is not None else None
+    observations = (
+        dict(state.get("observations") or {}) if injections and injections.observations else {}
+    )
+    task = ActInput(call=call, turn=turn, step=step, observations=observations)
+    if injections and injections.needs_state:
+        task["state"] = dict(state)
+    return task
 
 
 def _answered_ids(messages: Sequence[AnyMessage]) -> set[str]:

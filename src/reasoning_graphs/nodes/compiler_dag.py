@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.nodes.turn import describe_call, turn_messages
+from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
 RUNTIME = "llm_compiler"
@@ -229,7 +230,7 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
                 RESULT_LINE.format(
                     id=task_ids.get(call["id"], "?"),
                     call=describe_call(call["name"], call["args"]),
-                    result=str(answer.content) if answer else "",
+                    result=content_text(answer.content) if answer else "",
                 )
             )
         sections.append("\n".join(lines))

@@ -51,6 +51,7 @@ from reasoning_graphs.tools.registry import ToolRegistry
 
 SKIPPED = "Not run: it needs the result of {refs}, which did not succeed."
 TASK_CRASHED = "Error: the task stopped unexpectedly ({error})."
+TASKS_ONLY = "LLM Compiler tasks pass on only their results"
 
 
 @dataclass(frozen=True)
@@ -62,14 +63,14 @@ class Job:
         call: The cleared call (its arguments possibly edited by a person).
         after: Ids to wait for: the deps, plus the previous stateful task.
         registry: The run's tools.
-        observations: Stored full texts, for tools that read them.
+        state: The graph state, for tools that read stored texts or inject the state.
     """
 
     task: CompilerTask
     call: PlannedCall
     after: tuple[int, ...]
     registry: ToolRegistry
-    observations: Mapping[str, str]
+    state: Mapping[str, Any]
 
 
 class Board:
@@ -149,10 +150,17 @@ def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
     args = substitute(job.call["args"], {dep: needed[dep]["value"] for dep in job.task["deps"]})
     started = time.time()
     result = yield from execute_call(
-        job.registry, job.call["name"], args, call_id=job.call["id"], observations=job.observations
+        job.registry,
+        job.call["name"],
+        args,
+        call_id=job.call["id"],
+        observations=job.state.get("observations") or {},
+        state=job.state,
     )
+    result = result.without_command(TASKS_ONLY)
     return {
         **_outcome(result.status, result.content, result.full_text),
+        "message": result.message,
         "args": args,
         "ref": result.ref,
         "started": started,
@@ -185,7 +193,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
             if item["call_id"] in answered:
                 board.post(item["id"], _settled(answered[item["call_id"]]))
         started = time.perf_counter()
-        jobs = _jobs(plan, cleared, run.registry, state.get("observations") or {})
+        jobs = _jobs(plan, cleared, run.registry, state)
         yield Gather(
             [run_task(job, board, on_settled=board.poster(job.task["id"])) for job in jobs]
         )
@@ -200,7 +208,7 @@ def _jobs(
     plan: Sequence[CompilerTask],
     cleared: Mapping[str, PlannedCall],
     registry: ToolRegistry,
-    observations: Mapping[str, str],
+    state: Mapping[str, Any],
 ) -> list[Job]:
     """The cleared tasks in plan (topological) order, stateful ones chained in that order."""
     jobs: list[Job] = []
@@ -214,7 +222,7 @@ def _jobs(
             previous_stateful = item["id"]
         call = cleared.get(item["call_id"])
         if call is not None:
-            jobs.append(Job(item, call, tuple(after), registry, observations))
+            jobs.append(Job(item, call, tuple(after), registry, state))
     return jobs
 
 
@@ -245,15 +253,7 @@ def _record(
             continue
         decision = call["decision"] if call and result["status"] != "skipped" else "skipped"
         status = "success" if result["status"] == "success" else "error"
-        messages.append(
-            ToolMessage(
-                result["text"],
-                tool_call_id=call_id,
-                name=item["tool"],
-                status=status,
-                response_metadata={"decision": decision},
-            )
-        )
+        messages.append(_observation(result, call_id, item["tool"], status, decision))
         event = action_event(
             turn=turn,
             step=step,
@@ -286,6 +286,17 @@ def _record(
     if observations:
         update["observations"] = observations
     return update
+
+
+def _observation(
+    result: Mapping[str, Any], call_id: str, tool: str, status: str, decision: str
+) -> ToolMessage:
+    """The task's ``ToolMessage``: the tool's own (content blocks, artifact) when it ran."""
+    own: ToolMessage | None = result.get("message")
+    if own is None:
+        own = ToolMessage(result["text"], tool_call_id=call_id, name=tool)
+    metadata = {**own.response_metadata, "decision": decision}
+    return own.model_copy(update={"status": status, "response_metadata": metadata})
 
 
 def _outcome(status: str, text: str, value: str | None = None) -> dict[str, Any]:

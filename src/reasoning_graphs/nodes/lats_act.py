@@ -32,12 +32,26 @@ from reasoning_graphs.tools.registry import ToolRegistry
 
 
 def _run_call(
-    registry: ToolRegistry, call: PlannedCall, observations: Mapping[str, str]
+    registry: ToolRegistry,
+    call: PlannedCall,
+    observations: Mapping[str, str],
+    state: Mapping[str, Any],
 ) -> Body[dict[str, Any]]:
-    """Run one cleared call; its result is saved as soon as it finishes."""
+    """Run one cleared call; its result is saved as soon as it finishes.
+
+    A ``Command`` the tool returns is not applied — the children are
+    alternatives, so no branch may change the shared state — and its
+    observation says so.
+    """
     result = yield from execute_call(
-        registry, call["name"], call["args"], call_id=call["id"], observations=observations
+        registry,
+        call["name"],
+        call["args"],
+        call_id=call["id"],
+        observations=observations,
+        state=state,
     )
+    result = result.without_command(TREE_ONLY)
     return {
         "content": result.content,
         "status": result.status,
@@ -48,6 +62,8 @@ def _run_call(
 
 
 run_call = durable_task("run_call", _run_call)
+
+TREE_ONLY = "LATS keeps tool results only as observations in its search tree"
 
 
 def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
@@ -67,7 +83,7 @@ def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any
         settle_calls(run, state, [node["call"] for node in fresh], triage)
 
         cleared = [call for _, call in sorted(triage.planned, key=lambda item: item[0])]
-        results = yield from _run_cleared(run.registry, cleared, state.get("observations") or {})
+        results = yield from _run_cleared(run.registry, cleared, state)
         by_call = {node["call"]["id"]: node for node in fresh}
         changes: dict[int, dict[str, object]] = {}
         events = [{**event, "node": by_call[event["id"]]["id"]} for event in triage.events]
@@ -105,15 +121,16 @@ def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any
 
 
 def _run_cleared(
-    registry: ToolRegistry, calls: list[PlannedCall], observations: Mapping[str, str]
+    registry: ToolRegistry, calls: list[PlannedCall], state: Mapping[str, Any]
 ) -> Body[dict[str, dict[str, Any]]]:
     """Read-only calls all at once, stateful ones in order after them; results by call id."""
+    observations = state.get("observations") or {}
     together = [call for call in calls if registry.is_read_only(call["name"])]
-    done = yield Gather([run_call(registry, call, observations) for call in together])
+    done = yield Gather([run_call(registry, call, observations, state) for call in together])
     results = dict(zip([c["id"] for c in together], done, strict=True))
     for call in calls:
         if not registry.is_read_only(call["name"]):
-            results[call["id"]] = yield run_call(registry, call, observations)
+            results[call["id"]] = yield run_call(registry, call, observations, state)
     return results
 
 

@@ -1,17 +1,29 @@
-"""``observe``: close a turn's tool round and check the budgets before thinking again."""
+"""``observe``: close a turn's tool round and check the budgets before thinking again.
+
+A round whose every call went to a tool that answers for the model
+(``return_direct=True``, or a ``Command`` with ``goto=END``) and succeeded
+ends the turn with those results as the answer, as ``create_agent`` does; the
+answer is an ``AIMessage`` so that callers find it where every pattern puts
+its answer. A failed call leaves the model to decide what to do instead.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from langchain_core.messages import AIMessage, ToolMessage
+
 from reasoning_graphs.context import Limits
+from reasoning_graphs.nodes.act import RETURN_DIRECT
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import steps_used, tokens_used
+from reasoning_graphs.nodes.turn import last_ai_message, steps_used, tokens_used, turn_messages
 from reasoning_graphs.state import Outcome
+from reasoning_graphs.tools.output import content_text
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
 TOKEN_LIMIT = "spent {used} of {budget} tokens"
+ANSWERED: Outcome = {"status": "answered"}
 
 
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
@@ -25,11 +37,37 @@ def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
     return None
 
 
+def direct_answer(state: Mapping[str, Any]) -> AIMessage | None:
+    """The answer made of the round's results, when every call of the round asked for it."""
+    reply = last_ai_message(state["messages"])
+    if not reply.tool_calls or reply.invalid_tool_calls:
+        return None
+    answers = {
+        m.tool_call_id: m for m in turn_messages(state["messages"]) if isinstance(m, ToolMessage)
+    }
+    results = [answers.get(call["id"]) for call in reply.tool_calls]
+    if not all(
+        m is not None and m.response_metadata.get(RETURN_DIRECT) and m.status == "success"
+        for m in results
+    ):
+        return None
+    found = [m for m in results if m is not None]
+    content = (
+        found[0].content if len(found) == 1 else "\n\n".join(content_text(m.content) for m in found)
+    )
+    metadata = {"outcome": dict(ANSWERED), RETURN_DIRECT: [m.name for m in found]}
+    return AIMessage(content=content, response_metadata=metadata)
+
+
 def make_observe(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``observe`` node for ``setup``."""
 
     def observe(state: dict[str, Any]) -> dict[str, Any]:
-        outcome = state.get("outcome") or budget_stop(state, setup.for_run().limits)
-        return {"pending": [], "outcome": outcome}
+        if state.get("outcome"):
+            return {"pending": [], "outcome": state["outcome"]}
+        answer = direct_answer(state)
+        if answer is not None:
+            return {"pending": [], "outcome": ANSWERED, "messages": [answer]}
+        return {"pending": [], "outcome": budget_stop(state, setup.for_run().limits)}
 
     return observe

@@ -37,6 +37,7 @@ from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import decision_of, steps_used, turn_messages, turn_number
 from reasoning_graphs.tools.execute import observation_ref
+from reasoning_graphs.tools.output import content_text
 
 SKIPPED = "Not run: it needs the result of {refs}, which did not succeed."
 SKIPPED_ID = "{var}-skipped"
@@ -139,7 +140,7 @@ def _wave(steps: Sequence[PlanStep], values: Mapping[str, str]) -> AIMessage:
 
 
 def _result(answer: ToolMessage, full_text: str | None) -> StepResult:
-    text = str(answer.content)
+    text = content_text(answer.content)
     value = full_text if full_text is not None else text
     if decision_of(answer) == "reused":
         value = value.removesuffix(REUSED.format(result=""))

@@ -20,7 +20,6 @@ from typing_extensions import TypedDict, Unpack
 from reasoning_graphs.context import Limits
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.tools.builtins import default_tools
-from reasoning_graphs.tools.execute import OBSERVATIONS_ARGUMENT
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import (
@@ -139,8 +138,4 @@ class RunScope:
         A tool that can only fail is prompt noise, and small models pick it.
         """
         stored = bool(state.get("observations"))
-        return [
-            spec
-            for spec in self.registry
-            if stored or OBSERVATIONS_ARGUMENT not in spec.injected_arguments()
-        ]
+        return [spec for spec in self.registry if stored or not spec.injections.observations]

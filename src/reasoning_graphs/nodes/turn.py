@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
 EXECUTED = frozenset({"auto", "approved", "edited"})
@@ -93,7 +94,7 @@ def reusable_results(
                 if message.status == "success":
                     results.clear()
                 continue
-            results[call_signature(name, args)] = (str(message.content), message.status)
+            results[call_signature(name, args)] = (content_text(message.content), message.status)
     return results
 
 
@@ -108,6 +109,7 @@ def successful_observations(
             calls.update({c["id"]: describe_call(c["name"], c["args"]) for c in message.tool_calls})
         elif was_executed(message) and message.status == "success":
             call = calls.get(message.tool_call_id)
-            if call and (call, str(message.content)) not in found:
-                found.append((call, str(message.content)))
+            text = content_text(message.content)
+            if call and (call, text) not in found:
+                found.append((call, text))
     return found[-limit:]

@@ -3,6 +3,9 @@
 The model must be able to act on every outcome, so nothing here raises for a
 bad call: an unknown tool, invalid arguments, an exception inside the tool and a
 timeout each come back as an error observation that says what to do instead.
+Otherwise the tool answers as it would under LangGraph's ``ToolNode``: invoked
+with the whole tool call, it keeps its own status, artifact, content blocks and
+commands (see :mod:`reasoning_graphs.tools.output`).
 """
 
 from __future__ import annotations
@@ -11,13 +14,27 @@ import asyncio
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from langchain_core.messages import ToolMessage
+from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ValidationError
 
 from reasoning_graphs.effects import Abandoned, Await, Body, Bounded, Effect, in_daemon_thread
+from reasoning_graphs.tools.injection import OBSERVATIONS_ARGUMENT, InjectionError, injected_values
+from reasoning_graphs.tools.output import (
+    CUT_MARKER,
+    Status,
+    ToolCommand,
+    ToolOutputError,
+    ToolResult,
+    content_text,
+    cut_long,
+    read_output,
+    with_cut_text,
+)
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -27,28 +44,21 @@ INVALID_ARGUMENTS = (
     "Call it again with arguments matching this schema: {schema}"
 )
 TOOL_FAILED = "Error: {name!r} failed with {kind}: {message}"
+CANNOT_USE = "Error: {problem}"
 TOOL_TIMED_OUT = (
     "Error: {name!r} did not finish within {seconds:g} s and was abandoned. "
     "Try a smaller request or another approach."
 )
-CUT_MARKER = (
-    "\n[... {cut} characters cut; the full text is available with "
-    "read_observation(ref={ref!r}) ...]\n"
-)
 
-OBSERVATIONS_ARGUMENT = "observations"
-"""Injected argument through which a tool may read earlier full-length observations."""
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What one call produced, as the model will see it."""
-
-    content: str
-    status: Literal["success", "error"]
-    duration_ms: float
-    ref: str | None = None
-    full_text: str | None = None
+__all__ = [
+    "CUT_MARKER",
+    "OBSERVATIONS_ARGUMENT",
+    "ToolCommand",
+    "ToolResult",
+    "ToolRun",
+    "execute_call",
+    "observation_ref",
+]
 
 
 def observation_ref(call_id: str) -> str:
@@ -96,37 +106,86 @@ def execute_call(
     *,
     call_id: str,
     observations: Mapping[str, str] | None = None,
+    state: Mapping[str, Any] | None = None,
 ) -> Body[ToolResult]:
-    """Run ``name(**args)`` and return its (possibly cut) observation."""
+    """Run ``name(**args)`` as the tool call ``call_id`` and return its (possibly cut) observation.
+
+    The tool is invoked with the whole tool call, as LangGraph's ``ToolNode``
+    does, so it answers with a ``ToolMessage`` (its own status, artifact and
+    content blocks) or a ``Command``. ``state`` is the graph state for tools
+    that inject it (``InjectedState``, ``ToolRuntime``); ``observations`` the
+    stored full texts for ``read_observation``.
+    """
     started = time.perf_counter()
 
-    def finish(content: str, status: Literal["success", "error"]) -> ToolResult:
+    def failed(content: str) -> ToolResult:
         elapsed = (time.perf_counter() - started) * 1000
-        return ToolResult(content=content, status=status, duration_ms=elapsed)
+        return ToolResult(content=content, status="error", duration_ms=elapsed)
 
     spec = registry.get(name)
     if spec is None:
-        return finish(
-            UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names())), "error"
-        )
+        return failed(UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names())))
     problems = _argument_problems(spec, args)
     if problems:
-        message = INVALID_ARGUMENTS.format(
-            name=name, problems=problems, schema=json.dumps(spec.argument_schema())
-        )
-        return finish(message, "error")
-    call_args = dict(args)
-    if OBSERVATIONS_ARGUMENT in spec.injected_arguments():
-        call_args[OBSERVATIONS_ARGUMENT] = dict(observations or {})
+        schema = json.dumps(spec.argument_schema())
+        return failed(INVALID_ARGUMENTS.format(name=name, problems=problems, schema=schema))
     try:
-        output = yield Bounded(ToolRun(spec.tool, call_args), spec.timeout)
+        extra = injected_values(
+            spec.tool,
+            spec.injections,
+            call_id=call_id,
+            state=state,
+            observations=observations,
+            tools=registry.tools(),
+        )
+        call = ToolCall(name=name, args={**args, **extra}, id=call_id, type="tool_call")
+        output = yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout))
+        message, command = read_output(output, call_id=call_id, name=name)
+    except GraphBubbleUp:  # an interrupt inside the tool: LangGraph pauses the run
+        raise
     except Abandoned:
-        return finish(TOOL_TIMED_OUT.format(name=name, seconds=spec.timeout), "error")
+        return failed(TOOL_TIMED_OUT.format(name=name, seconds=spec.timeout))
+    except (InjectionError, ToolOutputError) as exc:
+        return failed(CANNOT_USE.format(problem=exc))
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
-        return finish(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind), "error")
-    result = finish(_as_text(output), "success")
-    return _cut(result, spec, observation_ref(call_id))
+        return failed(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind))
+    elapsed = (time.perf_counter() - started) * 1000
+    return _recorded(message, command, spec, observation_ref(call_id), elapsed)
+
+
+def _recorded(
+    message: ToolMessage,
+    command: ToolCommand | None,
+    spec: ToolSpec,
+    ref: str,
+    duration_ms: float,
+) -> ToolResult:
+    """The result as recorded: text for trajectories, the message cut only when too long."""
+    text = content_text(message.content)
+    status: Status = "error" if message.status == "error" else "success"
+    ends_turn = spec.tool.return_direct or (command is not None and command.ends_turn)
+    limit = spec.max_observation_chars
+    cut = cut_long(text, limit, ref) if isinstance(limit, int) else None
+    if cut is None:
+        return ToolResult(
+            text, status, duration_ms, message=message, command=command, return_direct=ends_turn
+        )
+    shortened = message.model_copy(update={"content": with_cut_text(message.content, cut)})
+    return ToolResult(
+        cut,
+        status,
+        duration_ms,
+        ref=ref,
+        full_text=text,
+        message=shortened,
+        command=command,
+        return_direct=ends_turn,
+    )
+
+
+def _seconds(timeout: float | object | None) -> float | None:
+    return timeout if isinstance(timeout, (int, float)) else None
 
 
 def _argument_problems(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
@@ -143,34 +202,3 @@ def _argument_problems(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
             for err in exc.errors()
         )
     return None
-
-
-def _as_text(output: Any) -> str:
-    if isinstance(output, str):
-        return output
-    if hasattr(output, "content") and isinstance(output.content, str):
-        return output.content
-    try:
-        return json.dumps(output, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(output)
-
-
-def _cut(result: ToolResult, spec: ToolSpec, ref: str) -> ToolResult:
-    """Keep head and tail of a long observation; remember the full text under ``ref``."""
-    limit = spec.max_observation_chars
-    text = result.content
-    if len(text) <= limit:
-        return result
-    marker = CUT_MARKER.format(cut=len(text), ref=ref)  # the widest the count can be
-    keep = max(limit - len(marker), 2)
-    head, tail = keep * 2 // 3, keep - keep * 2 // 3
-    cut = len(text) - head - tail
-    content = text[:head] + CUT_MARKER.format(cut=cut, ref=ref) + text[len(text) - tail :]
-    return ToolResult(
-        content=content,
-        status=result.status,
-        duration_ms=result.duration_ms,
-        ref=ref,
-        full_text=text,
-    )

@@ -14,9 +14,12 @@ import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
+
+from reasoning_graphs.tools.injection import Injections, injections_of
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
@@ -92,9 +95,21 @@ class ToolSpec:
 
     def injected_arguments(self) -> set[str]:
         """Arguments the runtime fills in, hidden from the model (``InjectedToolArg``)."""
-        full = set(self.tool.get_input_schema().model_json_schema().get("properties", {}))
+        return set(self._hidden_arguments)
+
+    @cached_property
+    def injections(self) -> Injections:
+        """What the runtime must fill in for this tool (state, store, runtime, observations)."""
+        return injections_of(self.tool, self._hidden_arguments)
+
+    @cached_property
+    def _hidden_arguments(self) -> frozenset[str]:
+        schema = self.tool.get_input_schema()
+        fields = getattr(schema, "model_fields", None)
+        if fields is None:
+            fields = schema.model_json_schema().get("properties", {})
         visible = set(self.argument_schema().get("properties", {}))
-        return full - visible
+        return frozenset(set(fields) - visible)
 
 
 def tool_spec(
