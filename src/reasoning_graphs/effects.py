@@ -242,32 +242,34 @@ def _settle(future: Future, task: asyncio.Task) -> None:
 
 def drive(body: Body[T]) -> T:
     """Run a body on the sync face."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = body.send(value) if error is None else body.throw(error)
-        except StopIteration as stop:
-            return stop.value
+    effect, result = _resume(body, None, None)
+    while effect is not None:
         try:
             value, error = effect.run(), None
         except Exception as exc:  # handed to the body, which may turn it into an observation
             value, error = None, exc
+        effect, result = _resume(body, value, error)
+    return result
 
 
 async def adrive(body: Body[T]) -> T:
     """Run a body on the async face."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = body.send(value) if error is None else body.throw(error)
-        except StopIteration as stop:
-            return stop.value
+    effect, result = _resume(body, None, None)
+    while effect is not None:
         try:
             value, error = await effect.arun(), None
         except Exception as exc:
             value, error = None, exc
+        effect, result = _resume(body, value, error)
+    return result
+
+
+def _resume(body: Body[T], value: Any, error: Exception | None) -> tuple[Effect | None, Any]:
+    """Hand the body its last result (or error): its next effect, or ``None`` and its return."""
+    try:
+        return (body.send(value) if error is None else body.throw(error)), None
+    except StopIteration as stop:
+        return None, stop.value
 
 
 def dual_node(name: str, make_body: Callable[..., Body[Any]]) -> RunnableLambda:
