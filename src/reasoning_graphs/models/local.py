@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import importlib.util
 import json
+import queue
 import re
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -36,12 +39,14 @@ from langchain_core.callbacks import (
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     SystemMessage,
     ToolMessage,
 )
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -81,6 +86,8 @@ ANSWER_ONLY = (
     "Copy results from observations exactly."
 )
 OBSERVATION = "Observation from {name}: {content}"
+JSON_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+"""What a JSON escape stands for; any other escaped character stands for itself."""
 FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 """Where a tool description's first sentence ends."""
 
@@ -224,13 +231,114 @@ class LocalChatModel(BaseChatModel):
         messages: list[BaseMessage],
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """One completion; ``gbnf`` constrains free text with a grammar when no tools are bound."""
+        request = self._prepare(messages, stop, **kwargs)
+        message = _reply_message(request, self._complete(request))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Run the blocking llama.cpp call in a thread so the event loop stays free."""
+        sync_manager = run_manager.get_sync() if run_manager else None
+        return await asyncio.to_thread(self._generate, messages, stop, sync_manager, **kwargs)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Stream the reply's content as it is generated; the last chunk completes the reply.
+
+        Generation runs on a worker thread (llama.cpp hands out tokens only through
+        a callback), and the chunks add up to exactly what :meth:`_generate` returns.
+        """
+        handoff: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._start_streaming(messages, stop, kwargs, handoff.put)
+        while (item := handoff.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """As :meth:`_stream`, with the worker thread feeding the event loop, which never blocks."""
+        loop = asyncio.get_running_loop()
+        handoff: asyncio.Queue[Any] = asyncio.Queue()
+
+        def put(item: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody is listening
+                loop.call_soon_threadsafe(handoff.put_nowait, item)
+
+        self._start_streaming(messages, stop, kwargs, put)
+        while (item := await handoff.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def _start_streaming(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        kwargs: dict[str, Any],
+        put: Callable[[Any], None],
+    ) -> None:
+        """Generate on a worker thread that ``put``s each chunk, then an error or ``_END``.
+
+        The reply is made by the same call as :meth:`_generate`, watched token by
+        token through a logits processor that changes nothing, so the chunks add up
+        to exactly the non-streamed reply, usage and finish reason included. The
+        thread is not a daemon: a generation in progress finishes (and releases the
+        model) before the interpreter frees the model at exit.
+        """
+
+        def work() -> None:
+            try:
+                request = self._prepare(messages, stop, **kwargs)
+                reader: _ContentReader = (
+                    AnswerReader() if request.tools else _TextReader(request.stop)
+                )
+                streamed: list[str] = []
+
+                def on_text(raw: str) -> None:
+                    content = reader.feed(raw)
+                    if content:
+                        streamed.append(content)
+                        put(ChatGenerationChunk(message=AIMessageChunk(content=content)))
+
+                message = _reply_message(request, self._complete(request, on_text))
+                put(_last_chunk(message, "".join(streamed)))
+            except BaseException as error:  # re-raised by the consumer, in its own thread
+                put(error)
+            finally:
+                put(_END)
+
+        threading.Thread(target=work, name="reasoning-graphs-llama").start()
+
+    def _prepare(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
         *,
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         gbnf: str | None = None,
         **kwargs: Any,
-    ) -> ChatResult:
-        """One completion; ``gbnf`` constrains free text with a grammar when no tools are bound."""
+    ) -> _Request:
+        """The chat, grammar and sampling options of one call."""
         llama, lock = self._load()
         chat = _to_llama_messages(messages)
         grammar = (
@@ -252,36 +360,26 @@ class LocalChatModel(BaseChatModel):
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
-        with lock:
-            if not self.reuse_prefix:
-                llama.reset()
-            response = llama.create_chat_completion(
-                messages=chat, grammar=grammar, stop=stop or [], **(sampling | kwargs)
-            )
-        text = response["choices"][0]["message"]["content"] or ""
-        message = _parse_action(text, allowed) if tools else AIMessage(content=text)
-        usage = response["usage"]
-        message.usage_metadata = UsageMetadata(
-            input_tokens=usage["prompt_tokens"],
-            output_tokens=usage["completion_tokens"],
-            total_tokens=usage["total_tokens"],
+        return _Request(
+            llama, lock, chat, grammar, stop or [], sampling | kwargs, bool(tools), allowed
         )
-        message.response_metadata = {
-            "model_name": Path(llama.model_path).name,
-            "finish_reason": response["choices"][0]["finish_reason"],
-        }
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        """Run the blocking llama.cpp call in a thread so the event loop stays free."""
-        sync_manager = run_manager.get_sync() if run_manager else None
-        return await asyncio.to_thread(self._generate, messages, stop, sync_manager, **kwargs)
+    def _complete(
+        self, request: _Request, on_text: Callable[[str], None] | None = None
+    ) -> dict[str, Any]:
+        """Run the completion under the model's lock; ``on_text`` sees the raw text grow."""
+        options = dict(request.options)
+        if on_text is not None:
+            tap = _TokenTap(request.llama, on_text)
+            options["logits_processor"] = _import_llama_cpp().LogitsProcessorList(
+                [tap, *(options.get("logits_processor") or [])]
+            )
+        with request.lock:
+            if not self.reuse_prefix:
+                request.llama.reset()
+            return request.llama.create_chat_completion(
+                messages=request.chat, grammar=request.grammar, stop=request.stop, **options
+            )
 
     def _is_tiny(self) -> bool:
         if self.tiny_model is None:
@@ -305,6 +403,269 @@ class LocalChatModel(BaseChatModel):
                     atexit.register(_close_models)
                 _MODELS[key] = (llama, threading.Lock())
             return _MODELS[key]
+
+
+_END = object()
+"""Marks the end of a stream of chunks handed between threads."""
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One call, ready to run: the model and its lock, the chat, grammar and options."""
+
+    llama: Llama
+    lock: threading.Lock
+    chat: list[dict[str, str]]
+    grammar: LlamaGrammar | None
+    stop: list[str]
+    options: dict[str, Any]
+    tools: bool
+    allowed: list[dict[str, Any]]
+
+
+def _reply_message(request: _Request, response: dict[str, Any]) -> AIMessage:
+    """The reply as a message: tool call or answer, with usage and finish reason."""
+    text = response["choices"][0]["message"]["content"] or ""
+    message = _parse_action(text, request.allowed) if request.tools else AIMessage(content=text)
+    usage = response["usage"]
+    message.usage_metadata = UsageMetadata(
+        input_tokens=usage["prompt_tokens"],
+        output_tokens=usage["completion_tokens"],
+        total_tokens=usage["total_tokens"],
+    )
+    message.response_metadata = {
+        "model_name": Path(request.llama.model_path).name,
+        "finish_reason": response["choices"][0]["finish_reason"],
+    }
+    return message
+
+
+def _last_chunk(message: AIMessage, streamed: str) -> ChatGenerationChunk:
+    """The chunk that makes the streamed chunks add up to ``message``.
+
+    It carries the content not streamed yet, the tool call, usage and metadata.
+    Only a reply cut off inside its answer (by ``max_tokens``) cannot add up: its
+    message is the raw JSON, while the answer text has already gone out, so the
+    streamed answer text stands.
+    """
+    content = message.text
+    rest = content[len(streamed) :] if content.startswith(streamed) else ""
+    calls = [
+        tool_call_chunk(name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=i)
+        for i, call in enumerate(message.tool_calls)
+    ]
+    return ChatGenerationChunk(
+        message=AIMessageChunk(
+            content=rest,
+            tool_call_chunks=calls,
+            usage_metadata=message.usage_metadata,
+            response_metadata=message.response_metadata,
+            chunk_position="last",
+        )
+    )
+
+
+class _TokenTap:
+    """A logits processor that changes nothing and reports the generated text as it grows.
+
+    llama.cpp calls it before sampling each token with every token so far; the
+    first call sees the prompt alone. Any trouble turns the tap off: the reply
+    itself never depends on it.
+    """
+
+    def __init__(self, llama: Llama, on_text: Callable[[str], None]) -> None:
+        self.llama, self.on_text = llama, on_text
+        self.prompt: list[int] | None = None
+        self.text = ""
+        self.off = False
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.off:
+            return scores
+        try:
+            if self.prompt is None:
+                self.prompt = [int(token) for token in input_ids]
+                return scores
+            completion = [int(token) for token in input_ids[len(self.prompt) :]]
+            raw = self.llama.detokenize(completion, prev_tokens=self.prompt)
+            text = raw.decode("utf-8", errors="ignore")  # an unfinished character waits
+            if not text.startswith(self.text):
+                self.off = True
+            elif len(text) > len(self.text):
+                delta, self.text = text[len(self.text) :], text
+                self.on_text(delta)
+        except Exception:  # called from llama.cpp's sampler, where errors would be lost
+            self.off = True
+        return scores
+
+
+class _ContentReader(Protocol):
+    def feed(self, raw: str) -> str:
+        """Take the reply's next raw text; return the content it adds."""
+        ...
+
+
+class _TextReader:
+    """Plain text is content as it comes, except what may be the start of a stop sequence."""
+
+    def __init__(self, stop: Sequence[str]) -> None:
+        self.stop = [s for s in stop if s]
+        self.text = ""
+        self.shown = 0
+        self.stopped = False
+
+    def feed(self, raw: str) -> str:
+        if self.stopped:
+            return ""
+        self.text += raw
+        found = [self.text.index(s) for s in self.stop if s in self.text]
+        if found:
+            visible, self.stopped = self.text[: min(found)], True
+        else:
+            visible = self.text[: len(self.text) - self._held()]
+        delta, self.shown = visible[self.shown :], max(self.shown, len(visible))
+        return delta
+
+    def _held(self) -> int:
+        """How many trailing characters could still grow into a stop sequence."""
+        return max(
+            (
+                size
+                for stop in self.stop
+                for size in range(1, len(stop))
+                if self.text.endswith(stop[:size])
+            ),
+            default=0,
+        )
+
+
+class AnswerReader:
+    r"""Reads a grammar-shaped action reply as it grows and hands out its answer's new text.
+
+    With tools bound the reply is ``{"action": "final_answer", "answer": "..."}`` or a
+    tool call. Only the top-level ``answer`` string of a ``final_answer`` action is
+    content, so a tool call streams nothing. Escapes are decoded once complete, even
+    split across tokens (``\n``, ``\"``, ``\uXXXX``, surrogate pairs), so what it
+    hands out is always a prefix of what ``json.loads`` reads from the whole reply.
+
+    Example:
+        >>> reader = AnswerReader()
+        >>> reader.feed('{"action": "final_answer", "answer": "Line one\\')
+        'Line one'
+        >>> reader.feed('nline two \\u00')
+        '\nline two '
+        >>> reader.feed('e9"}')
+        'é'
+    """
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.is_object = False
+        self.closed = False
+        self.expect_key = False
+        self.key = ""
+        self.action: str | None = None
+        self.answer = ""
+        self.answer_seen = False
+        self.shown = 0
+        self.role: str | None = None  # inside a string: "key", "action", "answer" or "skip"
+        self.buffer = ""  # a key or action being read
+        self.escape: str | None = None  # an escape read so far, from its backslash
+        self.high: int | None = None  # a high surrogate waiting for its low half
+
+    def feed(self, raw: str) -> str:
+        """Take the reply's next raw text; return the answer text it completes."""
+        for char in raw:
+            if self.closed:
+                break
+            if self.role is None:
+                self._structure(char)
+            else:
+                self._string(char)
+        if self.action != FINAL_ANSWER:
+            return ""
+        delta, self.shown = self.answer[self.shown :], len(self.answer)
+        return delta
+
+    def _structure(self, char: str) -> None:
+        if char in "{[":
+            self.depth += 1
+            if self.depth == 1:
+                self.is_object, self.expect_key = char == "{", True
+        elif char in "}]":
+            self.depth -= 1
+            self.closed = self.depth <= 0
+        elif self.depth == 1 and char == ",":
+            self.expect_key = True
+        elif self.depth == 1 and char == ":":
+            self.expect_key = False
+        elif char == '"':
+            self.role = self._role()
+
+    def _role(self) -> str:
+        if self.depth != 1 or not self.is_object:
+            return "skip"
+        if self.expect_key:
+            return "key"
+        if self.key == "action":
+            return "action"
+        if self.key == "answer" and not self.answer_seen:
+            self.answer_seen = True
+            return "answer"
+        return "skip"
+
+    def _string(self, char: str) -> None:
+        if self.escape is not None:
+            self.escape += char
+            if self.escape[1] != "u":
+                self._add(JSON_ESCAPES.get(char, char))
+                self.escape = None
+            elif len(self.escape) == 6:
+                escape, self.escape = self.escape, None
+                try:
+                    self._add_code(int(escape[2:], 16))
+                except ValueError:  # not JSON; the whole reply will be read as text
+                    self._add(escape)
+        elif char == "\\":
+            self.escape = char
+        elif char == '"':
+            self._flush_high()
+            self._end_string()
+        else:
+            self._add(char)
+
+    def _add_code(self, code: int) -> None:
+        """Add a ``\\uXXXX`` character, pairing surrogates as ``json.loads`` does."""
+        if self.high is not None and 0xDC00 <= code <= 0xDFFF:
+            high, self.high = self.high, None
+            self._put(chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)))
+        elif 0xD800 <= code <= 0xDBFF:
+            self._flush_high()
+            self.high = code
+        else:
+            self._add(chr(code))
+
+    def _add(self, text: str) -> None:
+        self._flush_high()
+        self._put(text)
+
+    def _flush_high(self) -> None:
+        if self.high is not None:
+            high, self.high = self.high, None
+            self._put(chr(high))
+
+    def _put(self, text: str) -> None:
+        if self.role == "answer":
+            self.answer += text
+        elif self.role in ("key", "action"):
+            self.buffer += text
+
+    def _end_string(self) -> None:
+        if self.role == "key":
+            self.key = self.buffer
+        elif self.role == "action":
+            self.action = self.buffer
+        self.role, self.buffer = None, ""
 
 
 def _close_models() -> None:
