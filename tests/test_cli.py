@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk
 
 from reasoning_graphs.cli import main as cli
+from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 
@@ -68,9 +70,101 @@ def test_json_lines(db, monkeypatch, capsys) -> None:
 
     assert code == 0
     events = [json.loads(line) for line in out.splitlines()]
-    assert [e["event"] for e in events] == ["note", "action", "observation", "answer", "note"]
+    kinds = [e["event"] for e in events]
+    assert kinds == ["note", "action", "observation", "token", "answer", "note"]
     assert events[1]["args"] == {"expression": "2+2"}
-    assert events[3]["outcome"] == {"status": "answered"}
+    assert events[4]["outcome"] == {"status": "answered"}
+
+
+STREAMED_ANSWER = "23*17+4 is 395, as the calculator says."
+
+
+def test_json_streams_the_answer_as_tokens_before_the_answer_event(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("calculator", expression="23*17+4"), STREAMED_ANSWER)
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--json")
+
+    assert code == 0
+    events = [json.loads(line) for line in out.splitlines()]
+    tokens = [e for e in events if e["event"] == "token"]
+    answer = next(e for e in events if e["event"] == "answer")
+    assert len(tokens) > 1
+    assert "".join(t["text"] for t in tokens) == answer["text"] == STREAMED_ANSWER
+    assert {t["node"] for t in tokens} == {"think"}
+    assert events.index(tokens[-1]) < events.index(answer)
+
+
+def test_plain_output_has_one_answer_line_written_by_the_stream(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("calculator", expression="23*17+4"), STREAMED_ANSWER)
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?")
+
+    assert code == 0
+    answers = [line for line in out.splitlines() if line.startswith("Answer:")]
+    assert answers == [f"Answer: {STREAMED_ANSWER}"]
+    assert out.splitlines()[-1].startswith("Note: Thread: ")
+
+
+def test_an_incomplete_answer_streams_then_gets_its_note(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("calculator", expression="23*17+4"), "It is 395.")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--max-steps", "1")
+
+    assert code == 0
+    lines = out.splitlines()
+    answers = [line for line in lines if line.startswith("Answer:")]
+    assert answers == ["Answer: It is 395."]
+    note = lines[lines.index("Answer: It is 395.") + 2]
+    assert note.startswith("[")
+    assert "395" in note
+
+
+def test_the_printer_writes_each_token_as_it_arrives_and_completes_the_line() -> None:
+    out = io.StringIO()
+    printer = Printer(as_json=False, out=out, answer_nodes={"finish"})
+    finish = {"langgraph_node": "finish"}
+
+    printer.token(AIMessageChunk(content=" It", id="m1"), finish)
+    assert out.getvalue() == "Answer: It"
+    printer.token(AIMessageChunk(content=" is 395. ", id="m1"), finish)
+    assert out.getvalue() == "Answer: It is 395. "
+    printer.token(AIMessageChunk(content="plan", id="m2"), {"langgraph_node": "plan"})
+    printer.token(AIMessageChunk(content="step", id="m3"), finish, inner=True)
+    assert out.getvalue() == "Answer: It is 395. "
+
+    final = AIMessage("It is 395.\n\n[Stopped early.]", response_metadata={"outcome": {}})
+    printer.update("finish", {"messages": [final]})
+    assert out.getvalue() == "Answer: It is 395. \n\n[Stopped early.]\n"
+
+
+def test_text_before_a_tool_call_ends_the_streamed_line() -> None:
+    out = io.StringIO()
+    printer = Printer(as_json=False, out=out, answer_nodes={"think"})
+    think = {"langgraph_node": "think"}
+
+    printer.token(AIMessageChunk(content="Let me add.", id="m1"), think)
+    call = {"name": "calculator", "args": '{"expression": "1+1"}', "id": "c1", "index": 0}
+    printer.token(AIMessageChunk(content="", id="m1", tool_call_chunks=[call]), think)
+
+    assert out.getvalue() == "Answer: Let me add.\n"
+
+
+def test_only_the_answer_streams(db, monkeypatch, capsys) -> None:
+    """Plans and the joiner's verdict are structured; tool calls are not text."""
+    from reasoning_graphs.nodes.compiler_dag import TaskPlan, TaskSchema
+    from reasoning_graphs.nodes.compiler_join import JoinDecision
+
+    plan = TaskPlan(tasks=[TaskSchema(id=1, tool="calculator", args={"expression": "6*7"})])
+    use_model(monkeypatch, plan, JoinDecision(answer="42"))
+
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "6*7?", "--pattern", "llm_compiler", "--json"
+    )
+
+    assert code == 0
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e for e in events if e["event"] == "token"] == []
+    assert [e["text"] for e in events if e["event"] == "answer"] == ["42"]
 
 
 def test_the_person_approves_at_the_terminal(db, workspace, monkeypatch, capsys) -> None:

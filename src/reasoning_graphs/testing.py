@@ -21,6 +21,7 @@ import contextlib
 import contextvars
 import itertools
 import json
+import re
 import threading
 import time
 import uuid
@@ -31,7 +32,7 @@ from typing import Any, Literal, TypeAlias
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
@@ -173,6 +174,41 @@ class ScriptedChatModel(BaseChatModel):
         await asyncio.sleep(self._latency(message))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply's text word by word, then a last chunk with the rest of the reply.
+
+        The chunks add up to the reply :meth:`_generate` gives, and take as long.
+        """
+        message = self._reply(messages, stop, kwargs)
+        pieces = _stream_pieces(message)
+        per_piece = (self._latency(message) - self.delay) / len(pieces)
+        time.sleep(self.delay)
+        for chunk in pieces:
+            time.sleep(per_piece)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """As :meth:`_stream`, sleeping without blocking the event loop."""
+        message = self._reply(messages, stop, kwargs)
+        pieces = _stream_pieces(message)
+        per_piece = (self._latency(message) - self.delay) / len(pieces)
+        await asyncio.sleep(self.delay)
+        for chunk in pieces:
+            await asyncio.sleep(per_piece)
+            yield chunk
+
     def _reply(
         self, messages: list[BaseMessage], stop: list[str] | None, bound: dict[str, Any]
     ) -> AIMessage:
@@ -185,6 +221,31 @@ class ScriptedChatModel(BaseChatModel):
     def _latency(self, message: AIMessage) -> float:
         output_tokens = message.usage_metadata["output_tokens"] if message.usage_metadata else 0
         return self.delay + self.token_delay * output_tokens
+
+
+WORD = re.compile(r"\s*\S+\s*$|\s*\S+")
+"""A word with the spaces before it (the last word keeps the spaces after it too)."""
+
+
+def _stream_pieces(message: AIMessage) -> list[ChatGenerationChunk]:
+    """A reply as stream chunks: each word of its text, then the calls, usage and metadata."""
+    words = WORD.findall(message.content) if isinstance(message.content, str) else []
+    if "".join(words) != message.content:
+        words = []  # content blocks go out whole
+    rest = "" if words else message.content
+    chunks = [AIMessageChunk(content=word, id=message.id) for word in words]
+    last = AIMessageChunk(
+        content=rest,
+        id=message.id,
+        name=message.name,
+        additional_kwargs=message.additional_kwargs,
+        response_metadata=message.response_metadata,
+        tool_calls=message.tool_calls,
+        invalid_tool_calls=message.invalid_tool_calls,
+        usage_metadata=message.usage_metadata,
+        chunk_position="last",
+    )
+    return [ChatGenerationChunk(message=chunk) for chunk in [*chunks, last]]
 
 
 def _structured_reply(value: BaseModel | dict, tools: list[str]) -> AIMessage:

@@ -19,7 +19,7 @@ from langgraph.types import Command
 from platformdirs import user_data_dir
 
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
-from reasoning_graphs.cli.render import Printer
+from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.threads import ThreadIndex
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
@@ -176,7 +176,7 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
         }.items()
         if value is not None
     }
-    printer = Printer(as_json=args.json)
+    printer = Printer(as_json=args.json, answer_nodes=ANSWER_NODES.get(pattern, ()))
     printer.notice(f"Thread {thread_id}", thread_id=thread_id, pattern=pattern, model=model_spec)
     store.threads.save(
         thread_id, pattern=pattern, model=model_spec, question=args.question, status="running"
@@ -194,7 +194,7 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
     model_spec = record.model if record else default_model_spec()
     graph = _graph(store, pattern, model_spec, args)
     snapshot = graph.get_state(config)
-    printer = Printer(as_json=args.json)
+    printer = Printer(as_json=args.json, answer_nodes=ANSWER_NODES.get(pattern, ()))
     if not snapshot.next:
         printer.notice(FINISHED.format(thread_id=args.thread_id))
         return 0
@@ -246,14 +246,18 @@ def _drive(
     try:
         while True:
             request = None
-            for namespace, chunk in graph.stream(
+            for namespace, kind, chunk in graph.stream(
                 payload,
                 config,
-                stream_mode="updates",
+                stream_mode=["updates", "messages"],  # messages: the answer's tokens
                 subgraphs=True,  # a pattern's inner ReAct steps stream too
                 context=context or None,
                 durability="sync",
             ):
+                if kind == "messages":
+                    message, metadata = chunk
+                    printer.token(message, metadata, inner=bool(namespace))
+                    continue
                 for node, update in chunk.items():
                     if node == "__interrupt__":
                         request = update[0].value

@@ -1,31 +1,126 @@
-"""How a run looks at the terminal: Thought / Action / Observation lines, or JSON lines."""
+"""How a run looks at the terminal: Thought / Action / Observation lines, or JSON lines.
+
+The answer streams: its tokens are printed as the model writes them, on the
+``Answer:`` line that the finished answer then completes.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, TextIO
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
 from reasoning_graphs.nodes.turn import describe_call
 from reasoning_graphs.text_format.transcript import FORMAT_ERROR_KEY
 
+ANSWER_NODES: Mapping[str, frozenset[str]] = {
+    "react": frozenset({"think", "finish"}),
+    "rewoo": frozenset({"solve", "finish"}),
+    "llm_compiler": frozenset({"finish"}),
+    "plan_execute": frozenset({"finish"}),
+    "lats": frozenset({"finish"}),
+}
+"""The top-level nodes of each pattern whose model text is the answer as it is written.
+
+Other model calls stream text that is not the answer: plans, joins, judgements and
+reflections are structured output; ``react_text`` writes its Thought/Action format;
+``cot`` reasons before it answers (and samples several chains at once); Reflexion's
+attempts are judged before one becomes the answer; plan steps are results.
+"""
+
+
+@dataclass
+class _StreamedAnswer:
+    """An answer line being printed token by token."""
+
+    node: str
+    message_id: str | None
+    text: str = ""
+
 
 class Printer:
-    """Prints graph updates as they stream in."""
+    """Prints graph updates as they stream in, and the answer's tokens as they arrive."""
 
-    def __init__(self, *, as_json: bool, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        as_json: bool,
+        out: TextIO | None = None,
+        answer_nodes: Collection[str] = (),
+    ) -> None:
         self.as_json = as_json
         self.out = out or sys.stdout
+        self.answer_nodes = frozenset(answer_nodes)
+        self._streaming: _StreamedAnswer | None = None
 
     def emit(self, event: str, text: str, **fields: Any) -> None:
+        self._end_line()
         if self.as_json:
             print(json.dumps({"event": event, "text": text, **fields}, default=str), file=self.out)
         else:
             label = event.replace("_", " ").capitalize()
             print(f"{label}: {text}" if text else label, file=self.out)
         self.out.flush()
+
+    def token(
+        self, chunk: BaseMessage, metadata: Mapping[str, Any], *, inner: bool = False
+    ) -> None:
+        """Print a piece of the answer from LangGraph's ``messages`` stream; ignore anything else.
+
+        Only text chunks of an answer node at the top level count; a chunk that
+        starts a tool call shows that the text before it was a thought, so the
+        line ends and the ``think`` update prints the thought and its calls.
+        """
+        node = metadata.get("langgraph_node", "")
+        if inner or node not in self.answer_nodes or not isinstance(chunk, AIMessageChunk):
+            return
+        if chunk.tool_call_chunks:
+            self._end_line()
+            return
+        text = chunk.text
+        if not text:
+            return
+        if self.as_json:
+            self.emit("token", text, node=node, message_id=chunk.id)
+            return
+        streaming = self._streaming
+        if streaming is None or (streaming.node, streaming.message_id) != (node, chunk.id):
+            if not text.strip():
+                return  # the line starts with the first visible character
+            self._end_line()
+            streaming = self._streaming = _StreamedAnswer(node, chunk.id)
+            text = text.lstrip()
+            print("Answer: ", end="", file=self.out)
+        streaming.text += text
+        print(text, end="", file=self.out, flush=True)
+
+    def _end_line(self) -> None:
+        """End an answer line still being streamed, so that the next output starts a line."""
+        if self._streaming is not None:
+            self._streaming = None
+            print(file=self.out, flush=True)
+
+    def _finish_answer(self, node: str, text: str) -> bool:
+        """Complete the streamed answer line with the rest of ``text``, if it began it.
+
+        The node may add to what the model wrote (an incomplete answer's note);
+        if it changed the text instead, the line ends and the answer is printed whole.
+        """
+        streaming = self._streaming
+        if streaming is None or streaming.node != node:
+            return False
+        shown = streaming.text
+        if not text.startswith(shown):
+            shown = shown.rstrip()  # a space the model wrote last and the node stripped
+            if not text.startswith(shown):
+                return False
+        print(text[len(shown) :], end="", file=self.out)
+        self._end_line()
+        return True
 
     def update(self, node: str, update: dict[str, Any] | None, *, inner: bool = False) -> None:
         """Print what one node contributed; ``inner`` for a subgraph's node (a plan step)."""
@@ -72,6 +167,8 @@ class Printer:
                     self.emit("action", f"{bad.get('name')}(<malformed arguments>)")
             else:
                 outcome = message.response_metadata.get("outcome") or {"status": "answered"}
+                if not inner and self._finish_answer(node, text):
+                    return
                 self.emit("result" if inner else "answer", text, outcome=outcome)
 
     def notice(self, text: str, **fields: Any) -> None:
