@@ -19,13 +19,13 @@ from reasoning_graphs.models import (
 )
 from reasoning_graphs.models import resolve as resolve_module
 from reasoning_graphs.models.local import LocalChatModel, LocalModelUnavailable
-from reasoning_graphs.models.resolve import MODEL_ENV, _model_for
+from reasoning_graphs.models.resolve import MODEL_ENV, MODEL_KWARGS_ENV, _model_for
 from reasoning_graphs.testing import ScriptedChatModel
 
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch):
-    for name in (MODEL_ENV, "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    for name in (MODEL_ENV, MODEL_KWARGS_ENV, "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     _model_for.cache_clear()
     yield
@@ -54,6 +54,28 @@ def test_openai_compatible_server_needs_no_key(monkeypatch) -> None:
 
     assert isinstance(model, ChatOpenAI)
     assert str(model.root_client.base_url).rstrip("/") == "http://127.0.0.1:8000/v1"
+
+
+def test_model_settings_come_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+    monkeypatch.setenv(MODEL_KWARGS_ENV, '{"temperature": 0, "extra_body": {"max_tokens": 64}}')
+
+    model = resolve_model("openai:smollm2")
+
+    assert model.temperature == 0
+    assert model.extra_body == {"max_tokens": 64}
+    assert model.max_retries == 0
+    monkeypatch.setenv(MODEL_KWARGS_ENV, '{"temperature": 1}')
+    assert resolve_model("openai:smollm2").temperature == 1  # new settings, new model
+
+
+@pytest.mark.parametrize("value", ["{not json", "[1, 2]"])
+def test_model_settings_that_are_not_a_json_object_are_a_spec_error(monkeypatch, value) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+    monkeypatch.setenv(MODEL_KWARGS_ENV, value)
+
+    with pytest.raises(ModelSpecError, match=MODEL_KWARGS_ENV):
+        resolve_model("openai:smollm2")
 
 
 def test_default_spec_order(monkeypatch) -> None:

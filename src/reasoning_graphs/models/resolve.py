@@ -8,10 +8,16 @@ vLLM, Ollama, llama.cpp server and other OpenAI-compatible servers work.
 ``local`` (the embedded SmolLM2) or ``local:<path.gguf>`` run in-process, and a
 ready ``BaseChatModel`` is used as is. With no spec: ``$REASONING_GRAPHS_MODEL``,
 else ``openai:gpt-4o-mini`` when an OpenAI key is set, else ``local``.
+
+``$REASONING_GRAPHS_MODEL_KWARGS`` (a JSON object) gives a provider model its
+settings where no Python code builds it — the CLI, the dev server — e.g.
+``{"temperature": 0, "extra_body": {"max_tokens": 256}}``: a small model on a
+server with no default reply length can otherwise write until its context is full.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from functools import lru_cache
@@ -21,6 +27,7 @@ from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
 MODEL_ENV = "REASONING_GRAPHS_MODEL"
+MODEL_KWARGS_ENV = "REASONING_GRAPHS_MODEL_KWARGS"
 DEFAULT_OPENAI_MODEL = "openai:gpt-4o-mini"
 BAD_SPEC = (
     "Unknown model spec {spec!r}: use 'provider:model' (e.g. 'openai:gpt-4o-mini'), "
@@ -28,6 +35,7 @@ BAD_SPEC = (
 )
 MISSING_PACKAGE = "model spec {spec!r} needs the package {package}: pip install {package}"
 UNUSABLE_SPEC = "model spec {spec!r} cannot be used: {reason}"
+BAD_MODEL_KWARGS = f"${MODEL_KWARGS_ENV} must be a JSON object of model settings: {{reason}}"
 # How init_chat_model names the integration package it could not import.
 _PACKAGE_IN_MESSAGE = re.compile(r"requires the (\S+) package")
 
@@ -55,11 +63,12 @@ def resolve_model(spec: str | BaseChatModel | None = None) -> BaseChatModel:
         return spec
     if spec is not None and not isinstance(spec, str):
         raise ModelSpecError(BAD_SPEC.format(spec=spec))
-    return _model_for(spec.strip() if spec and spec.strip() else default_model_spec())
+    chosen = spec.strip() if spec and spec.strip() else default_model_spec()
+    return _model_for(chosen, os.environ.get(MODEL_KWARGS_ENV, "").strip())
 
 
 @lru_cache(maxsize=16)
-def _model_for(spec: str) -> BaseChatModel:
+def _model_for(spec: str, kwargs_json: str) -> BaseChatModel:
     provider, colon, name = spec.partition(":")
     if provider == "local":
         from reasoning_graphs.models.local import LocalChatModel
@@ -69,26 +78,39 @@ def _model_for(spec: str) -> BaseChatModel:
         return LocalChatModel(model_path=name or None)
     if not (colon and provider and name):
         raise ModelSpecError(BAD_SPEC.format(spec=spec))
-    return _provider_model(spec, provider, name)
+    return _provider_model(spec, provider, name, _model_kwargs(kwargs_json))
 
 
-def _provider_model(spec: str, provider: str, name: str) -> BaseChatModel:
+def _model_kwargs(kwargs_json: str) -> dict[str, Any]:
+    if not kwargs_json:
+        return {}
+    try:
+        kwargs = json.loads(kwargs_json)
+    except json.JSONDecodeError as error:
+        raise ModelSpecError(BAD_MODEL_KWARGS.format(reason=error)) from error
+    if not isinstance(kwargs, dict):
+        raise ModelSpecError(BAD_MODEL_KWARGS.format(reason=f"got {type(kwargs).__name__}"))
+    return kwargs
+
+
+def _provider_model(spec: str, provider: str, name: str, kwargs: dict[str, Any]) -> BaseChatModel:
     """Build ``provider:name`` through ``init_chat_model``, without client-side retries.
 
     Retries belong to the graph's RetryPolicy, so ``max_retries=0`` goes to every
     class that declares it. Only to those: some classes reject unknown arguments and
     others forward them to the provider's API, so the class is built once to see it.
     """
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = dict(kwargs)
     # Servers behind OPENAI_BASE_URL often need no key, but the client insists on one.
     if (
         provider == "openai"
         and os.environ.get("OPENAI_BASE_URL")
         and not os.environ.get("OPENAI_API_KEY")
+        and "api_key" not in settings
     ):
         settings["api_key"] = "not-needed"
     model = _init(spec, provider, name, settings)
-    if "max_retries" in type(model).model_fields:
+    if "max_retries" in type(model).model_fields and "max_retries" not in settings:
         model = _init(spec, provider, name, {**settings, "max_retries": 0})
     return model
 

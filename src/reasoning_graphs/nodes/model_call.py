@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,10 +108,22 @@ def call_model(
 def supports_schema(model: BaseChatModel, schema: type[BaseModel]) -> bool:
     """Whether the model can give a typed reply; without it a pattern asks for text."""
     try:
-        model.with_structured_output(schema, include_raw=True)
+        _typed(model, schema)
     except NotImplementedError:
         return False
     return True
+
+
+def _typed(model: BaseChatModel, schema: type[BaseModel]) -> Runnable:
+    """The model answering in ``schema``, through tool calling where the model lets us choose.
+
+    Tool calling is what OpenAI-compatible servers support most widely:
+    langchain-openai's default (``response_format`` of type ``json_schema``) is
+    refused by llama.cpp's server, among others.
+    """
+    if "method" in inspect.signature(model.with_structured_output).parameters:
+        return model.with_structured_output(schema, include_raw=True, method="function_calling")
+    return model.with_structured_output(schema, include_raw=True)
 
 
 def _bound(model: BaseChatModel, request: ModelRequest) -> Runnable:
@@ -124,7 +137,7 @@ def _bound(model: BaseChatModel, request: ModelRequest) -> Runnable:
     if request.schema is not None:
         if options:
             raise ValueError(TYPED_WITH_OPTIONS)
-        return model.with_structured_output(request.schema, include_raw=True)
+        return _typed(model, request.schema)
     if request.tools:
         choice = {} if request.tool_choice is None else {"tool_choice": request.tool_choice}
         return model.bind_tools(list(request.tools), **choice).bind(**options)
