@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from openai_server import llama_server, openai_server  # noqa: F401 (fixtures)
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 

@@ -1,0 +1,188 @@
+"""Every pattern end to end against a real OpenAI-compatible server (llama.cpp's, with SmolLM2).
+
+The model spec is ``openai:smollm2``, so each run goes through langchain-openai's
+``ChatOpenAI`` and real HTTP. One graph object serves four runs in one process
+and one event loop, in mixed order — ``invoke``, ``ainvoke``, ``stream``,
+``astream`` — because a client bound to one event loop used to break the next
+face ("Event loop is closed"). The CLI runs each pattern in a subprocess too.
+
+The model is tiny and its answers vary, so the tests check structure only: the
+run reaches its end without an exception, and the last message is an answer or
+the outcome says honestly that the run is incomplete.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
+
+from openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
+from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.tools.builtins import calculator
+
+pytestmark = pytest.mark.openai_server
+
+QUESTION = "What is 23*17+4?"
+MAX_STEPS = 3
+PATTERN_OPTIONS: dict[str, dict[str, Any]] = {
+    "react": {},
+    "react_text": {"max_format_errors": 1},
+    "plan_execute": {"max_replans": 1, "max_plan_steps": 2},
+    "rewoo": {},
+    "llm_compiler": {"max_rounds": 1},
+    "reflexion": {"max_trials": 1},
+    "lats": {"max_expansions": 1, "candidates": 2, "max_depth": 2},
+    "cot": {"samples": 2},
+}
+"""Small budgets per pattern: these tests check that runs end well, not what the model knows."""
+OUTCOMES = {"answered", "incomplete"}
+CLI_TIMEOUT = 240
+"""Seconds a CLI run may take; below pytest's own timeout, so a slow run reports its output."""
+
+
+def build(pattern: str) -> CompiledStateGraph:
+    return graph_builder(pattern)(
+        model=MODEL_SPEC,
+        tools=[calculator()],
+        checkpointer=InMemorySaver(),
+        max_steps=MAX_STEPS,
+        **PATTERN_OPTIONS[pattern],
+    )
+
+
+def config(pattern: str, face: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": f"{pattern}-{face}"}}
+
+
+def question() -> dict[str, Any]:
+    return {"messages": [("user", QUESTION)]}
+
+
+def assert_ended(graph: CompiledStateGraph, run: dict[str, Any]) -> AIMessage:
+    """The run reached END with an answer, or with an outcome that says it is incomplete."""
+    snapshot = graph.get_state(run)
+    assert not snapshot.next, f"stopped before the end, at {snapshot.next}"
+    assert not snapshot.interrupts
+    values = snapshot.values
+    outcome = values.get("outcome") or {}
+    assert outcome.get("status") in OUTCOMES, outcome
+    last = values["messages"][-1]
+    assert isinstance(last, AIMessage), last
+    assert not last.tool_calls, last
+    assert last.text.strip() or outcome["status"] == "incomplete", values
+    return last
+
+
+def test_the_environment_points_the_openai_client_at_the_server(
+    openai_server: OpenAIServer,
+) -> None:
+    # llama.cpp's server reads ``max_tokens``; langchain-openai sends ``max_completion_tokens``
+    model = ChatOpenAI(model=openai_server.model, max_retries=0, extra_body={"max_tokens": 8})
+
+    reply = model.invoke("Say hello.")
+
+    assert isinstance(reply, AIMessage)
+    assert reply.response_metadata["model_name"] == openai_server.model
+    assert reply.usage_metadata
+    assert 0 < reply.usage_metadata["output_tokens"] <= 8
+
+
+def test_model_specs_reach_the_server_with_replies_capped(openai_server: OpenAIServer) -> None:
+    from reasoning_graphs.models.resolve import resolve_model
+
+    reply = resolve_model(MODEL_SPEC).invoke("Tell me a long story about a dragon.")
+
+    assert isinstance(reply, AIMessage)
+    assert reply.response_metadata["model_name"] == openai_server.model
+    assert reply.usage_metadata
+    assert reply.usage_metadata["output_tokens"] <= MAX_REPLY_TOKENS
+
+
+# One event loop for every async test here, as in one program: langchain-openai keeps one
+# async HTTP client per base URL for the whole process, and its pooled connections belong
+# to the loop that opened them.
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.timeout(600)  # four runs
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+async def test_one_graph_runs_on_both_faces_in_mixed_order(
+    openai_server: OpenAIServer, pattern: str
+) -> None:
+    graph = build(pattern)
+
+    run = config(pattern, "invoke")
+    result = graph.invoke(question(), run)
+    assert result["messages"][-1] == assert_ended(graph, run)
+
+    run = config(pattern, "ainvoke")
+    result = await graph.ainvoke(question(), run)
+    assert result["messages"][-1] == assert_ended(graph, run)
+
+    run = config(pattern, "stream")
+    updates = list(graph.stream(question(), run, stream_mode="updates"))
+    assert updates
+    assert_ended(graph, run)
+
+    run = config(pattern, "astream")
+    updates = [update async for update in graph.astream(question(), run, stream_mode="updates")]
+    assert updates
+    assert_ended(graph, run)
+
+
+def cli_env(server: OpenAIServer) -> dict[str, str]:
+    """This process's environment, pointed at the server, with LangSmith off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))}
+    env.pop("REASONING_GRAPHS_MODEL", None)
+    env.update(server.env)
+    return env
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_the_cli_runs_every_pattern_to_an_answer(
+    openai_server: OpenAIServer, pattern: str, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "reasoning_graphs",
+        "--db",
+        str(tmp_path / "threads.sqlite"),
+        "run",
+        QUESTION,
+        "--pattern",
+        pattern,
+        "--model",
+        MODEL_SPEC,
+        "--max-steps",
+        str(MAX_STEPS),
+        "--workspace",
+        str(workspace),
+        # model-written shell commands must never run on the test machine
+        "--reject-all",
+    ]
+
+    done = subprocess.run(
+        command,
+        env=cli_env(openai_server),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=False,
+    )
+
+    report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}\nserver:\n{openai_server.output()}"
+    assert done.returncode == 0, report
+    lines = done.stdout.splitlines()
+    assert any(line == "Answer" or line.startswith("Answer: ") for line in lines), report
+    assert lines[-1].startswith("Note: Thread: "), report
