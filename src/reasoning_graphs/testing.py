@@ -398,35 +398,26 @@ class LoopBoundChatModel(ScriptedChatModel):
         with self._async_call():
             return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
-    # Streaming is guarded only where the script model streams: defining these
-    # otherwise would tell LangChain that this model streams when it cannot.
-    if ScriptedChatModel._stream is not BaseChatModel._stream:
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        with self._sync_call():
+            yield from super()._stream(messages, stop, run_manager, **kwargs)
 
-        def _stream(
-            self,
-            messages: list[BaseMessage],
-            stop: list[str] | None = None,
-            run_manager: CallbackManagerForLLMRun | None = None,
-            **kwargs: Any,
-        ) -> Iterator[ChatGenerationChunk]:
-            with self._sync_call():
-                yield from super()._stream(messages, stop, run_manager, **kwargs)
-
-    if (
-        ScriptedChatModel._astream is not BaseChatModel._astream
-        or ScriptedChatModel._stream is not BaseChatModel._stream
-    ):
-
-        async def _astream(
-            self,
-            messages: list[BaseMessage],
-            stop: list[str] | None = None,
-            run_manager: AsyncCallbackManagerForLLMRun | None = None,
-            **kwargs: Any,
-        ) -> AsyncIterator[ChatGenerationChunk]:
-            with self._async_call():
-                async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
-                    yield chunk
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        with self._async_call():
+            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                yield chunk
 
     @contextlib.contextmanager
     def _sync_call(self) -> Iterator[None]:
