@@ -237,7 +237,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
     paused = first.invoke(ask("Deploy a"), thread)
     (interrupt,) = paused["__interrupt__"]
     assert interrupt.value["kind"] == APPROVAL_KIND
-    assert [(c["id"], c["name"]) for c in interrupt.value["calls"]] == [("lats-4", "deploy")]
+    assert [(c["id"], c["name"]) for c in interrupt.value["calls"]] == [("lats-1-4", "deploy")]
     before = first.get_state(thread).values
     assert stats(before) == [(0, 2, 0.6), (1, 1, 0.6), (2, 1, 0.0), (3, 0, 0.0), (4, 0, 0.0)]
     assert before["tree"] == paused_reference["tree"]

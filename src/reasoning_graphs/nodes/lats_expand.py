@@ -42,7 +42,7 @@ def make_select(
         turn = turn_number(state["messages"])
         tree = state.get("tree")
         if tree is None or tree["turn"] != turn:
-            tree = new_tree(turn)
+            tree = new_tree(turn, tree)
         leaf = select_leaf(tree, settings)
         outcome = None
         if leaf is None:

@@ -51,7 +51,8 @@ class LatsNode(TypedDict):
         parent: The parent's id; ``None`` for the root.
         depth: Actions from the root to this node.
         thought: The text the model wrote with the action.
-        call: The tool call (its id is the node's own), or ``None`` for an answer.
+        call: The tool call (its id names the search and the node), or ``None`` for
+            an answer.
         answer: The final answer, or ``None`` for a tool call.
         observation: What the call returned (or why it did not run); ``None`` until acted.
         status: ``"success"`` or ``"error"`` of the observation.
@@ -82,9 +83,18 @@ class LatsNode(TypedDict):
 
 
 class LatsTree(TypedDict):
-    """The tree of one question: ``turn`` tells a new question from a resumed search."""
+    """The tree of one question.
+
+    Attributes:
+        turn: The question's turn: tells a new question from a resumed search.
+        search: The thread's searches so far, this one included; it prefixes the
+            call ids, so a later question's calls (and the references of their cut
+            observations) never reuse an earlier question's.
+        nodes: Every node, indexed by id.
+    """
 
     turn: int
+    search: int
     nodes: list[LatsNode]
 
 
@@ -96,12 +106,11 @@ class Candidate(TypedDict):
     answer: str | None
 
 
-def new_tree(turn: int) -> LatsTree:
-    """A tree holding only the root, for question number ``turn``."""
-    return {
-        "turn": turn,
-        "nodes": [_node(ROOT, None, 0, Candidate(thought="", call=None, answer=None))],
-    }
+def new_tree(turn: int, previous: LatsTree | None = None) -> LatsTree:
+    """A tree holding only the root, for question number ``turn``, after the ``previous`` search."""
+    search = previous["search"] + 1 if previous else 1
+    root = _node(ROOT, None, 0, Candidate(thought="", call=None, answer=None), search=search)
+    return {"turn": turn, "search": search, "nodes": [root]}
 
 
 def children(tree: LatsTree, node_id: int) -> list[LatsNode]:
@@ -199,16 +208,18 @@ def expand(tree: LatsTree, parent_id: int, candidates: Sequence[Candidate]) -> L
 
     Identical candidates collapse into one, and the children are ordered by
     their key, so the tree depends on which actions were sampled, not on the
-    order concurrent samples happened to arrive in. Each call gets the node's
-    id as its call id: unique in the tree and the same on every replay.
+    order concurrent samples happened to arrive in. Each call's id is made of
+    the search's number and the node's id, whatever id the model gave it:
+    unique in the thread and the same on every replay.
     """
     distinct = {candidate_key(c): c for c in reversed(candidates)}  # first sample's text wins
     nodes = [dict(node) for node in tree["nodes"]]
     parent = nodes[parent_id]
     parent["expanded"] = True
     for key in sorted(distinct):
-        nodes.append(_node(len(nodes), parent_id, parent["depth"] + 1, distinct[key]))
-    return {"turn": tree["turn"], "nodes": nodes}  # type: ignore[typeddict-item]
+        depth = parent["depth"] + 1
+        nodes.append(_node(len(nodes), parent_id, depth, distinct[key], search=tree["search"]))
+    return {**tree, "nodes": nodes}  # type: ignore[typeddict-item]
 
 
 def update_nodes(tree: LatsTree, changes: dict[int, dict[str, object]]) -> LatsTree:
@@ -216,7 +227,7 @@ def update_nodes(tree: LatsTree, changes: dict[int, dict[str, object]]) -> LatsT
     nodes = [
         {**node, **changes[node["id"]]} if node["id"] in changes else node for node in tree["nodes"]
     ]
-    return {"turn": tree["turn"], "nodes": nodes}  # type: ignore[typeddict-item]
+    return {**tree, "nodes": nodes}  # type: ignore[typeddict-item]
 
 
 def backpropagate(tree: LatsTree, node_ids: Sequence[int]) -> LatsTree:
@@ -229,7 +240,7 @@ def backpropagate(tree: LatsTree, node_ids: Sequence[int]) -> LatsTree:
             nodes[current]["visits"] += 1
             nodes[current]["value_sum"] += value
             current = nodes[current]["parent"]
-    return {"turn": tree["turn"], "nodes": nodes}  # type: ignore[typeddict-item]
+    return {**tree, "nodes": nodes}  # type: ignore[typeddict-item]
 
 
 def expansions(tree: LatsTree) -> int:
@@ -249,12 +260,13 @@ def best_node(tree: LatsTree) -> LatsNode | None:
     return max(scored, key=lambda n: (n["score"], n["depth"], -n["id"]), default=None)
 
 
-def _node(node_id: int, parent: int | None, depth: int, candidate: Candidate) -> LatsNode:
+def _node(
+    node_id: int, parent: int | None, depth: int, candidate: Candidate, *, search: int
+) -> LatsNode:
     call = candidate["call"]
     if call is not None:
-        call = ToolCall(
-            name=call["name"], args=dict(call["args"]), id=f"lats-{node_id}", type="tool_call"
-        )
+        call_id = f"lats-{search}-{node_id}"
+        call = ToolCall(name=call["name"], args=dict(call["args"]), id=call_id, type="tool_call")
     return LatsNode(
         id=node_id,
         parent=parent,
