@@ -1,0 +1,222 @@
+"""Approvals hold against a hostile model and a careless reviewer, in every tool pattern.
+
+Hypothesis draws the model's replies (clashing tool-call ids, reused message
+ids, plans full of dangerous steps) and a decision for each approval interrupt
+(valid, edited, rejected, answered by hand, or malformed). After every
+streamed step: no dangerous call ran unless a person cleared exactly the
+arguments it ran with, no rejected call ran, and the model was not called
+past its budget. A malformed answer is asked again with an error. At the end,
+every tool call has exactly one observation.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from hostile_models import (
+    HostileModel,
+    RunLog,
+    act_script,
+    compiler_plan,
+    decisions,
+    join_decision,
+    plan_steps,
+    recording_tools,
+    replan,
+    rewoo_plan,
+    signature,
+)
+from reasoning_graphs.approval import APPROVAL_KIND
+from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
+
+MAX_STEPS = 3
+MAX_CHUNKS = 300
+"""Streamed updates one run may take before it counts as never ending."""
+PROPERTY = settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@dataclass
+class Case:
+    """One built graph with its model, its tool log and its model-call budget."""
+
+    graph: CompiledStateGraph
+    model: HostileModel
+    log: RunLog
+    budget: int
+    checkpointer: InMemorySaver
+
+
+def build(
+    build_graph: Callable[..., CompiledStateGraph],
+    model: HostileModel,
+    budget: int,
+    **options: Any,
+) -> Case:
+    log = RunLog()
+    checkpointer = InMemorySaver()
+    graph = build_graph(
+        model, recording_tools(log), checkpointer, approve=["wipe"], tool_timeout=None, **options
+    )
+    return Case(graph, model, log, budget, checkpointer)
+
+
+def drive(case: Case, data: st.DataObject) -> str:
+    """Run one question to its end, answering every interrupt with a drawn decision.
+
+    Returns:
+        The run's thread id.
+    """
+    thread_id = uuid.uuid4().hex
+    config = {"configurable": {"thread_id": thread_id}}
+    resume: Any = {"messages": [HumanMessage("go")]}
+    asked_again: Sequence[Mapping[str, Any]] | None = None
+    chunks = 0
+    while True:
+        request = None
+        for chunk in case.graph.stream(resume, config, stream_mode="updates"):
+            chunks += 1
+            assert chunks <= MAX_CHUNKS, "the run never ends"
+            check_runs(case)
+            if "__interrupt__" in chunk:
+                (interrupt,) = chunk["__interrupt__"]
+                request = interrupt.value
+        if asked_again is not None:
+            assert request is not None, "a malformed answer ended the run instead of a re-ask"
+            assert request.get("error"), "a malformed answer was not re-asked with an error"
+            assert request["calls"] == asked_again
+        if request is None:
+            return thread_id
+        assert request["kind"] == APPROVAL_KIND
+        assert asked_again is not None or "error" not in request
+        value, meant = data.draw(decisions(request["calls"]), label="decision")
+        if meant is None:
+            asked_again = request["calls"]
+        else:
+            asked_again = None
+            settle(case.log, request["calls"], meant)
+        resume = Command(resume=value)
+
+
+def settle(log: RunLog, calls: Sequence[Mapping[str, Any]], meant: Sequence[Mapping]) -> None:
+    """Note what a valid answer clears and rejects."""
+    for call, decision in zip(calls, meant, strict=True):
+        if decision["type"] == "approve":
+            log.cleared[signature(call["name"], call["args"])] += 1
+        elif decision["type"] == "edit":
+            log.cleared[signature(call["name"], decision["args"])] += 1
+        elif decision["type"] == "reject":
+            log.rejected.add(signature(call["name"], call["args"]))
+
+
+def check_runs(case: Case) -> None:
+    """The invariants that must hold after every step."""
+    ran = case.log.dangerous_runs()
+    unapproved = {run: n for run, n in ran.items() if n > case.log.cleared[run]}
+    assert not unapproved, f"dangerous calls ran without an approval of their arguments: {ran}"
+    rejected = [run for run in ran if run in case.log.rejected and not case.log.cleared[run]]
+    assert not rejected, f"rejected calls ran: {rejected}"
+    assert len(case.model.calls) <= case.budget + 1, (
+        f"{len(case.model.calls)} model calls, budget {case.budget}"
+    )
+
+
+def check_observations(messages: Sequence[BaseMessage]) -> None:
+    """Each tool-calling message is followed by exactly one observation per call, no strays."""
+    expected: list[str] | None = None
+    answered: list[str] = []
+    for message in [*messages, AIMessage("end")]:
+        if isinstance(message, ToolMessage):
+            assert expected is not None, f"observation {message.tool_call_id!r} answers no call"
+            answered.append(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            if expected is not None:
+                assert sorted(answered) == sorted(expected), (
+                    f"calls {expected} got observations {answered}"
+                )
+            expected = [call["id"] for call in message.tool_calls] or None
+            answered = []
+
+
+def final_messages(case: Case, thread_id: str) -> list[list[BaseMessage]]:
+    """The messages of the run and of every subgraph it ran, from the checkpointer."""
+    latest: dict[str, list[BaseMessage]] = {}
+    for saved in case.checkpointer.list({"configurable": {"thread_id": thread_id}}):
+        namespace = saved.config["configurable"].get("checkpoint_ns", "")
+        latest.setdefault(namespace, saved.checkpoint["channel_values"].get("messages", []))
+    return list(latest.values())
+
+
+def run_and_check(case: Case, data: st.DataObject) -> None:
+    thread_id = drive(case, data)
+    for messages in final_messages(case, thread_id):
+        check_observations(messages)
+
+
+@PROPERTY
+@given(script=act_script, data=st.data())
+def test_react(script: list[Any], data: st.DataObject) -> None:
+    model = HostileModel(replies={"act": script})
+    run_and_check(build(react.build_graph, model, MAX_STEPS, max_steps=MAX_STEPS), data)
+
+
+@PROPERTY
+@given(plans=st.lists(rewoo_plan(), min_size=1, max_size=2), data=st.data())
+def test_rewoo(plans: list[dict[str, Any]], data: st.DataObject) -> None:
+    model = HostileModel(replies={"PlanSchema": plans}, defaults={"PlanSchema": {"steps": []}})
+    run_and_check(build(rewoo.build_graph, model, MAX_STEPS, max_steps=MAX_STEPS), data)
+
+
+@PROPERTY
+@given(
+    plans=st.lists(compiler_plan(), min_size=1, max_size=3),
+    joins=st.lists(join_decision, max_size=3),
+    data=st.data(),
+)
+def test_llm_compiler(plans: list[dict[str, Any]], joins: list[Any], data: st.DataObject) -> None:
+    model = HostileModel(
+        replies={"TaskPlan": plans, "JoinDecision": joins},
+        defaults={"TaskPlan": {"tasks": []}, "JoinDecision": {"answer": "done"}},
+    )
+    case = build(llm_compiler.build_graph, model, MAX_STEPS, max_steps=MAX_STEPS)
+    run_and_check(case, data)
+
+
+PLAN_STEPS, REPLANS, STEP_BUDGET = 2, 1, 2
+PLAN_EXECUTE_BUDGET = 1 + (REPLANS + 1) * (1 + PLAN_STEPS * (STEP_BUDGET + 1)) + 1
+"""The plan, then per revision a replan and each step's run (its steps plus a last answer),
+then a last answer of the whole run."""
+
+
+@PROPERTY
+@given(steps=plan_steps, script=act_script, replans=st.lists(replan, max_size=2), data=st.data())
+def test_plan_execute(
+    steps: list[str], script: list[Any], replans: list[Any], data: st.DataObject
+) -> None:
+    model = HostileModel(
+        replies={"Plan": [{"steps": steps}], "act": script, "Replan": replans},
+        defaults={"Plan": {"steps": ["step one"]}, "Replan": {"response": "done"}},
+    )
+    case = build(
+        plan_execute.build_graph,
+        model,
+        PLAN_EXECUTE_BUDGET,
+        max_steps=STEP_BUDGET,
+        max_replans=REPLANS,
+        max_plan_steps=PLAN_STEPS,
+    )
+    run_and_check(case, data)
