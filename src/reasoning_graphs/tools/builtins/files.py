@@ -5,10 +5,17 @@ the result lies inside the workspace: a model that writes ``../../etc/passwd``,
 an absolute path or a symlink pointing out gets an error it can act on, not
 access. (A symlink swapped in between the check and the open is not guarded
 against; the workspace is assumed not to be shared with an attacker.)
+
+Only regular files are read or written: opening a named pipe blocks until the
+other end opens it, and a socket or device is no text file. What was opened is
+checked on the open descriptor, so nothing can be swapped in between.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -41,6 +48,10 @@ OUTSIDE_WORKSPACE = (
 )
 NOT_FOUND = "There is no file {path!r} in the workspace."
 IS_A_DIRECTORY = "{path!r} is a folder, not a file."
+NOT_A_REGULAR_FILE = (
+    "Refused: {path!r} is not a regular file but a named pipe, socket or device; "
+    "only regular files can be read or written."
+)
 BINARY_FILE = "{path!r} looks like a binary file ({size} bytes); only text files can be read."
 READ_CUT = "\n[... file is {size} bytes; only the first {limit} were read ...]"
 CONTENT_TOO_LONG = "The content has {length} characters; at most {limit} can be written at once."
@@ -70,6 +81,43 @@ def resolve_inside(workspace: Path, path: str) -> Path:
     return resolved
 
 
+def _open_regular(target: Path, flags: int, path: str) -> int:
+    """Open ``target`` and return its descriptor, refusing anything but a regular file.
+
+    ``O_NONBLOCK`` makes opening a named pipe return at once (for writing with no
+    reader it fails with ENXIO, as does a socket); ``fstat`` on the descriptor
+    then checks what was really opened. Truncate after this check, not with
+    ``O_TRUNC``, so that nothing but a regular file is ever changed.
+
+    Args:
+        target: The resolved path.
+        flags: ``os.O_RDONLY`` or ``os.O_WRONLY | os.O_CREAT`` (a new file
+            gets mode 0o666 less the umask, as with ``open``).
+        path: What the model asked for, for the messages.
+
+    Raises:
+        ValueError: There is no such file, or it is a folder, pipe, socket or device.
+    """
+    try:
+        fd = os.open(target, flags | os.O_NONBLOCK | os.O_NOCTTY, 0o666)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ValueError(NOT_FOUND.format(path=path)) from None
+    except IsADirectoryError:
+        raise ValueError(IS_A_DIRECTORY.format(path=path)) from None
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        raise ValueError(NOT_A_REGULAR_FILE.format(path=path)) from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        os.set_blocking(fd, True)
+        return fd
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise ValueError(IS_A_DIRECTORY.format(path=path))
+    raise ValueError(NOT_A_REGULAR_FILE.format(path=path))
+
+
 def read_file(workspace: str | Path) -> ToolSpec:
     """The ``read_file`` tool, confined to ``workspace``; read-only, so concurrency-safe."""
     root = Path(workspace).expanduser().resolve()
@@ -77,12 +125,8 @@ def read_file(workspace: str | Path) -> ToolSpec:
     def run(path: Annotated[str, Field(description=PATH_HELP)]) -> str:
         """Return the text of one workspace file, cut at :data:`MAX_READ_BYTES`."""
         target = resolve_inside(root, path)
-        if target.is_dir():
-            raise ValueError(IS_A_DIRECTORY.format(path=path))
-        if not target.is_file():
-            raise ValueError(NOT_FOUND.format(path=path))
-        size = target.stat().st_size
-        with target.open("rb") as handle:
+        with os.fdopen(_open_regular(target, os.O_RDONLY, path), "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
             data = handle.read(MAX_READ_BYTES)
         if b"\0" in data:
             raise ValueError(BINARY_FILE.format(path=path, size=size))
@@ -106,11 +150,11 @@ def write_file(workspace: str | Path) -> ToolSpec:
         if len(content) > MAX_WRITE_CHARS:
             raise ValueError(CONTENT_TOO_LONG.format(length=len(content), limit=MAX_WRITE_CHARS))
         target = resolve_inside(root, path)
-        if target.is_dir():
-            raise ValueError(IS_A_DIRECTORY.format(path=path))
         data = content.encode("utf-8")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        with os.fdopen(_open_regular(target, os.O_WRONLY | os.O_CREAT, path), "wb") as handle:
+            handle.truncate()
+            handle.write(data)
         return WROTE.format(size=len(data), path=target.relative_to(root).as_posix())
 
     return tool_spec(
