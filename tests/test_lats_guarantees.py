@@ -1,7 +1,8 @@
-"""LATS call ids: the runtime's own, unique in the thread, one observation per call.
+"""LATS: call ids the runtime's own and unique in the thread; tool output shown as data.
 
 A cut observation's full text is kept under a reference made from the call id,
-so two calls sharing an id would overwrite each other's text.
+so two calls sharing an id would overwrite each other's text. The judge reads
+observations as text, so they must be delimited, labelled data.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from data_blocks import INJECTION, blocks_with
 from reasoning_graphs.graphs.lats import build_graph
+from reasoning_graphs.nodes.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 
@@ -102,3 +105,24 @@ def test_candidates_the_model_gave_one_id_get_their_own_ids_and_observations(
         node["call"]["args"]["topic"]: stored_text(state, node["observation"]) for node in nodes
     }
     assert texts == {"alpha": report("alpha"), "beta": report("beta")}
+
+
+def fetch(url: str) -> str:
+    """Fetch a page."""
+    return INJECTION
+
+
+def test_the_judge_sees_a_hostile_observation_inside_one_data_block(
+    thread: dict[str, Any],
+) -> None:
+    model = ScriptedChatModel(
+        script=[tool_call("fetch", url="http://example.test"), grade, "Nothing to do.", grade]
+    )
+    graph = build_graph(model, tools=[fetch], candidates=1, checkpointer=InMemorySaver())
+    graph.invoke({"messages": [HumanMessage("What does the page say?")]}, thread)
+
+    shown_as_text = [prompt for prompt in model.prompts if blocks_with(prompt, "PWNED")]
+    assert len(shown_as_text) == 2  # the judge of the call, then of the answer after it
+    for prompt in shown_as_text:
+        assert DATA_RULE in prompt[0].text
+        assert blocks_with(prompt, "PWNED") == 1

@@ -15,6 +15,7 @@ from reasoning_graphs.graphs.react_text import build_graph
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.text_format.grammar import react_text_gbnf
 from reasoning_graphs.text_format.labels import CHINESE
+from reasoning_graphs.text_format.transcript import observation_line
 from reasoning_graphs.tools.builtins import calculator
 
 from conftest import ToolLog, sleeping_tool
@@ -58,7 +59,7 @@ def test_a_run_full_of_malformed_outputs_recovers_and_answers() -> None:
     assert "Action Input" in second_prompt
     # the model saw the runtime's observation, never the one it invented
     fourth_prompt = prompt_text(model, 3)
-    assert "Observation: 395" in fourth_prompt
+    assert observation_line("395", "calculator") in fourth_prompt
     assert "999" not in fourth_prompt
 
 

@@ -30,6 +30,7 @@ from reasoning_graphs.text_format import (
     parse_step,
     stop_sequences,
 )
+from reasoning_graphs.text_format.transcript import observation_line
 
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "react_text_corpus.json"
 CORPUS: list[dict[str, Any]] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
@@ -248,7 +249,7 @@ def test_the_prompts_own_example_parses_step_by_step() -> None:
     example = prompt.split("Question: ")[1].split("\n", 1)[1]
     step = parse_step(example, {"days_between": {}}, ENGLISH)
     assert (step.kind, step.level, step.tool) == ("action", "exact", "days_between")
-    answer = example.split("Observation: 45\n")[1]
+    answer = example.split(observation_line("45", "days_between") + "\n")[1]
     assert parse_step(answer, {}, ENGLISH).kind == "final"
 
 

@@ -32,6 +32,7 @@ from reasoning_graphs.nodes.lats_tree import (
 from reasoning_graphs.nodes.observe import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call, turn_messages, turn_number
+from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.prompts.lats import (
     FINAL_ANSWER,
     LATS_JUDGE_REQUEST,
@@ -112,7 +113,10 @@ def _grade(
 
 
 def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:
-    """The judge's view of a branch: the task, each step with its observation, the answer."""
+    """The judge's view of a branch: the task, each step with its observation, the answer.
+
+    Observations are tool output, so each is a data block naming its call.
+    """
     steps = []
     ending = NOT_FINISHED
     for number, node in enumerate(trajectory, start=1):
@@ -121,12 +125,11 @@ def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:
             ending = FINAL_ANSWER.format(answer=node["answer"])
             continue
         thought = f"{node['thought']} " if node["thought"] else ""
+        described = describe_call(call["name"], call["args"])
+        observation = as_data(node["observation"] or "", source=described)
         steps.append(
             STEP_LINE.format(
-                number=number,
-                thought=thought,
-                call=describe_call(call["name"], call["args"]),
-                observation=node["observation"],
+                number=number, thought=thought, call=described, observation=observation
             )
         )
     return LATS_JUDGE_REQUEST.format(task=task, steps="\n".join(steps) or NO_STEPS, ending=ending)

@@ -4,6 +4,14 @@ The state keeps ordinary LangChain messages (so approvals, tools and
 checkpoints work as in every pattern); only the model sees the text form:
 its own earlier replies verbatim, and each observation — from a tool or from
 the runtime correcting the format — as an Observation line the runtime wrote.
+A tool's output is untrusted data, never the person's words: after its label it
+sits in a data block naming the tool (see :mod:`reasoning_graphs.nodes.untrusted`).
+
+Example:
+    >>> print(observation_line("42", "calculator", ENGLISH))
+    Observation: <<<data from calculator>>>
+    42
+    <<<end of data>>>
 """
 
 from __future__ import annotations
@@ -13,7 +21,8 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
-from reasoning_graphs.text_format.labels import Labels
+from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.text_format.labels import ENGLISH, Labels
 
 RAW_KEY = "raw"
 """``response_metadata`` key holding the model's reply text as parsed."""
@@ -26,7 +35,8 @@ def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> list[Ba
     rendered: list[BaseMessage] = []
     for message in messages:
         if isinstance(message, ToolMessage):
-            rendered.append(HumanMessage(f"{labels.observation}: {message.text}"))
+            line = observation_line(message.text, message.name or "tool", labels)
+            rendered.append(HumanMessage(line))
         elif isinstance(message, AIMessage):
             rendered.append(AIMessage(_assistant_text(message, labels)))
             correction = message.response_metadata.get(FORMAT_ERROR_KEY)
@@ -35,6 +45,11 @@ def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> list[Ba
         else:
             rendered.append(message)
     return rendered
+
+
+def observation_line(text: str, tool: str, labels: Labels = ENGLISH) -> str:
+    """A tool's output after the Observation label, as a data block naming the tool."""
+    return f"{labels.observation}: {as_data(text, source=tool)}"
 
 
 def _assistant_text(message: AIMessage, labels: Labels) -> str:
