@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -287,6 +288,92 @@ def test_bad_decisions_json(db, workspace, monkeypatch, capsys) -> None:
 
     assert code == 2
     assert "--decisions" in err
+
+
+@pytest.mark.parametrize(
+    "decisions", ["null", '"maybe"', "[]", '["approve", "approve"]', '{"other-call": "approve"}']
+)
+def test_decisions_that_answer_nothing_are_refused_and_the_thread_waits(
+    db, workspace, monkeypatch, capsys, decisions
+) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "done")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--workspace", str(workspace))
+    thread_id = thread_id_from(out)
+
+    code, out, err = run_cli(
+        monkeypatch,
+        capsys,
+        "resume",
+        thread_id,
+        "--workspace",
+        str(workspace),
+        "--decisions",
+        decisions,
+    )
+
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err + out
+    _, listing, _ = run_cli(monkeypatch, capsys, "threads")
+    assert "waiting for approval" in listing
+    code, out, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "resume",
+        thread_id,
+        "--workspace",
+        str(workspace),
+        "--decisions",
+        '["approve"]',
+    )
+    assert code == 0
+    assert (workspace / "a.txt").read_text() == "hi"
+
+
+def test_max_steps_may_exceed_the_default(db, monkeypatch, capsys) -> None:
+    steps = [tool_call("calculator", expression=f"{n}+1") for n in range(11)]
+    use_model(monkeypatch, *steps, "Counted.")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Count.", "--max-steps", "12")
+
+    assert code == 0
+    assert "Answer: Counted." in out.splitlines()
+
+
+def test_a_resume_keeps_the_runs_approvals(db, monkeypatch, capsys) -> None:
+    use_model(
+        monkeypatch,
+        tool_call("calculator", expression="1+1"),
+        tool_call("calculator", expression="2+2"),
+        "done",
+    )
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "Add.", "--approve", "calculator")
+    thread_id = thread_id_from(out)
+
+    code, out, _ = run_cli(monkeypatch, capsys, "resume", thread_id, "--decisions", '["approve"]')
+
+    assert code == 0
+    assert "Observation: 2" in out.splitlines()
+    assert "Observation: 4" not in out.splitlines()  # the second call waits for a person too
+    assert f"reasoning-graphs resume {thread_id}" in out
+
+
+def test_a_thread_file_from_before_limits_were_kept_still_opens(db, monkeypatch, capsys) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "CREATE TABLE rg_threads (thread_id TEXT PRIMARY KEY, pattern TEXT NOT NULL, "
+            "model TEXT NOT NULL, question TEXT NOT NULL, status TEXT NOT NULL, "
+            "created TEXT NOT NULL, updated TEXT NOT NULL)"
+        )
+        conn.execute(
+            "INSERT INTO rg_threads VALUES ('old1', 'react', 'local', 'q', 'answered', '', '')"
+        )
+    conn.close()
+
+    code, out, _ = run_cli(monkeypatch, capsys, "threads", "--json")
+
+    assert code == 0
+    assert json.loads(out)["limits"] == {}
 
 
 def test_a_failing_model_is_one_line_and_the_thread_survives(db, monkeypatch, capsys) -> None:

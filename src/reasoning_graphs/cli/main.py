@@ -8,7 +8,7 @@ import os
 import sqlite3
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -18,6 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from platformdirs import user_data_dir
 
+from reasoning_graphs.approval import APPROVAL_KIND, ApprovalError, parse_decisions
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.threads import ThreadIndex
@@ -38,6 +39,8 @@ RESUME_HINT = "Resume with: reasoning-graphs resume {thread_id}"
 CONTINUE_HINT = "Thread: {thread_id} (ask a follow-up with --thread {thread_id})"
 FINISHED = "Thread {thread_id} has finished; nothing to resume."
 BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
+UNFIT_DECISIONS = "--decisions do not answer the pending calls: {error}"
+NULL_DECISIONS = "--decisions null answers nothing; give the value the paused run asks for."
 
 
 class UsageError(Exception):
@@ -144,8 +147,17 @@ def _decision_mode(args: argparse.Namespace) -> Mode:
 
 
 def _graph(
-    store: _Store, pattern: str, model_spec: str, args: argparse.Namespace
+    store: _Store,
+    pattern: str,
+    model_spec: str,
+    args: argparse.Namespace,
+    limits: dict[str, Any] | None = None,
 ) -> CompiledStateGraph:
+    """The pattern's graph with ``limits`` as its build options.
+
+    The CLI owns the graph, so its flags set the graph's own limits: run
+    options could only lower them.
+    """
     try:
         builder = graph_builder(pattern)
         model = resolve_model(model_spec)
@@ -153,7 +165,7 @@ def _graph(
         tools = default_tools(args.workspace, args.docs)
     except (ValueError, RuntimeError, OSError) as error:
         raise UsageError(str(error)) from error
-    return builder(model=model, tools=tools, checkpointer=store.checkpointer)
+    return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
 
 
 def _run(store: _Store, args: argparse.Namespace) -> int:
@@ -163,26 +175,31 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
     pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
     model_spec = args.model or (record.model if record else default_model_spec())
     thread_id = args.thread or uuid.uuid4().hex[:12]
-    graph = _graph(store, pattern, model_spec, args)
+    flags = {
+        "max_steps": args.max_steps,
+        "token_budget": args.token_budget,
+        "approve": args.approve,
+    }
+    limits = {
+        **(record.limits if record else {}),
+        **{key: value for key, value in flags.items() if value is not None},
+    }
+    graph = _graph(store, pattern, model_spec, args, limits)
     config = {"configurable": {"thread_id": thread_id}}
     if graph.get_state(config).interrupts:
         raise UsageError(WAITING.format(thread_id=thread_id))
-    context = {
-        key: value
-        for key, value in {
-            "max_steps": args.max_steps,
-            "token_budget": args.token_budget,
-            "approve": args.approve,
-        }.items()
-        if value is not None
-    }
     printer = Printer(as_json=args.json, answer_nodes=ANSWER_NODES.get(pattern, ()))
     printer.notice(f"Thread {thread_id}", thread_id=thread_id, pattern=pattern, model=model_spec)
     store.threads.save(
-        thread_id, pattern=pattern, model=model_spec, question=args.question, status="running"
+        thread_id,
+        pattern=pattern,
+        model=model_spec,
+        question=args.question,
+        status="running",
+        limits=limits,
     )
     payload = {"messages": [HumanMessage(args.question)]}
-    return _drive(store, graph, payload, thread_id, context, printer, _decision_mode(args))
+    return _drive(store, graph, payload, thread_id, printer, _decision_mode(args))
 
 
 def _resume(store: _Store, args: argparse.Namespace) -> int:
@@ -192,7 +209,7 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
     record = store.threads.get(args.thread_id)
     pattern = record.pattern if record else DEFAULT_PATTERN
     model_spec = record.model if record else default_model_spec()
-    graph = _graph(store, pattern, model_spec, args)
+    graph = _graph(store, pattern, model_spec, args, record.limits if record else None)
     snapshot = graph.get_state(config)
     printer = Printer(as_json=args.json, answer_nodes=ANSWER_NODES.get(pattern, ()))
     if not snapshot.next:
@@ -201,7 +218,7 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
     payload: Any = None
     if snapshot.interrupts:
         if args.decisions:
-            decisions = _parse_decisions(args.decisions)
+            decisions = _parse_decisions(args.decisions, snapshot.interrupts[0].value)
         else:
             try:
                 decisions = decide(
@@ -214,14 +231,27 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
                 printer.notice(RESUME_HINT.format(thread_id=args.thread_id))
                 return 0
         payload = Command(resume=decisions)
-    return _drive(store, graph, payload, args.thread_id, {}, printer, _decision_mode(args))
+    return _drive(store, graph, payload, args.thread_id, printer, _decision_mode(args))
 
 
-def _parse_decisions(text: str) -> Any:
+def _parse_decisions(text: str, request: Any) -> Any:
+    """The ``--decisions`` value, checked before it reaches the graph.
+
+    A value that does not answer the request is refused here, leaving the
+    thread as it was: LangGraph fails on ``Command(resume=None)`` itself.
+    """
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         raise UsageError(BAD_DECISIONS) from error
+    if value is None:
+        raise UsageError(NULL_DECISIONS)
+    if isinstance(request, Mapping) and request.get("kind") == APPROVAL_KIND:
+        try:
+            parse_decisions(value, request["calls"])
+        except ApprovalError as error:
+            raise UsageError(UNFIT_DECISIONS.format(error=error)) from error
+    return value
 
 
 def _read_stdin(prompt: str) -> str:
@@ -237,7 +267,6 @@ def _drive(
     graph: CompiledStateGraph,
     payload: Any,
     thread_id: str,
-    context: dict[str, Any],
     printer: Printer,
     mode: Mode,
 ) -> int:
@@ -251,7 +280,6 @@ def _drive(
                 config,
                 stream_mode=["updates", "messages"],  # messages: the answer's tokens
                 subgraphs=True,  # a pattern's inner ReAct steps stream too
-                context=context or None,
                 durability="sync",
             ):
                 if kind == "messages":
