@@ -12,6 +12,12 @@ listed call — a list in the listed order, or a mapping from call id:
   as the observation.
 
 A bare string (``"approve"``, ``"reject"``) is shorthand for the first two kinds.
+
+A value that does not fit is asked about again with an ``error``; nothing of
+the turn runs meanwhile. ``Command(resume=None)`` never reaches the graph:
+LangGraph (1.2) fails on it before the run starts and writes nothing, so the
+thread still waits for the same decisions. ``None`` addressed to the interrupt
+by id is asked about again like any other unfit value.
 """
 
 from __future__ import annotations

@@ -1,0 +1,107 @@
+"""A resume value that answers nothing leaves a paused thread waiting, on every checkpointer.
+
+LangGraph fails on ``Command(resume=None)`` before the run starts and writes
+nothing; ``None`` addressed to the interrupt by id reaches the approve node,
+which asks again. Either way the same calls wait and a proper decision then
+runs them once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Command
+
+from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+
+from conftest import ToolLog, sleeping_tool
+
+ASK = {"messages": [HumanMessage("deploy")]}
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def deploy_graph(log: ToolLog, checkpointer: Any) -> Any:
+    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+    model = ScriptedChatModel(script=[tool_call("deploy", item="prod"), "done"])
+    return build_graph(model, tools=tools, checkpointer=checkpointer)
+
+
+@pytest.fixture
+def sync_saver(kind: str, tmp_path: Path) -> Any:
+    if kind == "memory":
+        return InMemorySaver()
+    return SqliteSaver(sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False))
+
+
+@pytest.fixture
+async def async_saver(kind: str, tmp_path: Path) -> AsyncIterator[Any]:
+    if kind == "memory":
+        yield InMemorySaver()
+        return
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+        yield saver
+
+
+def waiting_on(snapshot: Any) -> tuple[str | None, list[str]]:
+    """The checkpoint a thread stands at and the calls its interrupt asks about."""
+    (interrupt,) = snapshot.interrupts
+    calls = [call["name"] for call in interrupt.value["calls"]]
+    return snapshot.config["configurable"]["checkpoint_id"], calls
+
+
+def test_resume_none_changes_nothing(log, thread, sync_saver) -> None:
+    graph = deploy_graph(log, sync_saver)
+    graph.invoke(ASK, thread)
+    before = waiting_on(graph.get_state(thread))
+
+    with pytest.raises(UnboundLocalError):  # LangGraph's loop, before anything is written
+        graph.invoke(Command(resume=None), thread)
+
+    assert waiting_on(graph.get_state(thread)) == before
+    assert log.runs == []
+    state = graph.invoke(Command(resume=["approve"]), thread)
+    assert log.names() == ["deploy"]
+    assert state["messages"][-1].content == "done"
+
+
+async def test_resume_none_changes_nothing_on_the_async_face(log, thread, async_saver) -> None:
+    graph = deploy_graph(log, async_saver)
+    await graph.ainvoke(ASK, thread)
+    before = waiting_on(await graph.aget_state(thread))
+
+    with pytest.raises(UnboundLocalError):
+        async for _ in graph.astream(Command(resume=None), thread):
+            pass
+
+    assert waiting_on(await graph.aget_state(thread)) == before
+    state = await graph.ainvoke(Command(resume=["approve"]), thread)
+    assert log.names() == ["deploy"]
+    assert state["messages"][-1].content == "done"
+
+
+def test_none_for_the_interrupt_by_id_is_asked_again(log, thread, sync_saver) -> None:
+    graph = deploy_graph(log, sync_saver)
+    graph.invoke(ASK, thread)
+    (interrupt,) = graph.get_state(thread).interrupts
+
+    state = graph.invoke(Command(resume={interrupt.id: None}), thread)
+
+    (again,) = state["__interrupt__"]
+    assert again.value["error"]
+    assert [call["name"] for call in again.value["calls"]] == ["deploy"]
+    assert log.runs == []
+    state = graph.invoke(Command(resume=["approve"]), thread)
+    assert log.names() == ["deploy"]
