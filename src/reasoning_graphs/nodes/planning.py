@@ -14,13 +14,24 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.tool import ToolCall
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.turn import call_signature, decision_of, turn_messages, was_executed
 from reasoning_graphs.prompts.rewoo import NO_TOOLS, TOOL_ENTRY
+from reasoning_graphs.tools.execute import observation_ref
+from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
 UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
@@ -132,3 +143,36 @@ def answer_prompt(
     if instruction:
         prompt.append(HumanMessage(instruction))
     return prompt
+
+
+def result_value(
+    messages: Sequence[AnyMessage],
+    observations: Mapping[str, str],
+    call: ToolCall,
+    answer: ToolMessage,
+) -> str:
+    """What a later step's reference to ``call`` (answered by ``answer``) is replaced by.
+
+    The tool's full text when its observation was cut. A call answered by
+    reuse stands for the earlier identical call of the turn: its value is that
+    call's result, found in the messages, not read back off the reuse note.
+    """
+    source = answer
+    if decision_of(answer) == "reused":
+        source = _latest_run(messages, call_signature(call["name"], call["args"])) or answer
+    full_text = observations.get(observation_ref(source.tool_call_id))
+    return full_text if full_text is not None else content_text(source.content)
+
+
+def _latest_run(messages: Sequence[AnyMessage], signature: str) -> ToolMessage | None:
+    """The turn's latest observation of a call with ``signature`` that really ran."""
+    signatures: dict[str, str] = {}
+    found: ToolMessage | None = None
+    for message in turn_messages(messages):
+        if isinstance(message, AIMessage):
+            signatures.update(
+                {c["id"]: call_signature(c["name"], c["args"]) for c in message.tool_calls}
+            )
+        elif was_executed(message) and signatures.get(message.tool_call_id) == signature:
+            found = message
+    return found

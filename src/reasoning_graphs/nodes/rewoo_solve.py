@@ -1,7 +1,10 @@
 """``solve``: one model call that answers from the question, the plan and its evidence.
 
 The solver never calls tools; it reads every step with the call as it ran and
-its result (or why it did not run). When no usable plan could be made it gets
+its result (or why it did not run). Each call as run (its
+arguments may hold earlier results) and its result form one labelled data
+block (:func:`~reasoning_graphs.nodes.untrusted.as_data`), so a tool's output
+never reads as the person's words in the solver's prompt. When no usable plan could be made it gets
 that account instead, and the run ends with an honest, incomplete answer.
 It also serves ``finish`` as the way to ask for a last answer when a budget
 stops the plan part-way.
@@ -22,8 +25,10 @@ from reasoning_graphs.nodes.rewoo_steps import render_plan
 from reasoning_graphs.nodes.rewoo_work import issued_calls, step_results
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call
+from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.prompts import INCOMPLETE_NOTE, NO_ANSWER
 from reasoning_graphs.prompts.rewoo import (
+    EVIDENCE_BODY,
     EVIDENCE_REPORT,
     EVIDENCE_STEP,
     NO_EVIDENCE,
@@ -48,12 +53,14 @@ def evidence_report(state: dict[str, Any]) -> str:
         call = issued.get(step["var"])
         name, args = (call["name"], call["args"]) if call else (step["tool"], step["args"])
         result = results.get(step["var"])
+        body = EVIDENCE_BODY.format(
+            call=describe_call(name, args), result=result.text if result else NOT_RUN
+        )
         entries.append(
             EVIDENCE_STEP.format(
                 var=step["var"],
-                call=describe_call(name, args),
                 reason=step["reason"],
-                result=result.text if result else NOT_RUN,
+                evidence=as_data(body, source=f"#{step['var']}"),
             )
         )
     return EVIDENCE_REPORT.format(steps="\n\n".join(entries))

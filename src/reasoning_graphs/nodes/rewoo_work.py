@@ -7,6 +7,13 @@ this runtime's, not a model's), so ``approve`` → ``act`` → ``observe`` treat
 them exactly like a model's turn: the same approvals, concurrent read-only
 calls, ordered stateful calls and durable per-call writes.
 
+Stateful steps keep plan order across waves too: a stateful step is ready
+only once every earlier stateful step of the plan has settled or goes out in
+the same wave ahead of it (the loop runs a wave's stateful calls in order).
+Otherwise a later ``note[second]`` with nothing to wait for would run before
+an earlier ``note[#E1]`` still waiting for its input. Read-only steps are
+never held back.
+
 Results are never stored twice: a step's result is the ``ToolMessage`` that
 answers its call id. A step that refers to a failed, rejected or skipped
 step is skipped, not run with an error text in its arguments — a tool fed
@@ -24,7 +31,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
-from reasoning_graphs.nodes.approve import REUSED
+from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.rewoo_steps import (
     RUNTIME,
     WORK_KIND,
@@ -35,9 +42,9 @@ from reasoning_graphs.nodes.rewoo_steps import (
 )
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import decision_of, steps_used, turn_messages, turn_number
-from reasoning_graphs.tools.execute import observation_ref
+from reasoning_graphs.nodes.turn import steps_used, turn_messages, turn_number
 from reasoning_graphs.tools.output import content_text
+from reasoning_graphs.tools.registry import ToolRegistry
 
 SKIPPED = "Not run: it needs the result of {refs}, which did not succeed."
 SKIPPED_ID = "{var}-skipped"
@@ -83,7 +90,8 @@ def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
         call = issued.get(step["var"])
         answer = answers.get(call["id"]) if call else None
         if call is not None and answer is not None:
-            results[step["var"]] = _result(answer, full_texts.get(observation_ref(call["id"])))
+            value = result_value(state["messages"], full_texts, call, answer)
+            results[step["var"]] = _result(answer, value)
             continue
         failed = [
             f"#{ref}"
@@ -100,24 +108,42 @@ def make_work(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Build the ``work`` node for ``setup``."""
 
     def work(state: dict[str, Any]) -> dict[str, Any]:
-        limit = setup.for_run().limits.max_tool_calls_per_turn
+        run = setup.for_run()
         plan: list[PlanStep] = state.get("plan") or []
         results = step_results(state)
         issued = issued_calls(state["messages"])
         values = {var: r.value for var, r in results.items() if r.status == "success"}
-        ready = [
-            step
-            for step in plan
-            if step["var"] not in issued
-            and step["var"] not in results
-            and all(ref in values for ref in references(step["args"]))
-        ]
+        ready = _ready_steps(plan, issued, results, values, run.registry)
         update: dict[str, Any] = {"trajectory": _skip_events(state, plan, results)}
         if ready:
-            update["messages"] = [_wave(ready[:limit], values)]
+            update["messages"] = [_wave(ready[: run.limits.max_tool_calls_per_turn], values)]
         return update
 
     return work
+
+
+def _ready_steps(
+    plan: Sequence[PlanStep],
+    issued: Mapping[str, ToolCall],
+    results: Mapping[str, StepResult],
+    values: Mapping[str, str],
+    registry: ToolRegistry,
+) -> list[PlanStep]:
+    """Steps whose inputs are all known, in plan order; stateful ones not past an earlier one."""
+    ready: list[PlanStep] = []
+    stateful_waiting = False
+    for step in plan:
+        if step["var"] in issued or step["var"] in results:
+            continue
+        inputs_known = all(ref in values for ref in references(step["args"]))
+        if registry.is_read_only(step["tool"]):
+            if inputs_known:
+                ready.append(step)
+        elif inputs_known and not stateful_waiting:
+            ready.append(step)
+        else:
+            stateful_waiting = True
+    return ready
 
 
 def _wave(steps: Sequence[PlanStep], values: Mapping[str, str]) -> AIMessage:
@@ -139,11 +165,8 @@ def _wave(steps: Sequence[PlanStep], values: Mapping[str, str]) -> AIMessage:
     )
 
 
-def _result(answer: ToolMessage, full_text: str | None) -> StepResult:
+def _result(answer: ToolMessage, value: str) -> StepResult:
     text = content_text(answer.content)
-    value = full_text if full_text is not None else text
-    if decision_of(answer) == "reused":
-        value = value.removesuffix(REUSED.format(result=""))
     status: Literal["success", "error"] = "success" if answer.status == "success" else "error"
     return StepResult(status=status, text=text, value=value)
 

@@ -5,6 +5,8 @@ sees a tool result while planning), once for the answer (it sees the plan and
 every result). A plan that cannot run is sent back once with what was wrong.
 """
 
+from reasoning_graphs.nodes.untrusted import DATA_RULE
+
 REWOO_SYSTEM = """\
 You are a careful assistant that answers questions with the help of tools. You work in two \
 stages: first you plan every tool call you need, all at once and before any of them runs; \
@@ -47,14 +49,18 @@ What is wrong: {problem}
 Write a corrected plan: use only the tools listed, give each step its own variable (E1, E2, \
 …) and refer only to earlier steps."""
 
-SOLVER_INSTRUCTIONS = """\
+SOLVER_INSTRUCTIONS = (
+    """\
 Stage 2: answer. The plan has been carried out; its steps and their results follow the \
 conversation. Answer the user's last message from these results. When a step failed or \
 did not run, do not guess its result: answer with what you have and say what is missing. \
-Keep the answer short and direct."""
+Keep the answer short and direct. """
+    + DATA_RULE
+)
 
 EVIDENCE_REPORT = "The plan and its evidence:\n\n{steps}"
-EVIDENCE_STEP = "#{var} = {call}\nWhy: {reason}\nResult: {result}"
+EVIDENCE_STEP = "#{var}, needed because: {reason}\n{evidence}"
+EVIDENCE_BODY = "{call}\nResult: {result}"
 NO_EVIDENCE = "The plan needed no tools: answer from what you know."
 
 PLAN_FAILED_REPORT = """\
