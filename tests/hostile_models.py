@@ -29,6 +29,8 @@ from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 DANGEROUS = ("deploy", "wipe")
 """``deploy`` is dangerous by its spec, ``wipe`` because the run's policy names it."""
 TOOL_NAMES = (*DANGEROUS, "lookup")
+PLANNED_TOOLS = (*TOOL_NAMES, "shell")
+"""What a plan may name: the tools, and one that does not exist."""
 ITEMS = ("a", "b")
 CALL_IDS = ("c1", "c2", "")
 MESSAGE_IDS = (None, "m1")
@@ -47,6 +49,13 @@ class HostileModel(ScriptedChatModel):
     defaults: dict[str, Any] = Field(default_factory=dict)
 
     _queues: dict[str, list[Any]] | None = PrivateAttr(default=None)
+
+    def load(self, replies: Mapping[str, Sequence[Any]]) -> None:
+        """Start over with a new script, forgetting earlier calls (one model, many runs)."""
+        with self._lock:
+            self.replies = {kind: list(items) for kind, items in replies.items()}
+            self._queues = None
+            self.calls.clear()
 
     def _next_reply(self, record: RecordedCall) -> Any:
         with self._lock:
@@ -75,6 +84,11 @@ class RunLog:
     runs: list[str] = field(default_factory=list)
     cleared: Counter[str] = field(default_factory=Counter)
     rejected: set[str] = field(default_factory=set)
+
+    def clear(self) -> None:
+        self.runs.clear()
+        self.cleared.clear()
+        self.rejected.clear()
 
     def dangerous_runs(self) -> Counter[str]:
         return Counter(run for run in self.runs if run.split(":", 1)[0] in DANGEROUS)
@@ -108,9 +122,10 @@ def recording_tools(log: RunLog) -> list[ToolSpec | Any]:
 
 @st.composite
 def act_reply(draw: st.DrawFn) -> AIMessage | str:
-    """A free reply: text, or up to three tool calls with clashing ids."""
+    """A free reply: text, or up to three tool calls with clashing ids and maybe a broken one."""
     count = draw(st.integers(0, 3))
-    if count == 0:
+    broken = draw(st.integers(0, 1))
+    if count + broken == 0:
         return "done"
     calls = [
         {
@@ -121,7 +136,18 @@ def act_reply(draw: st.DrawFn) -> AIMessage | str:
         }
         for _ in range(count)
     ]
-    return AIMessage(content="", tool_calls=calls, id=draw(st.sampled_from(MESSAGE_IDS)))
+    invalid = [
+        {
+            "name": draw(st.sampled_from(DANGEROUS)),
+            "args": '{"item": ',
+            "id": draw(st.sampled_from(CALL_IDS)),
+            "error": "unterminated JSON",
+            "type": "invalid_tool_call",
+        }
+        for _ in range(broken)
+    ]
+    message_id = draw(st.sampled_from(MESSAGE_IDS))
+    return AIMessage(content="", tool_calls=calls, invalid_tool_calls=invalid, id=message_id)
 
 
 act_script = st.lists(act_reply(), max_size=4)
@@ -129,16 +155,15 @@ act_script = st.lists(act_reply(), max_size=4)
 
 @st.composite
 def rewoo_plan(draw: st.DrawFn) -> dict[str, Any]:
-    """A ReWOO plan of one to three steps; later steps may use ``#E1``."""
+    """A ReWOO plan of one to three steps that may use other steps' results, even later ones."""
     steps = []
     for number in range(1, draw(st.integers(1, 3)) + 1):
-        items = ITEMS if number == 1 else (*ITEMS, "#E1")
         steps.append(
             {
                 "var": f"E{number}",
-                "tool": draw(st.sampled_from(TOOL_NAMES)),
+                "tool": draw(st.sampled_from(PLANNED_TOOLS)),
                 "reason": "needed",
-                "args": {"item": draw(st.sampled_from(items))},
+                "args": {"item": draw(st.sampled_from((*ITEMS, "#E1", "#E2")))},
             }
         )
     return {"steps": steps}
@@ -146,17 +171,19 @@ def rewoo_plan(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def compiler_plan(draw: st.DrawFn) -> dict[str, Any]:
-    """An LLM Compiler plan of one to three tasks; later tasks may use ``$1``."""
+    """An LLM Compiler plan of one to three tasks that may use other tasks' results.
+
+    Ids may repeat and references may point forward or nowhere, as a careless planner writes.
+    """
     tasks = []
     for number in range(1, draw(st.integers(1, 3)) + 1):
-        items = ITEMS if number == 1 else (*ITEMS, "$1")
-        item = draw(st.sampled_from(items))
+        item = draw(st.sampled_from((*ITEMS, "$1", "$2")))
         tasks.append(
             {
-                "id": number,
-                "tool": draw(st.sampled_from(TOOL_NAMES)),
+                "id": draw(st.sampled_from((number, 1))),
+                "tool": draw(st.sampled_from(PLANNED_TOOLS)),
                 "args": {"item": item},
-                "deps": [1] if item == "$1" else [],
+                "deps": [int(item[1:])] if item.startswith("$") else [],
             }
         )
     return {"tasks": tasks}
@@ -191,16 +218,24 @@ def decisions(calls: Sequence[Mapping[str, Any]]) -> st.SearchStrategy[tuple[Any
         valid |= as_list.map(
             lambda items: (dict(zip(ids, items, strict=True)), [normal_decision(i) for i in items])
         )
+    if count == 1:
+        valid |= st.sampled_from(["approve", {"type": "approve"}]).map(
+            lambda item: (item, [normal_decision(item)])
+        )
     malformed = st.sampled_from(
         [
             None,
             [],
             42,
+            [None] * count,
             [{"type": "maybe"}] * count,
             [{"type": "edit"}] * count,
+            [{"type": "edit", "args": "item=a"}] * count,
             [{"type": "respond"}] * count,
+            [{"type": "respond", "content": 5}] * count,
             [{"type": "approve"}] * (count + 1),
             {"nope": "approve"},
+            *([] if count == 1 else ["approve", {"type": "approve"}]),
         ]
     ).map(lambda value: (value, None))
     return st.one_of(valid, malformed)

@@ -11,6 +11,7 @@ every tool call has exactly one observation.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +53,11 @@ PROPERTY = settings(
 
 @dataclass
 class Case:
-    """One built graph with its model, its tool log and its model-call budget."""
+    """One pattern's graph, model and tool log, built once and reused by every example.
+
+    Each example runs on a thread of its own; building a graph costs more than
+    running one, so only the script and the log start over.
+    """
 
     graph: CompiledStateGraph
     model: HostileModel
@@ -60,13 +65,19 @@ class Case:
     budget: int
     checkpointer: InMemorySaver
 
+    def start(self, replies: Mapping[str, Sequence[Any]]) -> Case:
+        self.model.load(replies)
+        self.log.clear()
+        return self
+
 
 def build(
     build_graph: Callable[..., CompiledStateGraph],
-    model: HostileModel,
+    defaults: Mapping[str, Any],
     budget: int,
     **options: Any,
 ) -> Case:
+    model = HostileModel(defaults=dict(defaults))
     log = RunLog()
     checkpointer = InMemorySaver()
     graph = build_graph(
@@ -136,7 +147,8 @@ def check_runs(case: Case) -> None:
 
 
 def check_observations(messages: Sequence[BaseMessage]) -> None:
-    """Each tool-calling message is followed by exactly one observation per call, no strays."""
+    """Each tool-calling message is followed by exactly one observation per call (broken calls
+    included: a provider wants each call of the message answered), and no stray ones."""
     expected: list[str] | None = None
     answered: list[str] = []
     for message in [*messages, AIMessage("end")]:
@@ -148,7 +160,8 @@ def check_observations(messages: Sequence[BaseMessage]) -> None:
                 assert sorted(answered) == sorted(expected), (
                     f"calls {expected} got observations {answered}"
                 )
-            expected = [call["id"] for call in message.tool_calls] or None
+            calls = [*message.tool_calls, *message.invalid_tool_calls]
+            expected = [call["id"] for call in calls] or None
             answered = []
 
 
@@ -167,18 +180,44 @@ def run_and_check(case: Case, data: st.DataObject) -> None:
         check_observations(messages)
 
 
+PLAN_STEPS, REPLANS, STEP_BUDGET = 2, 1, 2
+PLAN_EXECUTE_BUDGET = 1 + (REPLANS + 1) * (1 + PLAN_STEPS * (STEP_BUDGET + 1)) + 1
+"""The plan, then per revision a replan and each step's run (its steps plus a last answer),
+then a last answer of the whole run."""
+
+
+@functools.cache
+def case_of(pattern: str) -> Case:
+    if pattern == "react":
+        return build(react.build_graph, {}, MAX_STEPS, max_steps=MAX_STEPS)
+    if pattern == "rewoo":
+        return build(
+            rewoo.build_graph, {"PlanSchema": {"steps": []}}, MAX_STEPS, max_steps=MAX_STEPS
+        )
+    if pattern == "llm_compiler":
+        defaults = {"TaskPlan": {"tasks": []}, "JoinDecision": {"answer": "done"}}
+        return build(llm_compiler.build_graph, defaults, MAX_STEPS, max_steps=MAX_STEPS)
+    defaults = {"Plan": {"steps": ["step one"]}, "Replan": {"response": "done"}}
+    return build(
+        plan_execute.build_graph,
+        defaults,
+        PLAN_EXECUTE_BUDGET,
+        max_steps=STEP_BUDGET,
+        max_replans=REPLANS,
+        max_plan_steps=PLAN_STEPS,
+    )
+
+
 @PROPERTY
 @given(script=act_script, data=st.data())
 def test_react(script: list[Any], data: st.DataObject) -> None:
-    model = HostileModel(replies={"act": script})
-    run_and_check(build(react.build_graph, model, MAX_STEPS, max_steps=MAX_STEPS), data)
+    run_and_check(case_of("react").start({"act": script}), data)
 
 
 @PROPERTY
 @given(plans=st.lists(rewoo_plan(), min_size=1, max_size=2), data=st.data())
 def test_rewoo(plans: list[dict[str, Any]], data: st.DataObject) -> None:
-    model = HostileModel(replies={"PlanSchema": plans}, defaults={"PlanSchema": {"steps": []}})
-    run_and_check(build(rewoo.build_graph, model, MAX_STEPS, max_steps=MAX_STEPS), data)
+    run_and_check(case_of("rewoo").start({"PlanSchema": plans}), data)
 
 
 @PROPERTY
@@ -188,18 +227,7 @@ def test_rewoo(plans: list[dict[str, Any]], data: st.DataObject) -> None:
     data=st.data(),
 )
 def test_llm_compiler(plans: list[dict[str, Any]], joins: list[Any], data: st.DataObject) -> None:
-    model = HostileModel(
-        replies={"TaskPlan": plans, "JoinDecision": joins},
-        defaults={"TaskPlan": {"tasks": []}, "JoinDecision": {"answer": "done"}},
-    )
-    case = build(llm_compiler.build_graph, model, MAX_STEPS, max_steps=MAX_STEPS)
-    run_and_check(case, data)
-
-
-PLAN_STEPS, REPLANS, STEP_BUDGET = 2, 1, 2
-PLAN_EXECUTE_BUDGET = 1 + (REPLANS + 1) * (1 + PLAN_STEPS * (STEP_BUDGET + 1)) + 1
-"""The plan, then per revision a replan and each step's run (its steps plus a last answer),
-then a last answer of the whole run."""
+    run_and_check(case_of("llm_compiler").start({"TaskPlan": plans, "JoinDecision": joins}), data)
 
 
 @PROPERTY
@@ -207,16 +235,5 @@ then a last answer of the whole run."""
 def test_plan_execute(
     steps: list[str], script: list[Any], replans: list[Any], data: st.DataObject
 ) -> None:
-    model = HostileModel(
-        replies={"Plan": [{"steps": steps}], "act": script, "Replan": replans},
-        defaults={"Plan": {"steps": ["step one"]}, "Replan": {"response": "done"}},
-    )
-    case = build(
-        plan_execute.build_graph,
-        model,
-        PLAN_EXECUTE_BUDGET,
-        max_steps=STEP_BUDGET,
-        max_replans=REPLANS,
-        max_plan_steps=PLAN_STEPS,
-    )
-    run_and_check(case, data)
+    replies = {"Plan": [{"steps": steps}], "act": script, "Replan": replans}
+    run_and_check(case_of("plan_execute").start(replies), data)
