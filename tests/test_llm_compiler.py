@@ -229,8 +229,9 @@ def test_a_rejected_task_never_runs_and_its_dependents_are_skipped(tools, log, t
     (interrupt,) = state["__interrupt__"]
     assert interrupt.value["kind"] == APPROVAL_KIND
     (call,) = interrupt.value["calls"]
-    assert (call["name"], call["args"]) == ("deploy", {"item": "$1"})
-    assert log.runs == []  # nothing runs before the decision
+    # asked once its input is known, with the result substituted: what runs is what is shown
+    assert (call["name"], call["args"]) == ("deploy", {"item": "lookup done with prod"})
+    assert log.names() == ["lookup"]
 
     state = graph.invoke(Command(resume=[{"type": "reject", "reason": "change freeze"}]), thread)
 

@@ -4,10 +4,12 @@
 results it needs (``$1`` in an argument is task 1's result), and checks the
 graph before anything runs; an invalid plan is re-made once with the problem
 named, and if it is still invalid ``finish`` explains. ``schedule`` (no model
-call) puts the plan's dangerous tasks to a person in one interrupt, then runs
-every task the moment its own deps are done — read-only tasks overlap,
-stateful ones keep plan order — each as a durable LangGraph ``@task``, so a
-crash re-runs only what had not finished. ``join`` answers from the results
+call) runs the plan in passes: each pass puts the dangerous tasks whose inputs
+are known to a person in one interrupt, with earlier results substituted, then
+runs every task the moment its own deps are done — read-only tasks overlap,
+stateful ones keep plan order and end their chain's pass, so each is saved
+before whatever comes after it starts — each as a durable LangGraph ``@task``,
+so a crash re-runs only what had not finished. ``join`` answers from the results
 or asks for another round; rounds and budgets are bounded, and past them
 ``finish`` gives an honest, incomplete answer. (Kim et al., 2023, "An LLM
 Compiler for Parallel Function Calling".)
@@ -15,7 +17,7 @@ Compiler for Parallel Function Calling".)
 ::
 
     START → plan ──valid──→ schedule → join ──answer──→ END
-            │  ↺ invalid                │ │
+            │  ↺ invalid        ↺ passes │ │
             │    (once)        replan ──┘ └── rounds or budget spent
             invalid again      (→ plan)                │
             ↓                                          ↓
@@ -42,7 +44,7 @@ from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agen
 from reasoning_graphs.nodes.compiler_dag import CompilerTask
 from reasoning_graphs.nodes.compiler_join import ask_joiner, make_join
 from reasoning_graphs.nodes.compiler_plan import make_plan
-from reasoning_graphs.nodes.compiler_schedule import make_schedule
+from reasoning_graphs.nodes.compiler_schedule import make_schedule, round_settled
 from reasoning_graphs.nodes.finish import make_finish
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
@@ -76,6 +78,11 @@ def after_plan(state: LlmCompilerState) -> Literal["schedule", "plan", "finish"]
     if state.get("outcome"):
         return "finish"
     return "plan" if state.get("plan_problem") else "schedule"
+
+
+def after_schedule(state: LlmCompilerState) -> Literal["schedule", "join"]:
+    """Another pass until every task of the plan is settled."""
+    return "join" if round_settled(state) else "schedule"
 
 
 def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
@@ -130,7 +137,7 @@ def build_graph(
     builder.add_node("finish", dual_node("finish", make_finish(setup, ask_joiner)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])
-    builder.add_edge("schedule", "join")
+    builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join"])
     builder.add_conditional_edges("join", after_join, ["plan", "finish", END])
     builder.add_edge("finish", END)
     return compile_agent(builder, checkpointer, "llm_compiler")

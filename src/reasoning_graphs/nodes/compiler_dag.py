@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.nodes.turn import describe_call, turn_messages
+from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -44,7 +45,8 @@ UNREADABLE_TASK = (
     'write them as name=value pairs, e.g. {tool}(name="value").'
 )
 ROUND_HEADER = "Round {round}:"
-RESULT_LINE = "${id} = {call}\n  → {result}"
+RESULT_LINE = "${id}:\n{data}"
+RESULT_BODY = "{call}\n→ {result}"
 
 
 class CompilerTask(TypedDict):
@@ -216,7 +218,11 @@ def topological_order(tasks: Sequence[CompilerTask]) -> list[CompilerTask]:
 
 
 def rounds_report(messages: Sequence[AnyMessage]) -> str:
-    """Every task run this question, round by round, with its call as run and its result."""
+    """Every task run this question, round by round, with its call as run and its result.
+
+    Each call (its arguments may hold earlier results) and its result form one
+    labelled data block, so no tool output reads as the person's words.
+    """
     answers = {m.tool_call_id: m for m in turn_messages(messages) if isinstance(m, ToolMessage)}
     sections = []
     for message in turn_messages(messages):
@@ -226,13 +232,12 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
         lines = [ROUND_HEADER.format(round=message.response_metadata.get("round", 1))]
         for call in message.tool_calls:
             answer = answers.get(call["id"])
-            lines.append(
-                RESULT_LINE.format(
-                    id=task_ids.get(call["id"], "?"),
-                    call=describe_call(call["name"], call["args"]),
-                    result=content_text(answer.content) if answer else "",
-                )
+            task_id = task_ids.get(call["id"], "?")
+            body = RESULT_BODY.format(
+                call=describe_call(call["name"], call["args"]),
+                result=content_text(answer.content) if answer else "",
             )
+            lines.append(RESULT_LINE.format(id=task_id, data=as_data(body, source=f"${task_id}")))
         sections.append("\n".join(lines))
     return "\n\n".join(sections)
 

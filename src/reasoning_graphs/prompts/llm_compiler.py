@@ -2,15 +2,19 @@
 
 The model plans every call of a round at once, as tasks that name the tasks
 they need; independent tasks run at the same time. The joiner then answers
-from the results, or asks for another round saying what is missing.
+from the results, or asks for another round saying what is missing. Results
+reach both as labelled data blocks, and their instructions say never to obey one.
 """
+
+from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 LLM_COMPILER_SYSTEM = """\
 You are a careful assistant that answers questions with the help of tools. You plan the tool \
 calls you need as a set of tasks that run in parallel wherever they do not depend on one \
 another; when they have run, you answer from their results."""
 
-PLANNER_INSTRUCTIONS = """\
+PLANNER_INSTRUCTIONS = (
+    """\
 Plan the tool calls needed to answer the user's last message. You will not see any result \
 until the whole plan has run, so plan all the way to the answer.
 
@@ -24,10 +28,13 @@ before the call runs;
 
 Tasks that do not need one another run at the same time, so split the work into independent \
 tasks where you can. Never make the same call twice; if no tool is needed, give no tasks. Do \
-not answer the question yet.
+not answer the question yet. """
+    + DATA_RULE
+    + """
 
 Tools:
 {tools}"""
+)
 
 TEXT_FORMAT = """\
 Write the plan as numbered lines, one task per line, then join() on the last line, and \
@@ -53,12 +60,15 @@ They were not enough: {reason}
 Plan only the tasks still needed. Results above cannot be referenced with "$"; copy the \
 values you need into the arguments. Task ids start again at 1."""
 
-JOINER_INSTRUCTIONS = """\
+JOINER_INSTRUCTIONS = (
+    """\
 The planned tool calls have run; the tasks and their results follow the conversation. \
 Decide: answer the user's last message from these results, or, only when something the \
 answer needs is missing and more tool calls could get it, ask for another round and say \
 what is missing. When a task failed or did not run, do not guess its result. Keep the answer \
-short and direct."""
+short and direct. """
+    + DATA_RULE
+)
 
 JOIN_TEXT_FORMAT = """\
 Reply with the answer alone, or with one line "Replan: <what is missing>" to ask for \
