@@ -280,3 +280,36 @@ def test_a_kill_right_after_a_stateful_task_starts_never_repeats_the_ones_before
     done = [line for line in log.read_text().splitlines() if line.startswith("done")]
     assert sorted(done) == ["done 1", "done 2", "done 3"]  # each finished task ran once
     assert state["messages"][-1].content == "noted"
+
+
+async def test_the_async_face_asks_with_the_substituted_command_too(workspace, thread) -> None:
+    graph = file_and_shell_graph(workspace, InMemorySaver(), "done")
+
+    state = await graph.ainvoke(ask("run the notes"), thread)
+    assert shown_calls(state) == [("shell", SUBSTITUTED)]
+    state = await graph.ainvoke(Command(resume=[{"type": "approve"}]), thread)
+
+    assert ran_calls(state)["shell"] == SUBSTITUTED
+    assert (workspace / "PWNED").exists()
+
+
+def test_a_task_answered_by_reuse_passes_on_the_earlier_result(log) -> None:
+    def echo(item: str) -> str:
+        """Echo the item."""
+        return item
+
+    tools = [tool_spec(echo, concurrency_safe=True), sleeping_tool(log, "note", safe=False)]
+    model = ScriptedChatModel(
+        script=[
+            plan(task(1, "echo", item="x")),
+            replan("note it"),
+            plan(task(1, "echo", item="x"), task(2, "note", item="$1")),  # echo repeats round 1
+            answer("noted"),
+        ]
+    )
+
+    state = build_graph(model, tools=tools).invoke(ask("x"))
+
+    decisions = [m.response_metadata["decision"] for m in state["messages"] if m.type == "tool"]
+    assert decisions == ["auto", "reused", "auto"]
+    assert [run["args"]["item"] for run in log.runs] == ["x"]  # not the reuse note
