@@ -98,14 +98,14 @@ def drive(case: Case, data: st.DataObject) -> str:
     asked_again: Sequence[Mapping[str, Any]] | None = None
     chunks = 0
     while True:
-        request = None
+        interrupt = None
         for chunk in case.graph.stream(resume, config, stream_mode="updates"):
             chunks += 1
             assert chunks <= MAX_CHUNKS, "the run never ends"
             check_runs(case)
             if "__interrupt__" in chunk:
                 (interrupt,) = chunk["__interrupt__"]
-                request = interrupt.value
+        request = None if interrupt is None else interrupt.value
         if asked_again is not None:
             assert request is not None, "a malformed answer ended the run instead of a re-ask"
             assert request.get("error"), "a malformed answer was not re-asked with an error"
@@ -120,7 +120,8 @@ def drive(case: Case, data: st.DataObject) -> str:
         else:
             asked_again = None
             settle(case.log, request["calls"], meant)
-        resume = Command(resume=value)
+        by_id = data.draw(st.booleans(), label="addressed to the interrupt by id")
+        resume = Command(resume={interrupt.id: value} if by_id else value)
 
 
 def settle(log: RunLog, calls: Sequence[Mapping[str, Any]], meant: Sequence[Mapping]) -> None:
