@@ -1,4 +1,4 @@
-"""Run-time options: what Studio shows as editable fields and the CLI sets per run.
+"""Run-time options: what Studio shows as editable fields and any run may send.
 
 Every field defaults to ``None``; ``None``, an empty string and an empty list
 all mean "use the value the graph was built with", so a run (or a Studio
