@@ -79,16 +79,19 @@ def signature(name: str, args: Mapping[str, Any]) -> str:
 
 @dataclass
 class RunLog:
-    """What really ran, and what a person cleared or rejected."""
+    """What really ran, what a person cleared or rejected, and where the question started."""
 
     runs: list[str] = field(default_factory=list)
     cleared: Counter[str] = field(default_factory=Counter)
     rejected: set[str] = field(default_factory=set)
+    calls_before: int = 0
+    """Model calls made before the current question."""
 
     def clear(self) -> None:
         self.runs.clear()
         self.cleared.clear()
         self.rejected.clear()
+        self.calls_before = 0
 
     def dangerous_runs(self) -> Counter[str]:
         return Counter(run for run in self.runs if run.split(":", 1)[0] in DANGEROUS)
@@ -207,7 +210,7 @@ def decisions(calls: Sequence[Mapping[str, Any]]) -> st.SearchStrategy[tuple[Any
     one = st.one_of(
         st.sampled_from(["approve", "reject", {"type": "approve"}]),
         st.sampled_from([{"type": "reject", "reason": "no"}, {"type": "respond", "content": "hi"}]),
-        st.sampled_from([{"item": "a"}, {"item": "z"}, {}]).map(
+        st.sampled_from([{"item": "a"}, {"item": "z"}, {"item": "#E1"}, {"item": "$1"}, {}]).map(
             lambda args: {"type": "edit", "args": args}
         ),
     )

@@ -87,13 +87,21 @@ def build(
 
 
 def drive(case: Case, data: st.DataObject) -> str:
-    """Run one question to its end, answering every interrupt with a drawn decision.
+    """Ask one or two questions on one thread, answering every interrupt with a drawn decision.
 
     Returns:
         The run's thread id.
     """
     thread_id = uuid.uuid4().hex
     config = {"configurable": {"thread_id": thread_id}}
+    for _ in range(data.draw(st.integers(1, 2), label="questions")):
+        case.log.calls_before = len(case.model.calls)
+        ask(case, data, config)
+    return thread_id
+
+
+def ask(case: Case, data: st.DataObject, config: dict[str, Any]) -> None:
+    """Run one question to its end, resuming each interrupt until the run finishes."""
     resume: Any = {"messages": [HumanMessage("go")]}
     asked_again: Sequence[Mapping[str, Any]] | None = None
     chunks = 0
@@ -111,7 +119,7 @@ def drive(case: Case, data: st.DataObject) -> str:
             assert request.get("error"), "a malformed answer was not re-asked with an error"
             assert request["calls"] == asked_again
         if request is None:
-            return thread_id
+            return
         assert request["kind"] == APPROVAL_KIND
         assert asked_again is not None or "error" not in request
         value, meant = data.draw(decisions(request["calls"]), label="decision")
@@ -142,9 +150,8 @@ def check_runs(case: Case) -> None:
     assert not unapproved, f"dangerous calls ran without an approval of their arguments: {ran}"
     rejected = [run for run in ran if run in case.log.rejected and not case.log.cleared[run]]
     assert not rejected, f"rejected calls ran: {rejected}"
-    assert len(case.model.calls) <= case.budget + 1, (
-        f"{len(case.model.calls)} model calls, budget {case.budget}"
-    )
+    calls = len(case.model.calls) - case.log.calls_before
+    assert calls <= case.budget + 1, f"{calls} model calls for one question, budget {case.budget}"
 
 
 def check_observations(messages: Sequence[BaseMessage]) -> None:
