@@ -131,17 +131,18 @@ def test_an_incomplete_step_sends_the_plan_back_to_the_replanner() -> None:
     script = [
         Plan(steps=["Compute 2+2.", "Double it."]),
         tool_call("calculator", expression="2+2"),
-        "Probably 4.",  # the step's own honest stop after its one model step
+        tool_call("calculator", expression="2+2"),  # only a repeat: the step stops
+        "Probably 4.",  # the step's own honest stop
         Replan(response="4, then 8."),
     ]
     model = ScriptedChatModel(script=script)
-    graph = build_graph(model, tools=[calculator()], max_steps=1)
+    graph = build_graph(model, tools=[calculator()])
 
     state = graph.invoke(ask("What is (2+2)*2?"))
 
     (done,) = state["past_steps"]
     assert done["outcome"]["status"] == "incomplete"
-    assert "limit of 1 model steps" in done["outcome"]["reason"]
+    assert "repeated" in done["outcome"]["reason"]
     (replan_prompt,) = calls_for(model, Replan)
     assert "Steps still planned:\n- Double it." in text_of(replan_prompt)
     assert state["messages"][-1].content == "4, then 8."

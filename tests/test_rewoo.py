@@ -282,14 +282,15 @@ def test_the_step_budget_ends_with_an_honest_answer(tools, log) -> None:
         step("E3", "lookup", item="#E2"),
     ]
     model = ScriptedChatModel(script=[plan(*steps), "Probably a."])
-    graph = build_graph(model, tools=tools, max_steps=3)
+    graph = build_graph(model, tools=tools, max_steps=1)
 
     state = graph.invoke(ask("chain"))
 
-    assert len(log.runs) == 2  # plan + two waves spend the three steps
+    assert len(log.runs) == 1  # the plan spent the one model call; no wave after the first
+    assert len(model.calls) == 2  # plus the one closing call past the budget
     assert state["outcome"] == {
         "status": "incomplete",
-        "reason": "reached the limit of 3 model steps",
+        "reason": "reached the limit of 1 model steps",
     }
     final = state["messages"][-1].content
     assert final.startswith("Probably a.")

@@ -36,9 +36,22 @@ class Outcome(TypedDict):
 
 
 class AgentInput(TypedDict):
-    """What a caller sends: LangGraph's usual chat input."""
+    """What a caller sends: LangGraph's usual chat input.
+
+    A pattern that runs this graph for one plan step or trial also hands over
+    what binds the whole question; both can only tighten a run, so a client
+    sending them gains nothing.
+
+    Attributes:
+        messages: The conversation.
+        rejected: Calls a person already rejected in this question, by signature.
+        earlier_calls: Tokens of each model call the question made before this
+            run, so the budgets count them.
+    """
 
     messages: Annotated[list[AnyMessage], add_messages]
+    rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
+    earlier_calls: NotRequired[list[int]]
 
 
 class AgentState(AgentInput):
@@ -50,12 +63,10 @@ class AgentState(AgentInput):
             telemetry (text, tool, arguments, observation, tokens, latency).
         observations: Full texts of observations that were cut, by reference id.
         pending: Calls of the current turn that are cleared to run.
-        rejected: Calls a person rejected, by signature, with the reason.
         outcome: Set when the turn has ended or must end.
     """
 
     trajectory: Annotated[list[dict[str, Any]], operator.add]
     observations: Annotated[dict[str, str], merge_dicts]
     pending: list[PlannedCall]
-    rejected: Annotated[dict[str, str], merge_dicts]
     outcome: Outcome | None

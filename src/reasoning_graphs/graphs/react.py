@@ -62,7 +62,10 @@ def build_graph(
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, **options)
 
-    def after_think(state: AgentState) -> Literal["approve"] | Any:
+    def after_think(state: AgentState) -> Literal["approve", "finish"] | Any:
+        outcome = state.get("outcome")
+        if outcome and outcome["status"] == "incomplete":
+            return "finish"  # the budget was spent before thinking
         return "approve" if wants_tools(last_ai_message(state["messages"])) else END
 
     builder = agent_graph_builder()
@@ -70,7 +73,7 @@ def build_graph(
         "think", dual_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
     )
     builder.add_edge(START, "think")
-    builder.add_conditional_edges("think", after_think, ["approve", END])
+    builder.add_conditional_edges("think", after_think, ["approve", "finish", END])
     add_tool_loop(builder, setup)
     return compile_agent(builder, checkpointer, "react")
 

@@ -8,7 +8,9 @@ inside a node, the subgraph still inherits the parent's checkpointer, context
 and stream: its nodes show in Studio, its approval interrupts reach the
 caller unchanged, and on resume it continues from its own checkpoint (finished
 tool calls are not run again) while this node's cheap, pure preparation is
-simply repeated.
+simply repeated. The step gets the question's rejections and the model calls
+spent so far, and hands its new rejections back, so a rejected call stays
+rejected in later steps and the budgets cover the whole question.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
+from reasoning_graphs.nodes.budget import question_bounds
 from reasoning_graphs.nodes.plan_progress import PastStep, describe_done, steps_done, task_of
 from reasoning_graphs.nodes.subgraph import subgraph_node
 from reasoning_graphs.nodes.turn import last_ai_message, turn_number
@@ -38,7 +41,7 @@ def step_input(state: Mapping[str, Any]) -> dict[str, Any]:
         done=describe_done(steps_done(state)),
         step=state["plan"][0],
     )
-    return {"messages": [HumanMessage(task)]}
+    return {"messages": [HumanMessage(task)], **question_bounds(state)}
 
 
 def step_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,4 +60,9 @@ def step_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str
         turn=turn,
     )
     events = [{**event, "turn": turn, "plan_step": number} for event in result["trajectory"]]
-    return {"plan": state["plan"][1:], "past_steps": [done], "trajectory": events}
+    return {
+        "plan": state["plan"][1:],
+        "past_steps": [done],
+        "trajectory": events,
+        "rejected": result.get("rejected") or {},
+    }

@@ -3,7 +3,9 @@
 The model is asked once more, with tools switched off, to answer from what it
 has; the answer is marked incomplete and carries the evidence the run
 gathered, so a weak model's guess never hides a tool's correct result. If even
-that call fails, the evidence alone is the answer.
+that call fails, or the question already made its one call past a budget (a
+plan step or trial that concluded inside its subgraph), the evidence alone is
+the answer.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.budget import may_conclude
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
@@ -58,10 +61,13 @@ def make_finish(
         outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         reason = outcome.get("reason", "stopped")
         instruction = ANSWER_NOW.format(reason=reason)
-        try:
-            reply: ModelReply | None = yield from ask(run, state, instruction)
-        except Exception:  # the evidence below still makes an honest answer
-            reply = None
+        reply: ModelReply | None = None
+        asked = may_conclude(state, run.limits)
+        if asked:
+            try:
+                reply = yield from ask(run, state, instruction)
+            except Exception:  # the evidence below still makes an honest answer
+                reply = None
         answer = (reply.message.text.strip() if reply else "") or NO_ANSWER
         note = INCOMPLETE_NOTE.format(reason=reason, evidence=_evidence(evidence(state)))
         final = AIMessage(
@@ -69,7 +75,9 @@ def make_finish(
             usage_metadata=reply.message.usage_metadata if reply else None,
             response_metadata={"outcome": dict(outcome)},
         )
-        if reply is None:
+        if not asked:  # no model call: nothing to count against the budgets
+            return {"messages": [final], "outcome": outcome}
+        if reply is None:  # the call failed, and still counts
             prompt = [*state["messages"], HumanMessage(instruction)]
             event = thought_event(state, reply=final, prompt=prompt, latency_ms=0.0)
         else:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import inspect
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
@@ -101,8 +102,51 @@ def call_model(
         message, parsed, error = result["raw"], result["parsed"], result.get("parsing_error")
     else:
         message = result
+    message = with_runtime_ids(message, (state or NO_STATE)["messages"])
     event = thought_event(state or NO_STATE, reply=message, prompt=prompt, latency_ms=latency_ms)
     return ModelReply(message, parsed, error, latency_ms, event)
+
+
+def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) -> AIMessage:
+    """The reply with ids that are unique in the conversation, which the runtime checks.
+
+    Providers repeat ids — one id for every call of a reply, ids restarting each
+    turn, one message id for every reply — and then ``add_messages`` would
+    replace an earlier reply (and the step count with it), an approval or an edit
+    would land on the wrong call, and a call could go without its observation. A
+    missing or repeated id is replaced by a fresh one; a provider's own id that is
+    new stays, so traces, streamed tokens and the final message keep matching.
+    """
+    taken_messages = {m.id for m in conversation if m.id}
+    taken_calls = _call_ids(conversation)
+    update: dict[str, Any] = {}
+    if message.id is None or message.id in taken_messages:
+        update["id"] = f"msg-{uuid.uuid4().hex}"
+    for key in ("tool_calls", "invalid_tool_calls"):
+        calls = getattr(message, key)
+        fresh = []
+        for call in calls:
+            call_id = call.get("id")
+            if not call_id or call_id in taken_calls:
+                call = {**call, "id": f"call_{uuid.uuid4().hex[:24]}"}
+            taken_calls.add(call["id"])
+            fresh.append(call)
+        if fresh != calls:
+            update[key] = fresh
+    return message.model_copy(update=update) if update else message
+
+
+def _call_ids(conversation: Sequence[BaseMessage]) -> set[str]:
+    """Every tool-call id the conversation already uses, asked or answered."""
+    ids: set[str] = set()
+    for message in conversation:
+        if isinstance(message, AIMessage):
+            ids.update(
+                c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls] if c.get("id")
+            )
+        elif isinstance(message, ToolMessage):
+            ids.add(message.tool_call_id)
+    return ids
 
 
 def supports_schema(model: BaseChatModel, schema: type[BaseModel]) -> bool:

@@ -14,27 +14,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from reasoning_graphs.context import Limits
 from reasoning_graphs.nodes.act import RETURN_DIRECT
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import last_ai_message, steps_used, tokens_used, turn_messages
+from reasoning_graphs.nodes.turn import last_ai_message, turn_messages
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.tools.output import content_text
 
-STEP_LIMIT = "reached the limit of {limit} model steps"
-TOKEN_LIMIT = "spent {used} of {budget} tokens"
 ANSWERED: Outcome = {"status": "answered"}
-
-
-def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
-    """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
-    if limits.max_steps is not None and steps_used(state) >= limits.max_steps:
-        return {"status": "incomplete", "reason": STEP_LIMIT.format(limit=limits.max_steps)}
-    used = tokens_used(state)
-    if limits.token_budget is not None and used >= limits.token_budget:
-        reason = TOKEN_LIMIT.format(used=used, budget=limits.token_budget)
-        return {"status": "incomplete", "reason": reason}
-    return None
 
 
 def direct_answer(state: Mapping[str, Any]) -> AIMessage | None:

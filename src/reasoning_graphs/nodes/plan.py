@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.plan_progress import progress_prompt, progress_report, task_of
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -81,11 +82,15 @@ def make_replan(
     """Build the ``replan`` node: answer, or revise the plan at most ``max_replans`` times.
 
     Past the bound the node does not plan again; it sets an incomplete outcome
-    and leaves the closing answer to ``finish``.
+    and leaves the closing answer to ``finish`` — as it does, without a model
+    call, when the question's budget is spent.
     """
 
     def replan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
+        spent = budget_stop(state, run.limits)
+        if spent:  # a revision would be a call past the budget; finish concludes
+            return {"outcome": spent}
         request = REPLAN_REQUEST.format(progress=progress_report(state))
         prompt = progress_prompt(REPLANNER_SYSTEM, state, request)
         reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Replan), state)

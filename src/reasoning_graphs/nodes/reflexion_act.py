@@ -7,6 +7,9 @@ seeing the failed attempts' tool traffic. As in Plan-and-Execute's
 checkpointer, context and stream, its approval interrupts reach the caller,
 and on resume it continues from its own checkpoint while this node's cheap,
 pure preparation is repeated — with the same lessons, because they are state.
+The attempt also gets the question's rejections and the model calls spent so
+far, and hands its new rejections back: a rejected call stays rejected in every
+later trial, and the budgets cover all trials together.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
+from reasoning_graphs.nodes.budget import question_bounds
 from reasoning_graphs.nodes.reflexion_trials import (
     Attempt,
     describe_lessons,
@@ -36,13 +40,15 @@ def make_attempt(attempt_graph: Pregel) -> RunnableLambda:
 
 
 def attempt_input(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The attempt's conversation: the user's, with the lessons so far added to the request."""
+    """The attempt's conversation — the user's, with the lessons so far added to the
+    request — and what binds the whole question: its rejections and its spending."""
+    carried = question_bounds(state)
     lessons = lessons_of(state)
     if not lessons:
-        return {"messages": list(state["messages"])}
+        return {"messages": list(state["messages"]), **carried}
     earlier, task = split_at_request(state["messages"])
     request = ATTEMPT_TASK.format(task=task, reflections=describe_lessons(lessons))
-    return {"messages": [*earlier, HumanMessage(request)]}
+    return {"messages": [*earlier, HumanMessage(request)], **carried}
 
 
 def attempt_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,4 +59,9 @@ def attempt_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[
         outcome=result.get("outcome") or {"status": "answered"},
     )
     events = [{**event, "trial": trial} for event in result["trajectory"]]
-    return {"attempt": attempt, "trajectory": events, "outcome": None}
+    return {
+        "attempt": attempt,
+        "trajectory": events,
+        "outcome": None,
+        "rejected": result.get("rejected") or {},
+    }

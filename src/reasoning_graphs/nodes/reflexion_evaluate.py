@@ -17,12 +17,14 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from reasoning_graphs.effects import Await, Blocking, Body, Effect
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
 from reasoning_graphs.nodes.plan_progress import task_of
 from reasoning_graphs.nodes.reflexion_trials import Trial, trials_of
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import turn_number
-from reasoning_graphs.prompts.reflexion import BEST_ATTEMPT_NOTE
+from reasoning_graphs.prompts.reflexion import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
+from reasoning_graphs.state import Outcome
 
 Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
 """Grades (task, answer): a score from 0 to 1 and feedback. May be sync (it may block —
@@ -40,10 +42,14 @@ def make_evaluate(
     """Build the ``evaluate`` node: ``evaluator=None`` grades with the model judge."""
 
     def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
         task, answer = task_of(state["messages"]), state["attempt"]["answer"]
         events: list[dict[str, Any]] = []
+        spent = budget_stop(state, run.limits)
+        if evaluator is None and spent:
+            return _ungraded(answer, spent)  # judging would be a call past the budget
         if evaluator is None:
-            evaluation, event = yield from judge(setup.for_run(), task, answer, state)
+            evaluation, event = yield from judge(run, task, answer, state)
             events.append(event)
         else:
             result = yield _evaluation(evaluator, task, answer)
@@ -65,7 +71,10 @@ def make_evaluate(
             final = AIMessage(answer, response_metadata=_metadata(done, trials))
             return {**update, "messages": [final], "outcome": {"status": "answered"}}
         if len(trials) >= max_trials:
-            return {**update, **_best_of(trials, threshold)}
+            return {**update, **_best_of(trials, _below(threshold, trials))}
+        spent = budget_stop({**state, "trajectory": [*state["trajectory"], *events]}, run.limits)
+        if spent:  # a reflection and another attempt would overrun the budget
+            return {**update, **_best_of(trials, spent)}
         return update
 
     return evaluate
@@ -81,13 +90,27 @@ def _evaluation(evaluator: Evaluator, task: str, answer: str) -> Effect:
     return Blocking(evaluator, task, answer)
 
 
-def _best_of(trials: list[Trial], threshold: float) -> dict[str, Any]:
+def _below(threshold: float, trials: list[Trial]) -> Outcome:
+    best = max(trial["score"] for trial in trials)
+    reason = BELOW_THRESHOLD.format(threshold=threshold, trials=len(trials), score=best)
+    return {"status": "incomplete", "reason": reason}
+
+
+def _ungraded(answer: str, outcome: Outcome) -> dict[str, Any]:
+    """End with the latest attempt as it is: the budget leaves no call to grade it."""
+    note = UNGRADED_NOTE.format(reason=outcome.get("reason", "stopped"))
+    final = AIMessage(f"{answer}\n\n{note}", response_metadata={"outcome": dict(outcome)})
+    return {"messages": [final], "outcome": outcome}
+
+
+def _best_of(trials: list[Trial], outcome: Outcome) -> dict[str, Any]:
     """End with the best-scored attempt (the earliest on a tie), marked incomplete."""
     best = max(trials, key=lambda t: t["score"])
-    reason = BELOW_THRESHOLD.format(threshold=threshold, trials=len(trials), score=best["score"])
-    outcome = {"status": "incomplete", "reason": reason}
     note = BEST_ATTEMPT_NOTE.format(
-        trials=len(trials), score=best["score"], threshold=threshold, feedback=best["feedback"]
+        trials=len(trials),
+        score=best["score"],
+        reason=outcome.get("reason", "stopped"),
+        feedback=best["feedback"],
     )
     final = AIMessage(
         f"{best['answer']}\n\n{note}",

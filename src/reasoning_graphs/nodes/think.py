@@ -1,4 +1,10 @@
-"""``think``: one model call that either answers or proposes tool calls."""
+"""``think``: one model call that either answers or proposes tool calls.
+
+Within a question the loop checks the budgets after each tool round; ``think``
+checks them too before its call, for a run that starts with the question's
+budget already spent (a plan step or a trial after earlier ones) and must go
+straight to its closing answer.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
 
@@ -22,6 +29,9 @@ def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, A
 
     def think(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
+        spent = budget_stop(state, run.limits)
+        if spent:  # a step or trial whose question spent the budget before it began
+            return {"outcome": spent, "pending": []}
         prompt = [SystemMessage(setup.system_prompt), *state["messages"]]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
         reply = yield from call_model(run.model, request, state)

@@ -48,19 +48,42 @@ def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
     raise ValueError("The conversation has no model message yet.")
 
 
+def thought_events(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """This graph's record of every model call of the current question, in order.
+
+    Counted from the trajectory, not from the messages: a provider that reuses a
+    message id makes ``add_messages`` replace an earlier reply, but every call
+    still leaves its event.
+    """
+    turn = turn_number(state["messages"])
+    return [
+        event
+        for event in state.get("trajectory") or []
+        if event.get("kind") == "thought" and event.get("turn") == turn
+    ]
+
+
 def steps_used(state: Mapping[str, Any]) -> int:
-    """Model steps taken in the current turn."""
-    return sum(isinstance(m, AIMessage) for m in turn_messages(state["messages"]))
+    """Model calls this graph has made for the current question."""
+    return len(thought_events(state))
+
+
+def question_calls(state: Mapping[str, Any]) -> list[int]:
+    """Tokens of every model call of the question so far, in order, across graphs.
+
+    A pattern that runs a subgraph per step or trial hands it the calls made
+    before (``earlier_calls``), so budgets cover the whole question.
+    """
+    own = [
+        event.get("input_tokens", 0) + event.get("output_tokens", 0)
+        for event in thought_events(state)
+    ]
+    return [*(state.get("earlier_calls") or []), *own]
 
 
 def tokens_used(state: Mapping[str, Any]) -> int:
-    """Prompt plus completion tokens the current turn has spent."""
-    turn = turn_number(state["messages"])
-    return sum(
-        event.get("input_tokens", 0) + event.get("output_tokens", 0)
-        for event in state.get("trajectory", [])
-        if event.get("kind") == "thought" and event.get("turn") == turn
-    )
+    """Prompt plus completion tokens the question has spent, across graphs."""
+    return sum(question_calls(state))
 
 
 def call_signature(name: str, args: Mapping[str, Any]) -> str:

@@ -46,6 +46,8 @@ Use these lessons in this attempt."""
 REFLECTION_LINE = "- Attempt {trial} (score {score:.2f}): {diagnosis} Next time: {advice}"
 
 BEST_ATTEMPT_NOTE = (
-    "[Best of {trials} attempts, score {score:.2f} (threshold {threshold:.2f}). "
+    "[Best of {trials} attempts, score {score:.2f}; stopped: {reason}. "
     "Remaining issues: {feedback}]"
 )
+
+UNGRADED_NOTE = "[Not graded: {reason}.]"

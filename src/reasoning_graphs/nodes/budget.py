@@ -1,0 +1,57 @@
+"""The question's budgets: model calls (``max_steps``) and tokens, over the whole question.
+
+Every model call of a question counts — thinking, planning, judging, the
+closing answer, and the calls of a subgraph run per plan step or trial (they
+arrive as ``earlier_calls``). A node checks :func:`budget_stop` before a model
+call; once a budget is spent, one last call may conclude the question
+(:func:`may_conclude`), and no more. So a run makes at most one model call past
+its budget, whatever the pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reasoning_graphs.context import Limits
+from reasoning_graphs.nodes.turn import question_calls
+from reasoning_graphs.state import Outcome
+
+STEP_LIMIT = "reached the limit of {limit} model steps"
+TOKEN_LIMIT = "spent {used} of {budget} tokens"
+
+
+def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
+    """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
+    calls = question_calls(state)
+    if limits.max_steps is not None and len(calls) >= limits.max_steps:
+        return {"status": "incomplete", "reason": STEP_LIMIT.format(limit=limits.max_steps)}
+    used = sum(calls)
+    if limits.token_budget is not None and used >= limits.token_budget:
+        return {
+            "status": "incomplete",
+            "reason": TOKEN_LIMIT.format(used=used, budget=limits.token_budget),
+        }
+    return None
+
+
+def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
+    """How many model calls of the question started when a budget was already spent."""
+    past, spent = 0, 0
+    for index, tokens in enumerate(question_calls(state)):
+        over_steps = limits.max_steps is not None and index >= limits.max_steps
+        over_tokens = limits.token_budget is not None and spent >= limits.token_budget
+        past += over_steps or over_tokens
+        spent += tokens
+    return past
+
+
+def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:
+    """Whether the one closing call past the budget is still to be made."""
+    return calls_past_budget(state, limits) == 0
+
+
+def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What a subgraph run for one step or trial must honour of its question:
+    the rejections so far and the model calls already made."""
+    return {"rejected": dict(state.get("rejected") or {}), "earlier_calls": question_calls(state)}
