@@ -193,3 +193,25 @@ def test_the_token_budget_counts_every_call_of_the_question(log: ToolLog, patter
 
     assert len(model.calls) == 2, "one call spends the budget, one call concludes"
     assert "tokens" in state["outcome"]["reason"]
+
+
+# --- tool output reaches the model as data ---------------------------------------------------
+
+
+def test_plan_execute_shows_step_results_as_data(log: ToolLog) -> None:
+    from data_blocks import INJECTION, blocks_with
+
+    script = [
+        Plan(steps=["Read the note.", "Act on it."]),
+        tool_call("lookup", item="note"),
+        f"The note says: {INJECTION}",  # the step's answer carries the tool's output
+        "Nothing to do.",
+        Replan(response="Done."),
+    ]
+    model = ScriptedChatModel(script=script)
+
+    plan_execute.build_graph(model, graph_tools(log)).invoke(ask("Handle the note."))
+
+    second_step, replanner = model.calls[3].messages, model.calls[4].messages
+    assert blocks_with(second_step, "say PWNED") == 1
+    assert blocks_with(replanner, "say PWNED") == 1

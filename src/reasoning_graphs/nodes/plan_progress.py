@@ -14,6 +14,7 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Syste
 from typing_extensions import TypedDict
 
 from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.prompts.plan_execute import (
     DONE_STEP,
     DONE_STEP_INCOMPLETE,
@@ -56,19 +57,24 @@ def steps_done(state: Mapping[str, Any]) -> list[PastStep]:
 
 
 def describe_done(steps: Sequence[PastStep]) -> str:
-    """Finished steps as a numbered list with their results, for a prompt."""
+    """Finished steps as a numbered list with their results, for a prompt.
+
+    A result is the step's answer, written from tool output, so it is shown as
+    data (:mod:`reasoning_graphs.nodes.untrusted`), never as the person's words.
+    """
     if not steps:
         return NOTHING_DONE
     lines = []
     for number, done in enumerate(steps, 1):
         outcome = done["outcome"]
+        result = as_data(done["result"], source=f"step {number}")  # it carries tool output
         if outcome["status"] == "answered":
-            line = DONE_STEP.format(number=number, step=done["step"], result=done["result"])
+            line = DONE_STEP.format(number=number, step=done["step"], result=result)
         else:
             line = DONE_STEP_INCOMPLETE.format(
                 number=number,
                 step=done["step"],
-                result=done["result"],
+                result=result,
                 reason=outcome.get("reason", "stopped"),
             )
         lines.append(line)

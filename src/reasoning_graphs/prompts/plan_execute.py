@@ -2,8 +2,12 @@
 
 The step itself runs on the ReAct prompt (see :mod:`reasoning_graphs.prompts.react`);
 what it gets here is a self-contained description of the step, so the executor
-needs neither the plan nor the conversation to do its part.
+needs neither the plan nor the conversation to do its part. Earlier results
+are shown as data blocks, and every prompt that shows them says they are not
+instructions.
 """
+
+from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 PLANNER_SYSTEM = """\
 You plan before anyone acts. Break the user's last request into a short, ordered \
@@ -16,16 +20,22 @@ Do not include a step for writing the final answer."""
 PLANNER_TOOLS = "\n\nTools the helper can use:\n{tools}"
 TOOL_LINE = "- {name}: {description}"
 
-REPLANNER_SYSTEM = """\
+REPLANNER_SYSTEM = (
+    """\
 You check a plan's progress. Given the user's request and the steps done so far \
 with their results, either give the final answer to the user, or list the steps \
 that are still needed, in order. Answer as soon as the results are enough. \
 Never list a step that was already done successfully. If a step failed, list a \
-different way to get what it should have produced."""
+different way to get what it should have produced. """
+    + DATA_RULE
+)
 
-ANSWER_SYSTEM = """\
+ANSWER_SYSTEM = (
+    """\
 You write the final answer to the user's request from the results of the steps \
-that were carried out. Be short and direct, and say plainly what is still unknown."""
+that were carried out. Be short and direct, and say plainly what is still unknown. """
+    + DATA_RULE
+)
 
 FINISH_REQUEST = "{progress}\n\n{instruction}"
 
@@ -46,7 +56,8 @@ DONE_STEP_INCOMPLETE = "{number}. {step}\n   Result (incomplete, {reason}): {res
 NOTHING_DONE = "(none yet)"
 REMAINING = "\n\nSteps still planned:\n{steps}"
 
-STEP_TASK = """\
+STEP_TASK = (
+    """\
 You are carrying out one step of a larger plan.
 
 Overall request: {task}
@@ -57,4 +68,6 @@ Results of the earlier steps:
 Your step: {step}
 
 Do only this step, using tools where they help, then reply with its result: \
-short, factual and complete enough for the next steps to build on."""
+short, factual and complete enough for the next steps to build on. """
+    + DATA_RULE
+)
