@@ -12,12 +12,15 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from data_blocks import INJECTION, blocks_with
 from reasoning_graphs.graphs.lats import build_graph
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
+
+from conftest import ToolLog, sleeping_tool
 
 LIMIT = 200
 REF = re.compile(r"ref='([^']+)'")
@@ -126,3 +129,32 @@ def test_the_judge_sees_a_hostile_observation_inside_one_data_block(
     for prompt in shown_as_text:
         assert DATA_RULE in prompt[0].text
         assert blocks_with(prompt, "PWNED") == 1
+
+
+def test_dangerous_calls_of_one_expansion_are_asked_once_and_run_as_decided(
+    thread: dict[str, Any], log: ToolLog
+) -> None:
+    model = ScriptedChatModel(
+        script=[
+            tool_call("deploy", item="a"),
+            tool_call("deploy", item="b"),
+            grade,
+            grade,
+            "Deployed.",
+            "Deployed.",
+            grade,
+        ]
+    )
+    deploy = sleeping_tool(log, "deploy", safe=False, dangerous=True)
+    graph = build_graph(model, tools=[deploy], candidates=2, checkpointer=InMemorySaver())
+    paused = graph.invoke({"messages": [HumanMessage("Deploy.")]}, thread)
+    (interrupt,) = paused["__interrupt__"]
+    assert [call["args"] for call in interrupt.value["calls"]] == [{"item": "a"}, {"item": "b"}]
+
+    decisions = [{"type": "edit", "args": {"item": "staging"}}, {"type": "approve"}]
+    state = graph.invoke(Command(resume=decisions), thread)
+
+    assert "__interrupt__" not in state
+    assert [run["args"] for run in log.runs] == [{"item": "staging"}, {"item": "b"}]
+    decided = [(node["call"]["args"], node["decision"]) for node in acted(state)]
+    assert decided == [({"item": "staging"}, "edited"), ({"item": "b"}, "approved")]

@@ -4,7 +4,8 @@
 leaf; ``expand`` samples several next actions there (tool calls or final
 answers); ``act`` settles their calls — one interrupt for the dangerous ones,
 earlier rejections answered without asking — and runs them through the tool
-layer; ``evaluate`` has a judge score each new branch from 0 to 1;
+layer, one stateful call per pass so each is saved before the next starts;
+``evaluate`` has a judge score each new branch from 0 to 1;
 ``backpropagate`` backs the scores up the tree and stops the search when a
 final answer reaches the threshold or the expansions, depth or tokens are
 spent. ``finish`` answers with the best answer and its score — incomplete,
@@ -16,8 +17,8 @@ Planning in Language Models".)
 ::
 
     START → select ──leaf──→ expand → act → evaluate → backpropagate ──go on──→ select
-              │                                              │
-              └── nothing left ──→ finish ←── solved / spent ┘
+              │                          ↺ cleared calls wait     │
+              └── nothing left ──→ finish ←──────── solved / spent ┘
                                      ↓
                                     END
 """
@@ -37,7 +38,7 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import dual_node, plain_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
-from reasoning_graphs.nodes.lats_act import make_act
+from reasoning_graphs.nodes.lats_act import cleared, make_act
 from reasoning_graphs.nodes.lats_evaluate import make_backpropagate, make_evaluate
 from reasoning_graphs.nodes.lats_expand import make_expand, make_select
 from reasoning_graphs.nodes.lats_finish import make_lats_finish
@@ -67,6 +68,11 @@ class LatsState(AgentState):
 def after_select(state: LatsState) -> Literal["expand", "finish"]:
     """Expand the chosen leaf, or finish when no branch can grow."""
     return "finish" if state.get("outcome") else "expand"
+
+
+def after_act(state: LatsState) -> Literal["act", "evaluate"]:
+    """Run the next stateful call in a pass of its own; evaluate when every call has run."""
+    return "act" if cleared(state["tree"], state["selected"]) else "evaluate"
 
 
 def after_backpropagate(state: LatsState) -> Literal["select", "finish"]:
@@ -137,7 +143,7 @@ def build_graph(
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])
     builder.add_edge("expand", "act")
-    builder.add_edge("act", "evaluate")
+    builder.add_conditional_edges("act", after_act, ["act", "evaluate"])
     builder.add_edge("evaluate", "backpropagate")
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", END)
