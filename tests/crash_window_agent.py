@@ -8,7 +8,7 @@ step, one expansion, one plan). ``record`` appends ``start ITEM`` to LOG, sleeps
 ``$SLEEP`` seconds (default 0.05) and appends ``finish ITEM``. With
 ``$KILL_AT=ITEM`` the process kills itself with SIGKILL as that call starts,
 after writing ``kill`` to LOG. ``$WRITE_DELAY`` seconds (default 0) slow each
-task write to the checkpointer, as a remote database does, which widens any
+write to the checkpointer, as a remote database does, which widens any
 window between a call finishing and its result being saved. With ``resume``
 the crashed run of ``$THREAD_ID`` is resumed instead of started.
 
@@ -65,15 +65,16 @@ def record_tool(log: Path) -> ToolSpec:
 
 
 def slowed_writes(saver: BaseCheckpointSaver) -> BaseCheckpointSaver:
-    """``saver`` with each task write delayed by ``$WRITE_DELAY`` seconds."""
+    """``saver`` with each checkpoint and task write delayed by ``$WRITE_DELAY`` seconds."""
     delay = float(os.environ.get("WRITE_DELAY", "0"))
-    put_writes = saver.put_writes
+    for name in ("put", "put_writes"):
+        write = getattr(saver, name)
 
-    def delayed(*args: Any, **kwargs: Any) -> None:
-        time.sleep(delay)
-        put_writes(*args, **kwargs)
+        def delayed(*args: Any, _write: Any = write, **kwargs: Any) -> Any:
+            time.sleep(delay)
+            return _write(*args, **kwargs)
 
-    saver.put_writes = delayed  # type: ignore[method-assign]
+        setattr(saver, name, delayed)
     return saver
 
 

@@ -2,9 +2,10 @@
 
 ReAct's guarantee: each finished call is saved before the next one starts.
 The driver kills itself with SIGKILL the moment call ``b`` starts, so call
-``a`` had finished and its run must be on disk. Task writes are slowed, as a
-remote checkpointer's are, so a result that is saved only in the background
-is reliably lost instead of now and then.
+``a`` had finished and its result must be on disk. Checkpointer writes are
+slowed, as a remote database's are, so a result saved only in the background
+(a task write, or a checkpoint under ``durability="async"``) is reliably lost
+instead of now and then.
 """
 
 from __future__ import annotations
@@ -16,29 +17,15 @@ from pathlib import Path
 import pytest
 
 from crash_harness import agent_env, run_agent
+from crash_windows import repeated_after_finishing
 
 AGENT = Path(__file__).with_name("crash_window_agent.py")
-
-
-def repeated_after_finishing(lines: list[str]) -> list[str]:
-    """Calls that started again after a kill although they had finished before it."""
-    finished: set[str] = set()
-    before_kill: set[str] = set()
-    repeated = []
-    for line in lines:
-        if line == "kill":
-            before_kill |= finished
-        elif line.startswith("start ") and line[6:] in before_kill:
-            repeated.append(line[6:])
-        elif line.startswith("finish "):
-            finished.add(line[7:])
-    return repeated
 
 
 @pytest.mark.parametrize("pattern", ["react", "plan_execute", "lats"])
 def test_a_call_finished_before_a_kill_is_not_repeated(tmp_path: Path, pattern: str) -> None:
     db, log = str(tmp_path / "runs.sqlite"), tmp_path / "tools.log"
-    env = agent_env(THREAD_ID="crash", KILL_AT="b", WRITE_DELAY="0.3")
+    env = agent_env(THREAD_ID="crash", KILL_AT="b", WRITE_DELAY="0.1")
     killed = subprocess.run(
         [sys.executable, str(AGENT), db, str(log), pattern],
         env=env,

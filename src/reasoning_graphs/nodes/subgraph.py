@@ -4,6 +4,13 @@ The subgraph is called directly from the node's sync and async bodies, so
 LangGraph links it to the parent: its nodes show in Studio and in
 ``get_state(subgraphs=True)``, its approvals interrupt the parent run, and on
 resume it continues from its own checkpoint inside the parent's.
+
+It also runs with the parent's durability: LangGraph reads the mode from the
+run config (see :mod:`reasoning_graphs.graphs._durability`), and this node
+hands the subgraph its own config. Under the parent's ``durability="sync"``
+each step of the subgraph is saved before its next step starts, so a tool
+call it finished is not run again after a hard kill
+(tests/test_crash_windows.py kills a Plan-and-Execute step between two calls).
 """
 
 from __future__ import annotations
