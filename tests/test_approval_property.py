@@ -1,7 +1,8 @@
 """Approvals hold against a hostile model and a careless reviewer, in every tool pattern.
 
 Hypothesis draws the model's replies (clashing tool-call ids, reused message
-ids, plans full of dangerous steps) and a decision for each approval interrupt
+ids, broken calls, plans full of dangerous steps, tool calls where only text
+was asked for) and a decision for each approval interrupt
 (valid, edited, rejected, answered by hand, or malformed). After every
 streamed step: no dangerous call ran unless a person cleared exactly the
 arguments it ran with, no rejected call ran, and the model was not called
@@ -121,7 +122,7 @@ def ask(case: Case, data: st.DataObject, config: dict[str, Any]) -> None:
         if request is None:
             return
         assert request["kind"] == APPROVAL_KIND
-        assert asked_again is not None or "error" not in request
+        assert asked_again is not None or "error" not in request, "a fitting answer was refused"
         value, meant = data.draw(decisions(request["calls"]), label="decision")
         if meant is None:
             asked_again = request["calls"]
@@ -223,19 +224,23 @@ def test_react(script: list[Any], data: st.DataObject) -> None:
 
 
 @PROPERTY
-@given(plans=st.lists(rewoo_plan(), min_size=1, max_size=2), data=st.data())
-def test_rewoo(plans: list[dict[str, Any]], data: st.DataObject) -> None:
-    run_and_check(case_of("rewoo").start({"PlanSchema": plans}), data)
+@given(plans=st.lists(rewoo_plan(), min_size=1, max_size=2), script=act_script, data=st.data())
+def test_rewoo(plans: list[dict[str, Any]], script: list[Any], data: st.DataObject) -> None:
+    run_and_check(case_of("rewoo").start({"PlanSchema": plans, "act": script}), data)
 
 
 @PROPERTY
 @given(
     plans=st.lists(compiler_plan(), min_size=1, max_size=3),
     joins=st.lists(join_decision, max_size=3),
+    script=act_script,
     data=st.data(),
 )
-def test_llm_compiler(plans: list[dict[str, Any]], joins: list[Any], data: st.DataObject) -> None:
-    run_and_check(case_of("llm_compiler").start({"TaskPlan": plans, "JoinDecision": joins}), data)
+def test_llm_compiler(
+    plans: list[dict[str, Any]], joins: list[Any], script: list[Any], data: st.DataObject
+) -> None:
+    replies = {"TaskPlan": plans, "JoinDecision": joins, "act": script}
+    run_and_check(case_of("llm_compiler").start(replies), data)
 
 
 @PROPERTY
