@@ -161,8 +161,8 @@ def _batch(registry: ToolRegistry, waiting: list[LatsNode]) -> list[LatsNode]:
     """What one run of ``act`` executes: every read-only call and the first stateful one.
 
     One stateful call per run of the node, like ReAct's one call per ``act``
-    task: the node's update, checkpointed before the next run starts, holds
-    its result, so a crash never repeats a stateful call that had finished.
+    task: the node's update holds its result and is checkpointed before the
+    next run starts, so a finished stateful call is saved before the next begins.
     """
     read_only = [node for node in waiting if registry.is_read_only(node["call"]["name"])]
     stateful = [node for node in waiting if node not in read_only]
