@@ -3,6 +3,7 @@ cannot run are said so, tool output is data, and a finished stateful task surviv
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sqlite3
@@ -18,6 +19,7 @@ from langgraph.types import Command
 
 from compiler_kill_agent import agent as kill_agent
 from crash_harness import agent_env, wait_for
+from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.graphs.llm_compiler import build_graph
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel
@@ -56,9 +58,9 @@ def shown_calls(state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def ran_calls(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The calls as the round's record says they ran, by tool."""
-    (record,) = [m for m in state["messages"] if m.type == "ai" and m.tool_calls]
-    return {call["name"]: call["args"] for call in record.tool_calls}
+    """The calls as the round's passes recorded them, by tool."""
+    passes = [m for m in state["messages"] if m.type == "ai" and m.tool_calls]
+    return {call["name"]: call["args"] for record in passes for call in record.tool_calls}
 
 
 def observation(state: dict[str, Any], tool: str) -> Any:
@@ -313,3 +315,28 @@ def test_a_task_answered_by_reuse_passes_on_the_earlier_result(log) -> None:
     decisions = [m.response_metadata["decision"] for m in state["messages"] if m.type == "tool"]
     assert decisions == ["auto", "reused", "auto"]
     assert [run["args"]["item"] for run in log.runs] == ["x"]  # not the reuse note
+
+
+def test_a_round_of_several_passes_counts_once_and_each_call_is_shown_once(log) -> None:
+    tools = [sleeping_tool(log, "note", safe=False)]
+    two_passes = plan(task(1, "note", item="a"), task(2, "note", item="$1"))
+    model = ScriptedChatModel(script=[two_passes, replan("more"), two_passes, replan("more"), "?"])
+    graph = build_graph(model, tools=tools, max_rounds=2)
+    out = io.StringIO()
+    printer = Printer(as_json=False, out=out)
+
+    for update in graph.stream(ask("notes"), stream_mode="updates"):
+        for node, values in update.items():
+            printer.update(node, values)
+
+    assert len(log.runs) == 4  # two rounds of two passes each, then the round bound
+    assert len(model.calls) == 5  # plan, join, plan, join, closing answer
+    actions = [line for line in out.getvalue().splitlines() if line.startswith("Action:")]
+    assert (
+        actions
+        == [
+            "Action: note(item='a')",
+            "Action: note(item='note done with a')",
+        ]
+        * 2
+    )

@@ -55,9 +55,9 @@ from reasoning_graphs.tools.spec import ToolSpec
 MAX_ROUNDS = 2
 """Default plan-and-run rounds per question: a first plan and one replan."""
 STEPS_PER_ROUND = 4
-"""Model-side messages one round may write: a plan, a re-made plan, the schedule, the join.
-The default step budget is this times ``max_rounds``, so only the round bound stops replans
-unless a run sets a tighter ``max_steps``."""
+"""Model calls one round may make, with one to spare: a plan, a re-made plan, the join (the
+schedule's passes make none). The default step budget is this times ``max_rounds``, so only
+the round bound stops replans unless a run sets a tighter ``max_steps``."""
 
 
 class LlmCompilerState(AgentState):

@@ -50,9 +50,9 @@ from reasoning_graphs.state import AgentState
 from reasoning_graphs.tools.spec import ToolSpec
 
 REWOO_MAX_STEPS = 12
-"""Default step budget. Steps are the turn's messages from the model's side: the plan, a
-re-plan, and one per wave of tool calls, so 12 leaves room for a re-plan and ten waves
-(a chain ten steps deep) before the answer; a wider plan needs fewer waves."""
+"""Default step budget, in model calls of the question. ReWOO makes two (plan and answer),
+three with a re-plan, and waves of tool calls cost none, so the default never cuts a plan
+short; a run that lowers ``max_steps`` to what the plan spent stops after the first wave."""
 
 
 class RewooState(AgentState):

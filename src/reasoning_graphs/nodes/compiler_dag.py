@@ -217,6 +217,17 @@ def topological_order(tasks: Sequence[CompilerTask]) -> list[CompilerTask]:
         ordered.append(ready)
 
 
+def rounds_run(messages: Sequence[AnyMessage]) -> int:
+    """Plan-and-run rounds this question has had (the passes of a round share its number)."""
+    return len(
+        {
+            message.response_metadata.get("round")
+            for message in turn_messages(messages)
+            if is_compiler_message(message, SCHEDULE_KIND)
+        }
+    )
+
+
 def rounds_report(messages: Sequence[AnyMessage]) -> str:
     """Every task run this question, round by round, with its call as run and its result.
 
@@ -224,12 +235,13 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
     labelled data block, so no tool output reads as the person's words.
     """
     answers = {m.tool_call_id: m for m in turn_messages(messages) if isinstance(m, ToolMessage)}
-    sections = []
+    sections: dict[Any, list[str]] = {}
     for message in turn_messages(messages):
         if not is_compiler_message(message, SCHEDULE_KIND) or not message.tool_calls:
             continue  # an empty plan ran nothing
         task_ids: Mapping[str, int] = message.response_metadata.get("tasks", {})
-        lines = [ROUND_HEADER.format(round=message.response_metadata.get("round", 1))]
+        number = message.response_metadata.get("round", 1)
+        lines = sections.setdefault(number, [ROUND_HEADER.format(round=number)])
         for call in message.tool_calls:
             answer = answers.get(call["id"])
             task_id = task_ids.get(call["id"], "?")
@@ -238,8 +250,7 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
                 result=content_text(answer.content) if answer else "",
             )
             lines.append(RESULT_LINE.format(id=task_id, data=as_data(body, source=f"${task_id}")))
-        sections.append("\n".join(lines))
-    return "\n\n".join(sections)
+    return "\n\n".join("\n".join(lines) for lines in sections.values())
 
 
 def _call_arguments(raw: str, spec: ToolSpec | None) -> dict[str, Any] | None:

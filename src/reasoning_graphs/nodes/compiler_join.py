@@ -21,17 +21,15 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.compiler_dag import (
     JOIN_KIND,
     RUNTIME,
-    SCHEDULE_KIND,
-    is_compiler_message,
     render_plan,
     rounds_report,
+    rounds_run,
 )
 from reasoning_graphs.nodes.compiler_plan import EMPTY_PLAN, OWN_RUNTIMES
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
 from reasoning_graphs.nodes.observe import budget_stop
 from reasoning_graphs.nodes.planning import answer_prompt, conversation
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.prompts import NO_ANSWER
 from reasoning_graphs.prompts.llm_compiler import (
     JOIN_REPLAN_NOTE,
@@ -112,9 +110,7 @@ def make_join(
             "messages": [*state["messages"], note],
             "trajectory": [*state.get("trajectory", []), event],
         }
-        rounds = sum(
-            is_compiler_message(m, SCHEDULE_KIND) for m in turn_messages(state["messages"])
-        )
+        rounds = rounds_run(state["messages"])
         outcome = budget_stop(after, run.limits)
         if outcome is None and rounds >= max_rounds:
             reason = ROUNDS_SPENT.format(rounds=rounds, reason=decision.reason.rstrip("."))

@@ -29,6 +29,7 @@ from reasoning_graphs.nodes.compiler_dag import (
     plan_problems,
     render_plan,
     rounds_report,
+    rounds_run,
     tasks_from_schema,
     topological_order,
 )
@@ -92,7 +93,7 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, An
         run = setup.for_run()
         specs = run.usable_specs(state)
         turn = turn_messages(state["messages"])
-        round_number = 1 + sum(is_compiler_message(m, SCHEDULE_KIND) for m in turn)
+        round_number = 1 + rounds_run(turn)
         attempt = _attempts_this_round(turn)
         typed = supports_schema(run.model, TaskPlan)
         prompt = planner_prompt(setup, state, specs, text_format=not typed)

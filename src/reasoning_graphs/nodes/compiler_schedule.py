@@ -37,10 +37,10 @@ ReAct, between a call finishing and its checkpoint). Resuming re-runs the
 pass; tasks are submitted in plan order, which LangGraph's task identities
 depend on, so a finished task returns its saved result without running.
 
-A round is recorded like a model turn: one synthetic ``AIMessage`` of the
-calls as run (rewritten in place, same id, as passes add calls) and one
-``ToolMessage`` each, so the finish node, the repetition checks and the CLI
-read it like any other turn.
+Each pass is recorded like a model turn: one synthetic ``AIMessage`` of the
+calls it ran, as run, and one ``ToolMessage`` each, so the finish node, the
+repetition checks and the CLI read it like any other turn. The passes of a
+round share its number (``response_metadata["round"]``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ from langchain_core.messages.tool import ToolCall
 from reasoning_graphs.effects import Body, Effect, Gather, durable_task
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.compiler_dag import (
+    PLAN_KIND,
     RUNTIME,
     SCHEDULE_KIND,
     CompilerTask,
@@ -218,10 +218,8 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
     def schedule(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
         plan: list[CompilerTask] = state.get("plan") or []
-        record = round_record(state["messages"], plan)
-        turn = turn_number(state["messages"])
-        step = steps_used(state) + (0 if record else 1)
-        done = _settled_tasks(state, plan, record)
+        turn, step = turn_number(state["messages"]), steps_used(state)
+        done = _settled_tasks(state, plan)
         now = _skipped(plan, done)
         done.update(now)
         open_ids = {task["call_id"] for task in plan if task["id"] not in done}
@@ -246,7 +244,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
         ran = {plan_task["call_id"] for plan_task in plan if plan_task["id"] in now}
         left = [call for call in cleared.values() if call["id"] not in ran]
         return {
-            **_record(state, plan, record, now, turn=turn, step=step, wall_ms=wall_ms),
+            **_record(state, plan, now, turn=turn, step=step, wall_ms=wall_ms),
             "rejected": triage.rejected,
             "pending": left,
         }
@@ -292,25 +290,18 @@ def round_settled(state: Mapping[str, Any]) -> bool:
     return all(task["call_id"] in answered for task in plan)
 
 
-def round_record(messages: Sequence[AnyMessage], plan: Sequence[CompilerTask]) -> AIMessage | None:
-    """The current round's record, once its first pass has written it."""
-    ids = {task["call_id"] for task in plan}
-    for message in reversed(turn_messages(messages)):
-        if is_compiler_message(message, SCHEDULE_KIND) and ids & set(
-            message.response_metadata.get("tasks", {})
-        ):
-            return message
-    return None
-
-
 def _settled_tasks(
-    state: Mapping[str, Any], plan: Sequence[CompilerTask], record: AIMessage | None
+    state: Mapping[str, Any], plan: Sequence[CompilerTask]
 ) -> dict[int, dict[str, Any]]:
     """The round's tasks settled by earlier passes, as the board holds them."""
-    if record is None:
-        return {}
-    answers = {m.tool_call_id: m for m in turn_messages(state["messages"]) if m.type == "tool"}
-    calls = {call["id"]: call for call in record.tool_calls}
+    turn = turn_messages(state["messages"])
+    answers = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
+    calls = {
+        call["id"]: call
+        for message in turn
+        if is_compiler_message(message, SCHEDULE_KIND)
+        for call in message.tool_calls
+    }
     return {
         task["id"]: _answered(state, calls[task["call_id"]], answers[task["call_id"]])
         for task in plan
@@ -386,18 +377,17 @@ def _answered(state: Mapping[str, Any], call: ToolCall, answer: ToolMessage) -> 
 def _record(
     state: Mapping[str, Any],
     plan: Sequence[CompilerTask],
-    record: AIMessage | None,
     now: Mapping[int, dict[str, Any]],
     *,
     turn: int,
     step: int,
     wall_ms: float,
 ) -> dict[str, Any]:
-    """The pass added to the round's record: the calls as run, one observation each, events."""
+    """The pass as a model turn: the calls as run, one observation each, and events."""
     messages: list[ToolMessage] = []
     events: list[dict[str, Any]] = []
     observations: dict[str, str] = {}
-    calls = list(record.tool_calls) if record else []
+    calls: list[ToolCall] = []
     for task in plan:
         if task["id"] not in now:
             continue
@@ -421,26 +411,25 @@ def _record(
         events.append({**event, "started": result.get("started"), "ended": result.get("ended")})
         if result.get("ref") and result["value"] != result["text"]:
             observations[result["ref"]] = result["value"]
-    before = record.response_metadata if record else {}
-    rounds = sum(is_compiler_message(m, SCHEDULE_KIND) for m in turn_messages(state["messages"]))
     metadata = {
         "runtime": RUNTIME,
         "kind": SCHEDULE_KIND,
-        "round": before.get("round", rounds + 1),
+        "round": _current_round(state["messages"]),
         "tasks": {task["call_id"]: task["id"] for task in plan},
-        "wall_ms": round(before.get("wall_ms", 0.0) + wall_ms, 2),
+        "wall_ms": round(wall_ms, 2),
         "critical_path_ms": round(_critical_path_ms(plan, state, events), 2),
     }
-    message = AIMessage(
-        content="",
-        tool_calls=calls,
-        response_metadata=metadata,
-        id=record.id if record else f"schedule-{uuid.uuid4().hex}",
-    )
+    message = AIMessage(content="", tool_calls=calls, response_metadata=metadata)
     update: dict[str, Any] = {"messages": [message, *messages], "trajectory": events}
     if observations:
         update["observations"] = observations
     return update
+
+
+def _current_round(messages: Sequence[AnyMessage]) -> int:
+    """The round of the plan being run: its plan message says."""
+    plans = [m for m in turn_messages(messages) if is_compiler_message(m, PLAN_KIND)]
+    return int(plans[-1].response_metadata.get("round", 1)) if plans else 1
 
 
 def _observation(
@@ -462,7 +451,8 @@ def _outcome(status: str, text: str, value: str | None = None) -> dict[str, Any]
 def _critical_path_ms(
     plan: Sequence[CompilerTask], state: Mapping[str, Any], events: Sequence[Mapping[str, Any]]
 ) -> float:
-    """The longest chain of tool time through the deps: the least wall time the round could take."""
+    """The longest chain of tool time through the deps so far: the least wall time the round's
+    tasks could take."""
     ids = {task["call_id"] for task in plan}
     durations = {
         event["id"]: event.get("duration_ms", 0.0)
