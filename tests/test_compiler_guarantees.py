@@ -340,3 +340,16 @@ def test_a_round_of_several_passes_counts_once_and_each_call_is_shown_once(log) 
         ]
         * 2
     )
+
+
+def test_a_plan_made_again_past_the_budget_is_not_asked_for(tools, log) -> None:
+    duplicate = plan(task(1, "lookup", item="a"), task(1, "lookup", item="b"))
+    model = ScriptedChatModel(
+        script=[plan(task(1, "lookup", item="a")), replan("more"), duplicate, plan(), "?", "?"]
+    )
+
+    state = build_graph(model, tools=tools, max_steps=3).invoke(ask("question"))
+
+    assert len(model.calls) == 4  # the budget, plus one closing answer
+    assert state["outcome"]["status"] == "incomplete"
+    assert "limit of 3" in state["outcome"]["reason"]

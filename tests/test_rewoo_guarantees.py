@@ -6,7 +6,7 @@ from typing import Any
 
 from reasoning_graphs.graphs.rewoo import build_graph
 from reasoning_graphs.nodes.untrusted import DATA_RULE
-from reasoning_graphs.testing import ScriptedChatModel
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 from test_rewoo import ask, plan, step
 
@@ -105,3 +105,28 @@ def test_a_step_answered_by_reuse_passes_on_the_earlier_result(log) -> None:
     decisions = [m.response_metadata.get("decision") for m in state["messages"] if m.type == "tool"]
     assert decisions == ["auto", "reused", "auto", "auto"]
     assert [run["args"]["item"] for run in log.runs] == ["x", "x"]
+
+
+def test_a_plan_made_again_past_the_budget_is_not_asked_for(log) -> None:
+    tools = [sleeping_tool(log, "look", safe=True)]
+    bad = plan(step("E1", "teleport", item="x"))
+    model = ScriptedChatModel(script=[bad, plan(step("E1", "look", item="x")), "?", "?"])
+
+    state = build_graph(model, tools=tools, max_steps=1).invoke(ask("question"))
+
+    assert len(model.calls) == 2  # the budget, plus one closing answer
+    assert log.runs == []
+    assert "limit of 1" in state["outcome"]["reason"]
+
+
+def test_the_answer_is_text_even_when_the_solver_calls_tools(log) -> None:
+    tools = [sleeping_tool(log, "look", safe=True)]
+    solver_reply = tool_call("look", item="again")
+    model = ScriptedChatModel(script=[plan(step("E1", "look", item="x")), solver_reply])
+
+    state = build_graph(model, tools=tools).invoke(ask("question"))
+
+    final = state["messages"][-1]
+    assert final.type == "ai"
+    assert not final.tool_calls
+    assert [run["args"]["item"] for run in log.runs] == ["x"]

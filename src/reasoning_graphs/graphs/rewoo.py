@@ -69,8 +69,11 @@ class RewooState(AgentState):
     replans: int
 
 
-def after_plan(state: RewooState) -> Literal["work", "plan", "solve"]:
-    """Run a valid plan; re-plan an invalid one once; then let the solver explain."""
+def after_plan(state: RewooState) -> Literal["work", "plan", "solve", "finish"]:
+    """Run a valid plan; re-plan an invalid one once; then let the solver explain.
+    A spent budget (no plan was asked for) goes to ``finish``."""
+    if state.get("outcome"):
+        return "finish"
     if not state.get("plan_problem"):
         return "work"
     return "plan" if state.get("replans", 0) < MAX_REPLANS else "solve"
@@ -121,7 +124,7 @@ def build_graph(
     builder.add_node("work", plain_node("work", make_work(setup)))
     builder.add_node("solve", dual_node("solve", make_solve(setup)), retry_policy=model_retry)
     builder.add_edge(START, "plan")
-    builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve"])
+    builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
     builder.add_conditional_edges("work", after_work, ["approve", "solve"])
     builder.add_edge("solve", END)
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work")

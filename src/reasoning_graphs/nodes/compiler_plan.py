@@ -5,7 +5,8 @@ supports it, and in the paper's ``1. tool(arg=…)`` text form otherwise (or
 when a structured reply cannot be read). Either way it is checked — unknown
 tools, missing or duplicate ids, circles — before any tool runs; a second
 call is told exactly what was wrong, and a plan still invalid ends the
-question honestly in ``finish``. After a round the joiner asked to extend,
+question honestly in ``finish`` — as does a question whose budget is spent,
+without another plan call. After a round the joiner asked to extend,
 the planner sees that round's results and the reason.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.compiler_dag import (
     JOIN_KIND,
     PLAN_KIND,
@@ -91,6 +93,9 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, An
 
     def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
+        spent = budget_stop(state, run.limits)
+        if spent:  # another plan would be a call past the budget; finish concludes
+            return {"outcome": spent}
         specs = run.usable_specs(state)
         turn = turn_messages(state["messages"])
         round_number = 1 + rounds_run(turn)

@@ -4,7 +4,8 @@ The plan comes back through ``with_structured_output`` when the model
 supports it, and as classic ``Plan: … #E1 = tool[input]`` text otherwise (or
 when a structured reply cannot be read). Either way it is checked — unknown
 tools, undefined, later or circular references, repeated variables — before
-any tool runs; a second call is told exactly what was wrong.
+any tool runs; a second call is told exactly what was wrong. A question
+whose budget is spent gets no further plan call: ``finish`` concludes it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import supports_schema
 from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening
 from reasoning_graphs.nodes.rewoo_steps import (
@@ -75,6 +77,9 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, An
 
     def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
+        spent = budget_stop(state, run.limits)
+        if spent:  # another plan would be a call past the budget; finish concludes
+            return {"outcome": spent}
         specs = run.usable_specs(state)
         attempt = sum(is_rewoo_message(m, PLAN_KIND) for m in turn_messages(state["messages"]))
         typed = supports_schema(run.model, PlanSchema)

@@ -94,7 +94,8 @@ def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, A
         answered = yield from call_model(
             run.model, ModelRequest(prompt=solver_prompt(setup, state)), state
         )
-        reply = answered.message
+        raw = answered.message  # text only: the solver has no tools, whatever it replied
+        reply = AIMessage(content=raw.text or NO_ANSWER, usage_metadata=raw.usage_metadata)
         problem = state.get("plan_problem")
         outcome: Outcome = {"status": "answered"}
         if problem:
