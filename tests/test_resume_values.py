@@ -1,9 +1,8 @@
-"""A resume value that answers nothing leaves a paused thread waiting, on every checkpointer.
+"""A resume value that answers nothing asks again, on every checkpointer and both faces.
 
-LangGraph fails on ``Command(resume=None)`` before the run starts and writes
-nothing; ``None`` addressed to the interrupt by id reaches the approve node,
-which asks again. Either way the same calls wait and a proper decision then
-runs them once.
+LangGraph itself fails on ``Command(resume=None)``; our graphs address the
+``None`` to each pending interrupt, which the approve node asks again with an
+error. The same calls wait, and a proper decision then runs them once.
 """
 
 from __future__ import annotations
@@ -62,31 +61,31 @@ def waiting_on(snapshot: Any) -> tuple[str | None, list[str]]:
     return snapshot.config["configurable"]["checkpoint_id"], calls
 
 
-def test_resume_none_changes_nothing(log, thread, sync_saver) -> None:
+def test_resume_none_asks_again(log, thread, sync_saver) -> None:
     graph = deploy_graph(log, sync_saver)
     graph.invoke(ASK, thread)
-    before = waiting_on(graph.get_state(thread))
 
-    with pytest.raises(UnboundLocalError):  # LangGraph's loop, before anything is written
-        graph.invoke(Command(resume=None), thread)
+    state = graph.invoke(Command(resume=None), thread)
 
-    assert waiting_on(graph.get_state(thread)) == before
+    (again,) = state["__interrupt__"]
+    assert again.value["error"]
+    assert waiting_on(graph.get_state(thread))[1] == ["deploy"]
     assert log.runs == []
     state = graph.invoke(Command(resume=["approve"]), thread)
     assert log.names() == ["deploy"]
     assert state["messages"][-1].content == "done"
 
 
-async def test_resume_none_changes_nothing_on_the_async_face(log, thread, async_saver) -> None:
+async def test_resume_none_asks_again_on_the_async_face(log, thread, async_saver) -> None:
     graph = deploy_graph(log, async_saver)
     await graph.ainvoke(ASK, thread)
-    before = waiting_on(await graph.aget_state(thread))
 
-    with pytest.raises(UnboundLocalError):
-        async for _ in graph.astream(Command(resume=None), thread):
-            pass
+    state = await graph.ainvoke(Command(resume=None), thread)
 
-    assert waiting_on(await graph.aget_state(thread)) == before
+    (again,) = state["__interrupt__"]
+    assert again.value["error"]
+    assert waiting_on(await graph.aget_state(thread))[1] == ["deploy"]
+    assert log.runs == []
     state = await graph.ainvoke(Command(resume=["approve"]), thread)
     assert log.names() == ["deploy"]
     assert state["messages"][-1].content == "done"
@@ -105,3 +104,37 @@ def test_none_for_the_interrupt_by_id_is_asked_again(log, thread, sync_saver) ->
     assert log.runs == []
     state = graph.invoke(Command(resume=["approve"]), thread)
     assert log.names() == ["deploy"]
+
+
+def test_resume_none_inside_a_plan_step_asks_again(log, thread) -> None:
+    from reasoning_graphs.graphs import plan_execute
+    from reasoning_graphs.nodes.plan import Plan, Replan
+
+    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+    script = [
+        Plan(steps=["Deploy."]),
+        tool_call("deploy", item="prod"),
+        "ok",
+        Replan(response="done"),
+    ]
+    model = ScriptedChatModel(script=script)
+    graph = plan_execute.build_graph(model, tools=tools, checkpointer=InMemorySaver())
+    graph.invoke(ASK, thread)
+
+    state = graph.invoke(Command(resume=None), thread)
+
+    (again,) = state["__interrupt__"]
+    assert again.value["error"]
+    assert log.runs == []
+    state = graph.invoke(Command(resume=["approve"]), thread)
+    assert log.names() == ["deploy"]
+    assert state["messages"][-1].content == "done"
+
+
+def test_resume_none_with_nothing_pending_is_a_clear_error(log, thread, sync_saver) -> None:
+    from reasoning_graphs.approval import ApprovalError
+
+    graph = deploy_graph(log, sync_saver)
+
+    with pytest.raises(ApprovalError):
+        graph.invoke(Command(resume=None), thread)

@@ -17,6 +17,7 @@ from langgraph.types import Send
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import dual_node, plain_node
 from reasoning_graphs.graphs._durability import with_sync_durability
+from reasoning_graphs.graphs._resume import resume_checked
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import make_approve
 from reasoning_graphs.nodes.finish import AskFinal, ask_with_tools_off, make_finish
@@ -36,8 +37,9 @@ def compile_agent(
     first costs a few milliseconds per step. A run may still pass ``durability``.
     Without a checkpointer of its own the graph keeps LangGraph's default: as a
     subgraph it follows its parent, and under ``langgraph dev`` the server decides.
+    Either way, a resume that answers nothing asks again (see :mod:`._resume`).
     """
-    graph = builder.compile(checkpointer=checkpointer, name=name)
+    graph = resume_checked(builder.compile(checkpointer=checkpointer, name=name))
     if checkpointer is None:
         return graph
     return with_sync_durability(graph)
