@@ -28,8 +28,8 @@ from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 HOLDS_THE_GIL = (3, 10**8)
 """``pow(3, 10**8)``: a single C call of many seconds."""
-QUICK = 1.0
-"""Refusals and bounded work take milliseconds; this leaves room for a loaded machine."""
+QUICK = 5.0
+"""Refusals and bounded work take milliseconds and a runaway call minutes: room for a loaded CI."""
 
 
 def call(spec: ToolSpec, face: str, **args: Any) -> ToolResult:
