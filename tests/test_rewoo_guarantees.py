@@ -130,3 +130,23 @@ def test_the_answer_is_text_even_when_the_solver_calls_tools(log) -> None:
     assert final.type == "ai"
     assert not final.tool_calls
     assert [run["args"]["item"] for run in log.runs] == ["x"]
+
+
+def test_a_wave_of_reused_calls_is_not_taken_for_a_model_in_circles() -> None:
+    """Substitution can make a step repeat an earlier call: it is answered from that call,
+    and the plan goes on to the solver instead of stopping as if the model looped."""
+    runs: list[str] = []
+
+    def echo(item: str) -> str:
+        """Return the item unchanged."""
+        runs.append(item)
+        return item
+
+    steps = [step("E1", "echo", item="a"), step("E2", "echo", item="#E1")]
+    model = ScriptedChatModel(script=[plan(*steps), "Answer: a."])
+    graph = build_graph(model, tools=[tool_spec(echo, concurrency_safe=True)])
+
+    state = graph.invoke(ask("Echo a, then echo the echo."))
+
+    assert state["outcome"]["status"] == "answered"
+    assert runs == ["a"]

@@ -117,7 +117,8 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]
         }
         if triage.edited:
             update["messages"] = [_with_edited_args(reply, triage.edited), *triage.answered]
-        if triage.repeats and len(triage.repeats) == len(reply.tool_calls):
+        by_model = not reply.response_metadata.get("runtime")  # a plan's calls are not a loop
+        if by_model and triage.repeats and len(triage.repeats) == len(reply.tool_calls):
             reason = REPEATED_ONLY.format(calls=", ".join(triage.repeats))
             update["outcome"] = {"status": "incomplete", "reason": reason}
         return update
