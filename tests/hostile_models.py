@@ -79,19 +79,22 @@ def signature(name: str, args: Mapping[str, Any]) -> str:
 
 @dataclass
 class RunLog:
-    """What really ran, what a person cleared or rejected, and where the question started."""
+    """What really ran, what a person cleared or rejected, and how far the question has got."""
 
     runs: list[str] = field(default_factory=list)
     cleared: Counter[str] = field(default_factory=Counter)
     rejected: set[str] = field(default_factory=set)
     calls_before: int = 0
     """Model calls made before the current question."""
+    steps: int = 0
+    """Streamed updates of the current question."""
 
     def clear(self) -> None:
         self.runs.clear()
         self.cleared.clear()
         self.rejected.clear()
         self.calls_before = 0
+        self.steps = 0
 
     def dangerous_runs(self) -> Counter[str]:
         return Counter(run for run in self.runs if run.split(":", 1)[0] in DANGEROUS)

@@ -3,8 +3,8 @@
 Hypothesis draws the model's replies (clashing tool-call ids, reused message
 ids, broken calls, plans full of dangerous steps, tool calls where only text
 was asked for) and a decision for each approval interrupt
-(valid, edited, rejected, answered by hand, or malformed). After every
-streamed step: no dangerous call ran unless a person cleared exactly the
+(valid, edited, rejected, answered by hand, or malformed), and which face,
+sync or async, runs each stretch between interrupts. After every streamed step: no dangerous call ran unless a person cleared exactly the
 arguments it ran with, no rejected call ran, and the model was not called
 past its budget. A malformed answer is asked again with an error. At the end,
 every tool call has exactly one observation.
@@ -12,6 +12,7 @@ every tool call has exactly one observation.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
 from hostile_models import (
     HostileModel,
@@ -43,7 +44,7 @@ from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
 
 MAX_STEPS = 3
 MAX_CHUNKS = 300
-"""Streamed updates one run may take before it counts as never ending."""
+"""Streamed updates one question may take before it counts as never ending."""
 PROPERTY = settings(
     max_examples=200,
     deadline=None,
@@ -102,18 +103,17 @@ def drive(case: Case, data: st.DataObject) -> str:
 
 
 def ask(case: Case, data: st.DataObject, config: dict[str, Any]) -> None:
-    """Run one question to its end, resuming each interrupt until the run finishes."""
+    """Run one question to its end, resuming each interrupt until the run finishes.
+
+    Each stretch runs on the sync or the async face, drawn anew, as a thread paused
+    by the CLI may be resumed by a server.
+    """
     resume: Any = {"messages": [HumanMessage("go")]}
     asked_again: Sequence[Mapping[str, Any]] | None = None
-    chunks = 0
+    case.log.steps = 0
     while True:
-        interrupt = None
-        for chunk in case.graph.stream(resume, config, stream_mode="updates"):
-            chunks += 1
-            assert chunks <= MAX_CHUNKS, "the run never ends"
-            check_runs(case)
-            if "__interrupt__" in chunk:
-                (interrupt,) = chunk["__interrupt__"]
+        face = data.draw(st.sampled_from(["sync", "async"]), label="face")
+        interrupt = run_until_pause(case, resume, config, face)
         request = None if interrupt is None else interrupt.value
         if asked_again is not None:
             assert request is not None, "a malformed answer ended the run instead of a re-ask"
@@ -131,6 +131,34 @@ def ask(case: Case, data: st.DataObject, config: dict[str, Any]) -> None:
             settle(case.log, request["calls"], meant)
         by_id = data.draw(st.booleans(), label="addressed to the interrupt by id")
         resume = Command(resume={interrupt.id: value} if by_id else value)
+
+
+def run_until_pause(case: Case, resume: Any, config: dict[str, Any], face: str) -> Interrupt | None:
+    """Stream the run on ``face`` until it ends or pauses, checking after every step."""
+    if face == "async":
+        return asyncio.run(_arun_until_pause(case, resume, config))
+    interrupt = None
+    for chunk in case.graph.stream(resume, config, stream_mode="updates"):
+        interrupt = after_step(case, chunk) or interrupt
+    return interrupt
+
+
+async def _arun_until_pause(case: Case, resume: Any, config: dict[str, Any]) -> Interrupt | None:
+    interrupt = None
+    async for chunk in case.graph.astream(resume, config, stream_mode="updates"):
+        interrupt = after_step(case, chunk) or interrupt
+    return interrupt
+
+
+def after_step(case: Case, chunk: Mapping[str, Any]) -> Interrupt | None:
+    """Check the invariants; return the step's interrupt, if it paused."""
+    case.log.steps += 1
+    assert case.log.steps <= MAX_CHUNKS, "the run never ends"
+    check_runs(case)
+    if "__interrupt__" not in chunk:
+        return None
+    (interrupt,) = chunk["__interrupt__"]
+    return interrupt
 
 
 def settle(log: RunLog, calls: Sequence[Mapping[str, Any]], meant: Sequence[Mapping]) -> None:
