@@ -2,12 +2,13 @@
 
 Hypothesis draws the model's replies (clashing tool-call ids, reused message
 ids, broken calls, plans full of dangerous steps, tool calls where only text
-was asked for) and a decision for each approval interrupt
-(valid, edited, rejected, answered by hand, or malformed), and which face,
-sync or async, runs each stretch between interrupts. After every streamed step: no dangerous call ran unless a person cleared exactly the
-arguments it ran with, no rejected call ran, and the model was not called
-past its budget. A malformed answer is asked again with an error. At the end,
-every tool call has exactly one observation.
+was asked for), a decision for each approval interrupt (valid, edited,
+rejected, answered by hand, or malformed) and the face, sync or async, that
+runs each stretch between interrupts. After every streamed step: no
+dangerous call ran unless a person cleared exactly the arguments it ran
+with, no rejected call ran, and the model was not called past its budget. A
+malformed answer is asked again with an error. At the end, every tool call
+has exactly one observation.
 """
 
 from __future__ import annotations
