@@ -22,7 +22,7 @@ from crash_windows import repeated_after_finishing
 AGENT = Path(__file__).with_name("crash_window_agent.py")
 
 
-@pytest.mark.parametrize("pattern", ["react", "plan_execute", "lats"])
+@pytest.mark.parametrize("pattern", ["react", "plan_execute", "lats", "llm_compiler"])
 def test_a_call_finished_before_a_kill_is_not_repeated(tmp_path: Path, pattern: str) -> None:
     db, log = str(tmp_path / "runs.sqlite"), tmp_path / "tools.log"
     env = agent_env(THREAD_ID="crash", KILL_AT="b", WRITE_DELAY="0.1")
