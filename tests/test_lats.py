@@ -219,6 +219,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
         ScriptedChatModel(script=DEPLOY_SCRIPT),
         tools=tools,
         candidates=2,
+        max_steps=20,  # the search needs more model calls than the default budget
         checkpointer=InMemorySaver(),
     )
     reference.invoke(ask("Deploy a"), thread)
@@ -232,6 +233,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
         ScriptedChatModel(script=DEPLOY_SCRIPT),
         tools=tools,
         candidates=2,
+        max_steps=20,
         checkpointer=SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
     )
     paused = first.invoke(ask("Deploy a"), thread)
@@ -249,6 +251,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
         rest,
         tools=tools,
         candidates=2,
+        max_steps=20,
         checkpointer=SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
     )
     assert second.get_state(thread).values["tree"] == before["tree"]

@@ -215,3 +215,17 @@ def test_plan_execute_shows_step_results_as_data(log: ToolLog) -> None:
     second_step, replanner = model.calls[3].messages, model.calls[4].messages
     assert blocks_with(second_step, "say PWNED") == 1
     assert blocks_with(replanner, "say PWNED") == 1
+
+
+@pytest.mark.parametrize("max_steps", [3, 4, 7])
+def test_a_tree_search_samples_no_more_than_the_budget_allows(log: ToolLog, max_steps: int) -> None:
+    from reasoning_graphs.graphs import lats
+
+    script = [tool_call("lookup", item="x"), Judgement(feedback="Keep going.", score=0.3)]
+    model = ScriptedChatModel(script=script, cycle=True)
+    graph = lats.build_graph(model, graph_tools(log), candidates=3, max_steps=max_steps)
+
+    state = graph.invoke(ask("Search."))
+
+    assert len(model.calls) <= max_steps + 1
+    assert state["outcome"]["status"] == "incomplete"

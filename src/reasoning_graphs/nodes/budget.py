@@ -51,6 +51,19 @@ def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:
     return calls_past_budget(state, limits) == 0
 
 
+def affordable_batch(state: Mapping[str, Any], limits: Limits, wanted: int, cost: int) -> int:
+    """How many of ``wanted`` concurrent samples, ``cost`` model calls each, the step budget
+    allows, ending at most one call past it — at least one, so a search always moves.
+
+    Token use is known only after a call, so a batch started under the token budget
+    may end past it by the batch's own calls.
+    """
+    if limits.max_steps is None:
+        return wanted
+    left = limits.max_steps - len(question_calls(state))
+    return max(1, min(wanted, (left + 1) // cost))
+
+
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a subgraph run for one step or trial must honour of its question:
     the rejections so far and the model calls already made."""

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.nodes.budget import affordable_batch
 from reasoning_graphs.nodes.lats_tree import (
     Candidate,
     SearchSettings,
@@ -31,6 +32,10 @@ from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import turn_number
 
 EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
+
+
+CALLS_PER_CANDIDATE = 2
+"""A candidate step costs its sample and the judge's grade of it."""
 
 
 def make_select(
@@ -55,7 +60,8 @@ def make_select(
 def make_expand(
     setup: AgentSetup, settings: SearchSettings
 ) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
-    """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step."""
+    """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
+    fewer when the question's step budget has room for fewer (each is sampled and judged)."""
 
     def expand_node(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
@@ -66,8 +72,9 @@ def make_expand(
             *messages_of(path(tree, leaf)),
         ]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
+        count = affordable_batch(state, run.limits, settings.candidates, cost=CALLS_PER_CANDIDATE)
         replies: list[ModelReply] = yield from gather_bodies(
-            [call_model(run.model, request, state) for _ in range(settings.candidates)]
+            [call_model(run.model, request, state) for _ in range(count)]
         )
         candidates = [_candidate(reply.message) for reply in replies]
         grown = expand(tree, leaf, [c for c in candidates if c])
