@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.compiler_dag import (
     JOIN_KIND,
     RUNTIME,
@@ -27,7 +28,6 @@ from reasoning_graphs.nodes.compiler_dag import (
 )
 from reasoning_graphs.nodes.compiler_plan import EMPTY_PLAN, OWN_RUNTIMES
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
-from reasoning_graphs.nodes.observe import budget_stop
 from reasoning_graphs.nodes.planning import answer_prompt, conversation
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.prompts import NO_ANSWER

@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.lats_tree import (
     LatsNode,
@@ -29,7 +30,6 @@ from reasoning_graphs.nodes.lats_tree import (
     path,
     update_nodes,
 )
-from reasoning_graphs.nodes.observe import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call, turn_messages, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
