@@ -14,6 +14,7 @@ has exactly one observation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,7 @@ from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
 
 MAX_STEPS = 3
+"""Every pattern's budget: model calls per question, plan steps and trials included."""
 MAX_CHUNKS = 300
 """Streamed updates one question may take before it counts as never ending."""
 PROPERTY = settings(
@@ -146,8 +148,11 @@ def run_until_pause(case: Case, resume: Any, config: dict[str, Any], face: str) 
 
 async def _arun_until_pause(case: Case, resume: Any, config: dict[str, Any]) -> Interrupt | None:
     interrupt = None
-    async for chunk in case.graph.astream(resume, config, stream_mode="updates"):
-        interrupt = after_step(case, chunk) or interrupt
+    async with contextlib.aclosing(
+        case.graph.astream(resume, config, stream_mode="updates")
+    ) as run:
+        async for chunk in run:
+            interrupt = after_step(case, chunk) or interrupt
     return interrupt
 
 
@@ -218,10 +223,7 @@ def run_and_check(case: Case, data: st.DataObject) -> None:
         check_observations(messages)
 
 
-PLAN_STEPS, REPLANS, STEP_BUDGET = 2, 1, 2
-PLAN_EXECUTE_BUDGET = 1 + (REPLANS + 1) * (1 + PLAN_STEPS * (STEP_BUDGET + 1)) + 1
-"""The plan, then per revision a replan and each step's run (its steps plus a last answer),
-then a last answer of the whole run."""
+PLAN_STEPS, REPLANS = 2, 1
 
 
 @functools.cache
@@ -239,8 +241,8 @@ def case_of(pattern: str) -> Case:
     return build(
         plan_execute.build_graph,
         defaults,
-        PLAN_EXECUTE_BUDGET,
-        max_steps=STEP_BUDGET,
+        MAX_STEPS,
+        max_steps=MAX_STEPS,
         max_replans=REPLANS,
         max_plan_steps=PLAN_STEPS,
     )
