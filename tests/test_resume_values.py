@@ -138,3 +138,49 @@ def test_resume_none_with_nothing_pending_is_a_clear_error(log, thread, sync_sav
 
     with pytest.raises(ApprovalError):
         graph.invoke(Command(resume=None), thread)
+
+
+def test_an_approval_inside_a_plan_step_answers_only_the_call_it_was_given_for(log, thread) -> None:
+    """LangGraph keeps a bare resume for the paused task, and a plan step is one task until it
+    ends: without addressing, the first approval would also approve the step's third call."""
+    from reasoning_graphs.graphs import plan_execute
+    from reasoning_graphs.nodes.plan import Plan, Replan
+
+    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+    deploys = [tool_call("deploy", item=item) for item in "abc"]
+    script = [Plan(steps=["Deploy."]), *deploys, "ok", Replan(response="done")]
+    graph = plan_execute.build_graph(
+        ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+    )
+    graph.invoke(ASK, thread)
+    state = graph.invoke(Command(resume="approve"), thread)
+    (second,) = state["__interrupt__"]
+
+    state = graph.invoke(Command(resume={second.id: "approve"}), thread)
+
+    (third,) = state["__interrupt__"]
+    assert [call["args"] for call in third.value["calls"]] == [{"item": "c"}]
+    assert [run["args"]["item"] for run in log.runs] == ["a", "b"]
+
+
+def test_a_malformed_answer_inside_a_plan_step_is_asked_again_not_taken_from_earlier(
+    log, thread
+) -> None:
+    from reasoning_graphs.graphs import plan_execute
+    from reasoning_graphs.nodes.plan import Plan, Replan
+
+    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+    deploys = [tool_call("deploy", item=item) for item in "ab"]
+    script = [Plan(steps=["Deploy."]), *deploys, "ok", Replan(response="done")]
+    graph = plan_execute.build_graph(
+        ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+    )
+    graph.invoke(ASK, thread)
+    state = graph.invoke(Command(resume="approve"), thread)
+    (second,) = state["__interrupt__"]
+
+    state = graph.invoke(Command(resume={second.id: "maybe"}), thread)
+
+    (again,) = state["__interrupt__"]
+    assert again.value["error"]
+    assert [run["args"]["item"] for run in log.runs] == ["a"]

@@ -38,6 +38,12 @@ UNKNOWN_DECISION = "Decision {index} has unknown type {kind!r}; allowed: {allowe
 MISSING_FIELD = "Decision {index} ({kind}) needs a {field!r} field of type {expected}."
 UNKNOWN_IDS = "Decisions name unknown call id(s) {unknown}; pending calls: {ids}."
 DEFAULT_REJECT_REASON = "The reviewer rejected this call."
+EMPTY_ANSWER = "The resume value answers nothing (None); give one decision per pending call."
+NO_ANSWER = {"type": "no answer"}
+"""What an empty resume becomes on its way to the approval: never a decision, always asked again.
+
+(Not ``None``: LangGraph gives an interrupt whose resume is ``None`` the task's
+earlier bare resume value instead, which could be an earlier approval.)"""
 
 
 class ApprovalError(ValueError):
@@ -94,6 +100,8 @@ def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[Decision]:
         ApprovalError: Wrong count, unknown ids, unknown types or missing fields.
     """
     ids = [call["id"] for call in calls]
+    if value is None or value == NO_ANSWER:
+        raise ApprovalError(EMPTY_ANSWER)
     if isinstance(value, Mapping) and "type" not in value:
         unknown = sorted(set(value) - set(ids))
         if unknown:

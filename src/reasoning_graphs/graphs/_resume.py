@@ -1,42 +1,54 @@
-"""A resume that answers nothing asks again instead of reaching LangGraph.
+"""Every resume reaches exactly the interrupts it answers, addressed by id.
 
-LangGraph 1.2 fails inside its run loop (an ``UnboundLocalError``) when given
-``Command(resume=None)``, as any client of the dev server can send. The same
-``None`` addressed to each pending interrupt by id is an answer our approval
-step already handles: it does not fit, so the run stops again at the same
-approval with an ``error`` field. So that is what such a resume becomes. With
-nothing pending, it is refused with :class:`~reasoning_graphs.approval.ApprovalError`.
+Two LangGraph behaviours make a plain ``Command(resume=value)`` unsafe here:
+
+- ``Command(resume=None)``, which any client of the dev server can send, fails
+  inside LangGraph's run loop (an ``UnboundLocalError``, LangGraph 1.2).
+- A bare value is kept as the "null resume" of the task that was paused, and a
+  subgraph run inside a node (a plan step, a Reflexion trial) stays that one task
+  until it ends. So every later ``interrupt()`` of the step that finds no value
+  addressed to it receives the earlier bare value — an approval given for one
+  call would approve the step's next dangerous call, unseen.
+
+So a run of our graphs addresses each resume to the pending interrupts by id
+before LangGraph sees it: a bare value goes to each pending interrupt, ``None``
+becomes :data:`~reasoning_graphs.approval.NO_ANSWER` (asked again, with an
+``error``), and nothing is left behind for a later interrupt to pick up. A
+resume with nothing pending is refused with
+:class:`~reasoning_graphs.approval.ApprovalError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
-from reasoning_graphs.approval import ApprovalError
+from reasoning_graphs.approval import NO_ANSWER, ApprovalError
 
-NOTHING_PENDING = "Command(resume=None) answers nothing, and this thread waits for no decision."
+NOTHING_PENDING = "This thread waits for no decision, so there is nothing to resume."
+INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class ResumeCheckedGraph(CompiledStateGraph):
-    """A compiled graph whose runs turn an empty resume into a re-ask."""
+    """A compiled graph whose runs address every resume to its interrupts by id."""
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        if _answers_nothing(input):
-            input = _addressed(self.get_state(config or {}))
+        if _is_resume(input):
+            input = _addressed(input, self.get_state(config or {}))
         return super().stream(input, config, **kwargs)
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        if _answers_nothing(input):
-            input = _addressed(await self.aget_state(config or {}))
+        if _is_resume(input):
+            input = _addressed(input, await self.aget_state(config or {}))
         async for chunk in super().astream(input, config, **kwargs):
             yield chunk
 
@@ -47,18 +59,34 @@ def resume_checked(graph: CompiledStateGraph) -> CompiledStateGraph:
     return graph
 
 
-def _answers_nothing(value: Any) -> bool:
+def _is_resume(value: Any) -> bool:
+    """A command that only resumes (an update or a goto is LangGraph's to handle)."""
     return (
         isinstance(value, Command)
-        and value.resume is None
         and value.goto == ()
         and value.update is None
         and value.graph is None
     )
 
 
-def _addressed(snapshot: StateSnapshot) -> Command:
-    """``None`` for every pending interrupt, by id: each is asked again with an error."""
+def _addressed(command: Command, snapshot: StateSnapshot) -> Command:
+    """The resume as a mapping from each interrupt id it answers to a value that is not None."""
+    resume = command.resume
+    if _by_interrupt_id(resume):
+        return Command(resume={key: _answer(value) for key, value in resume.items()})
     if not snapshot.interrupts:
         raise ApprovalError(NOTHING_PENDING)
-    return Command(resume={pending.id: None for pending in snapshot.interrupts})
+    return Command(resume={pending.id: _answer(resume) for pending in snapshot.interrupts})
+
+
+def _by_interrupt_id(resume: Any) -> bool:
+    """LangGraph's own test: a non-empty mapping whose keys are all interrupt ids."""
+    return (
+        isinstance(resume, Mapping)
+        and bool(resume)
+        and all(isinstance(key, str) and INTERRUPT_ID.fullmatch(key) for key in resume)
+    )
+
+
+def _answer(value: Any) -> Any:
+    return NO_ANSWER if value is None else value
