@@ -36,25 +36,28 @@ class Outcome(TypedDict):
 
 
 class AgentInput(TypedDict):
-    """What a caller sends: LangGraph's usual chat input.
+    """What a caller sends: LangGraph's usual chat input."""
 
-    A pattern that runs this graph for one plan step or trial also hands over
-    what binds the whole question; both can only tighten a run, so a client
-    sending them gains nothing.
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class StepInput(AgentInput):
+    """What a pattern hands the ReAct graph it runs for one plan step or trial.
+
+    Besides the step's conversation, what binds the whole question: both only
+    tighten the run.
 
     Attributes:
-        messages: The conversation.
-        rejected: Calls a person already rejected in this question, by signature.
+        rejected: Calls a person already rejected, by signature, with the reason.
         earlier_calls: Tokens of each model call the question made before this
             run, so the budgets count them.
     """
 
-    messages: Annotated[list[AnyMessage], add_messages]
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
     earlier_calls: NotRequired[list[int]]
 
 
-class AgentState(AgentInput):
+class AgentState(StepInput):
     """The full state of a tool-using agent.
 
     Attributes:
@@ -62,6 +65,9 @@ class AgentState(AgentInput):
         trajectory: One event per thought and per action, for inspection and
             telemetry (text, tool, arguments, observation, tokens, latency).
         observations: Full texts of observations that were cut, by reference id.
+        rejected: Calls a person rejected, by signature, with the reason.
+        earlier_calls: Tokens of each model call of the question made before
+            this run (set for a plan step or trial).
         pending: Calls of the current turn that are cleared to run.
         outcome: Set when the turn has ended or must end.
     """

@@ -45,10 +45,12 @@ def compile_agent(
     return with_sync_durability(graph)
 
 
-def agent_graph_builder(state_schema: type = AgentState) -> StateGraph:
+def agent_graph_builder(
+    state_schema: type = AgentState, input_schema: type = AgentInput
+) -> StateGraph:
     """An empty graph over the agent state (or a pattern's extension of it),
     with the chat input and the run options Studio shows."""
-    return StateGraph(state_schema, context_schema=AgentContext, input_schema=AgentInput)
+    return StateGraph(state_schema, context_schema=AgentContext, input_schema=input_schema)
 
 
 def add_tool_loop(

@@ -27,7 +27,7 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import dual_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
-from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.graphs.react import build_step_graph
 from reasoning_graphs.nodes.execute import make_execute
 from reasoning_graphs.nodes.finish_plan import make_plan_finish
 from reasoning_graphs.nodes.plan import make_plan, make_replan
@@ -105,7 +105,7 @@ def build_graph(
         '42'
     """
     tools = None if tools is None else list(tools)  # both setups below read them
-    step_graph = build_react(model, tools, retry=retry, **options)
+    step_graph = build_step_graph(model, tools, retry=retry, **options)
     setup = agent_setup(model, tools, **options)
     plan = make_plan(setup, max_steps=max_plan_steps)
     replan = make_replan(setup, max_replans=max_replans, max_steps=max_plan_steps)

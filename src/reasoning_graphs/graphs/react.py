@@ -29,7 +29,7 @@ from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.think import make_think, wants_tools
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.prompts import REACT_SYSTEM
-from reasoning_graphs.state import AgentState
+from reasoning_graphs.state import AgentInput, AgentState, StepInput
 from reasoning_graphs.tools.spec import ToolSpec
 
 
@@ -59,6 +59,33 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
+    return _react(model, tools, checkpointer, AgentInput, retry, options)
+
+
+def build_step_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """The ReAct graph as a pattern runs it for one plan step or trial, as a subgraph.
+
+    Its input also takes the question's rejections and the model calls spent so
+    far (:class:`~reasoning_graphs.state.StepInput`), so decisions stick and
+    budgets cover the whole question. It has no checkpointer: it uses its parent's.
+    """
+    return _react(model, tools, None, StepInput, retry, options)
+
+
+def _react(
+    model: BaseChatModel | str | None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
+    checkpointer: BaseCheckpointSaver | None,
+    input_schema: type,
+    retry: RetryPolicy | None,
+    options: AgentOptions,
+) -> CompiledStateGraph:
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, **options)
 
@@ -68,7 +95,7 @@ def build_graph(
             return "finish"  # the budget was spent before thinking
         return "approve" if wants_tools(last_ai_message(state["messages"])) else END
 
-    builder = agent_graph_builder()
+    builder = agent_graph_builder(input_schema=input_schema)
     builder.add_node(
         "think", dual_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
     )

@@ -26,7 +26,7 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import dual_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
-from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.graphs.react import build_step_graph
 from reasoning_graphs.nodes.reflexion_act import make_attempt
 from reasoning_graphs.nodes.reflexion_evaluate import Evaluator, make_evaluate
 from reasoning_graphs.nodes.reflexion_reflect import make_reflect
@@ -106,7 +106,7 @@ def build_graph(
     if max_trials < 1:
         raise ValueError(BAD_MAX_TRIALS.format(value=max_trials))
     tools = None if tools is None else list(tools)  # both setups below read them
-    attempt_graph = build_react(model, tools, retry=retry, **options)
+    attempt_graph = build_step_graph(model, tools, retry=retry, **options)
     setup = agent_setup(model, tools, **options)
     policy = retry or model_retry_policy()
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from reasoning_graphs.text_format.labels import ENGLISH, Labels
 
-MAX_LINE_CHARS = 300
+MAX_LINE_CHARS = 160
 MAX_STRING_CHARS = 200
 
 _TEMPLATE = r"""root ::= {thought} line "\n" ( action | final )
