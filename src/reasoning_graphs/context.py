@@ -47,7 +47,8 @@ class AgentContext:
     max_steps: int | None = field(
         default=None,
         metadata={
-            "description": "Model turns allowed before the run must answer. "
+            "description": "Model calls per question (all of them, in every step and trial) "
+            "before the run must answer. "
             "May lower the graph's limit, not raise it."
         },
     )

@@ -89,7 +89,8 @@ def build_graph(
         max_plan_steps: Steps a plan or revision may hold; extra steps are dropped.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the executor's system
-            prompt; ``max_steps`` and ``token_budget`` apply to each step's run
+            prompt; ``max_steps`` and ``token_budget`` cover the whole question —
+            planning, every step's calls, revisions and the closing answer
             (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
 
     Example:

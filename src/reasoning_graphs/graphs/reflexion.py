@@ -87,7 +87,8 @@ def build_graph(
         max_trials: Attempts per question before the best one is returned.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the attempts' system
-            prompt; ``max_steps`` and ``token_budget`` apply to each attempt
+            prompt; ``max_steps`` and ``token_budget`` cover the whole question —
+            every attempt, grade and reflection
             (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
 
     Raises:

@@ -34,8 +34,9 @@ class AgentOptions(TypedDict, total=False):
     """Build-time options shared by the tool-using patterns.
 
     Attributes:
-        max_steps: Model steps per question before an incomplete answer
-            (default 10; ``None``: no limit).
+        max_steps: Model calls per question — every call, in plan steps and
+            trials too — before an incomplete answer (default 10; ``None``: no
+            limit). At most one call more concludes (see :mod:`~reasoning_graphs.nodes.budget`).
         max_tool_calls_per_turn: Calls one model turn may make; extra calls are refused.
         token_budget: Prompt plus completion tokens per question (default and
             ``None``: no limit).
