@@ -11,6 +11,7 @@ its budget, whatever the pattern.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any
 
 from reasoning_graphs.context import Limits
@@ -24,26 +25,25 @@ TOKEN_LIMIT = "spent {used} of {budget} tokens"
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
     """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
     calls = question_calls(state)
-    if limits.max_steps is not None and len(calls) >= limits.max_steps:
-        return {"status": "incomplete", "reason": STEP_LIMIT.format(limit=limits.max_steps)}
-    used = sum(calls)
-    if limits.token_budget is not None and used >= limits.token_budget:
-        return {
-            "status": "incomplete",
-            "reason": TOKEN_LIMIT.format(used=used, budget=limits.token_budget),
-        }
-    return None
+    return _spent(limits, len(calls), sum(calls))
 
 
 def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
     """How many model calls of the question started when a budget was already spent."""
-    past, spent = 0, 0
-    for index, tokens in enumerate(question_calls(state)):
-        over_steps = limits.max_steps is not None and index >= limits.max_steps
-        over_tokens = limits.token_budget is not None and spent >= limits.token_budget
-        past += over_steps or over_tokens
-        spent += tokens
-    return past
+    tokens_before = list(accumulate(question_calls(state), initial=0))[:-1]
+    return sum(
+        _spent(limits, index, tokens) is not None for index, tokens in enumerate(tokens_before)
+    )
+
+
+def _spent(limits: Limits, calls: int, tokens: int) -> Outcome | None:
+    """Why ``calls`` model calls costing ``tokens`` have spent a budget, if they have."""
+    if limits.max_steps is not None and calls >= limits.max_steps:
+        return {"status": "incomplete", "reason": STEP_LIMIT.format(limit=limits.max_steps)}
+    if limits.token_budget is not None and tokens >= limits.token_budget:
+        reason = TOKEN_LIMIT.format(used=tokens, budget=limits.token_budget)
+        return {"status": "incomplete", "reason": reason}
+    return None
 
 
 def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:

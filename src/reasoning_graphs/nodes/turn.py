@@ -81,11 +81,6 @@ def question_calls(state: Mapping[str, Any]) -> list[int]:
     return [*(state.get("earlier_calls") or []), *own]
 
 
-def tokens_used(state: Mapping[str, Any]) -> int:
-    """Prompt plus completion tokens the question has spent, across graphs."""
-    return sum(question_calls(state))
-
-
 def call_signature(name: str, args: Mapping[str, Any]) -> str:
     """A stable key for "the same call": tool name plus canonical arguments."""
     return f"{name}:{json.dumps(args, sort_keys=True, default=str)}"
