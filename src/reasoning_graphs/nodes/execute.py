@@ -8,9 +8,8 @@ inside a node, the subgraph still inherits the parent's checkpointer, context
 and stream: its nodes show in Studio, its approval interrupts reach the
 caller unchanged, and on resume it continues from its own checkpoint (finished
 tool calls are not run again) while this node's cheap, pure preparation is
-simply repeated. The step gets the question's rejections and the model calls
-spent so far, and hands its new rejections back, so a rejected call stays
-rejected in later steps and the budgets cover the whole question.
+simply repeated. The question's rejections and spending cross into the step
+and back in :func:`~reasoning_graphs.nodes.subgraph.subgraph_node`.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
-from reasoning_graphs.nodes.budget import question_bounds
 from reasoning_graphs.nodes.plan_progress import PastStep, describe_done, steps_done, task_of
 from reasoning_graphs.nodes.subgraph import subgraph_node
 from reasoning_graphs.nodes.turn import last_ai_message, turn_number
@@ -41,7 +39,7 @@ def step_input(state: Mapping[str, Any]) -> dict[str, Any]:
         done=describe_done(steps_done(state)),
         step=state["plan"][0],
     )
-    return {"messages": [HumanMessage(task)], **question_bounds(state)}
+    return {"messages": [HumanMessage(task)]}
 
 
 def step_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,9 +58,4 @@ def step_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str
         turn=turn,
     )
     events = [{**event, "turn": turn, "plan_step": number} for event in result["trajectory"]]
-    return {
-        "plan": state["plan"][1:],
-        "past_steps": [done],
-        "trajectory": events,
-        "rejected": result.get("rejected") or {},
-    }
+    return {"plan": state["plan"][1:], "past_steps": [done], "trajectory": events}

@@ -7,9 +7,8 @@ seeing the failed attempts' tool traffic. As in Plan-and-Execute's
 checkpointer, context and stream, its approval interrupts reach the caller,
 and on resume it continues from its own checkpoint while this node's cheap,
 pure preparation is repeated — with the same lessons, because they are state.
-The attempt also gets the question's rejections and the model calls spent so
-far, and hands its new rejections back: a rejected call stays rejected in every
-later trial, and the budgets cover all trials together.
+The question's rejections and spending cross into the attempt and back in
+:func:`~reasoning_graphs.nodes.subgraph.subgraph_node`.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
-from reasoning_graphs.nodes.budget import question_bounds
 from reasoning_graphs.nodes.reflexion_trials import (
     Attempt,
     describe_lessons,
@@ -40,15 +38,13 @@ def make_attempt(attempt_graph: Pregel) -> RunnableLambda:
 
 
 def attempt_input(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The attempt's conversation — the user's, with the lessons so far added to the
-    request — and what binds the whole question: its rejections and its spending."""
-    carried = question_bounds(state)
+    """The attempt's conversation: the user's, with the lessons so far added to the request."""
     lessons = lessons_of(state)
     if not lessons:
-        return {"messages": list(state["messages"]), **carried}
+        return {"messages": list(state["messages"])}
     earlier, task = split_at_request(state["messages"])
     request = ATTEMPT_TASK.format(task=task, reflections=describe_lessons(lessons))
-    return {"messages": [*earlier, HumanMessage(request)], **carried}
+    return {"messages": [*earlier, HumanMessage(request)]}
 
 
 def attempt_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,9 +55,4 @@ def attempt_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[
         outcome=result.get("outcome") or {"status": "answered"},
     )
     events = [{**event, "trial": trial} for event in result["trajectory"]]
-    return {
-        "attempt": attempt,
-        "trajectory": events,
-        "outcome": None,
-        "rejected": result.get("rejected") or {},
-    }
+    return {"attempt": attempt, "trajectory": events, "outcome": None}
