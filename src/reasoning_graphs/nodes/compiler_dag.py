@@ -15,11 +15,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from reasoning_graphs.nodes.turn import describe_call, turn_messages
+from reasoning_graphs.nodes.turn import describe_call, turn_answers, turn_messages
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
@@ -234,7 +234,7 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
     Each call (its arguments may hold earlier results) and its result form one
     labelled data block, so no tool output reads as the person's words.
     """
-    answers = {m.tool_call_id: m for m in turn_messages(messages) if isinstance(m, ToolMessage)}
+    answers = turn_answers(messages)
     sections: dict[Any, list[str]] = {}
     for message in turn_messages(messages):
         if not is_compiler_message(message, SCHEDULE_KIND) or not message.tool_calls:

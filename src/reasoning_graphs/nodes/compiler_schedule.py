@@ -70,7 +70,13 @@ from reasoning_graphs.nodes.compiler_dag import (
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import decision_of, steps_used, turn_messages, turn_number
+from reasoning_graphs.nodes.turn import (
+    decision_of,
+    steps_used,
+    turn_answers,
+    turn_messages,
+    turn_number,
+)
 from reasoning_graphs.state import PlannedCall
 from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.output import content_text
@@ -286,7 +292,7 @@ def _ask_person(
 def round_settled(state: Mapping[str, Any]) -> bool:
     """Every task of the plan has its observation: the round is over."""
     plan: list[CompilerTask] = state.get("plan") or []
-    answered = {m.tool_call_id for m in turn_messages(state["messages"]) if m.type == "tool"}
+    answered = turn_answers(state["messages"])
     return all(task["call_id"] in answered for task in plan)
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage
 
 from reasoning_graphs.nodes.act import RETURN_DIRECT
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import last_ai_message, turn_messages
+from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.tools.output import content_text
 
@@ -29,9 +29,7 @@ def direct_answer(state: Mapping[str, Any]) -> AIMessage | None:
     reply = last_ai_message(state["messages"])
     if not reply.tool_calls or reply.invalid_tool_calls:
         return None
-    answers = {
-        m.tool_call_id: m for m in turn_messages(state["messages"]) if isinstance(m, ToolMessage)
-    }
+    answers = turn_answers(state["messages"])
     results = [answers.get(call["id"]) for call in reply.tool_calls]
     if not all(
         m is not None and m.response_metadata.get(RETURN_DIRECT) and m.status == "success"

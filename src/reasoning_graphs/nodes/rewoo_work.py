@@ -42,7 +42,7 @@ from reasoning_graphs.nodes.rewoo_steps import (
 )
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import steps_used, turn_messages, turn_number
+from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -81,9 +81,7 @@ def issued_calls(messages: Sequence[AnyMessage]) -> dict[str, ToolCall]:
 def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
     """The settled steps of the current plan, by variable, derived from the messages."""
     issued = issued_calls(state["messages"])
-    answers = {
-        m.tool_call_id: m for m in turn_messages(state["messages"]) if isinstance(m, ToolMessage)
-    }
+    answers = turn_answers(state["messages"])
     full_texts = state.get("observations") or {}
     results: dict[str, StepResult] = {}
     for step in state.get("plan") or []:

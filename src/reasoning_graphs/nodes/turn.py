@@ -41,6 +41,11 @@ def turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     return list(messages)
 
 
+def turn_answers(messages: Sequence[AnyMessage]) -> dict[str, ToolMessage]:
+    """The observations of the current turn, by the id of the call each answers."""
+    return {m.tool_call_id: m for m in turn_messages(messages) if isinstance(m, ToolMessage)}
+
+
 def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
     for message in reversed(messages):
         if isinstance(message, AIMessage):
