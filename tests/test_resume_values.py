@@ -19,7 +19,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
+from reasoning_graphs.approval import ApprovalError
+from reasoning_graphs.graphs import plan_execute
 from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.nodes.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 from conftest import ToolLog, sleeping_tool
@@ -30,6 +33,15 @@ ASK = {"messages": [HumanMessage("deploy")]}
 @pytest.fixture(params=["memory", "sqlite"])
 def kind(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+def plan_step_graph(log: ToolLog, items: str) -> Any:
+    """Plan-and-Execute with one step whose model deploys each of ``items`` in turn."""
+    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+    deploys = [tool_call("deploy", item=item) for item in items]
+    script = [Plan(steps=["Deploy."]), *deploys, "ok", Replan(response="done")]
+    model = ScriptedChatModel(script=script)
+    return plan_execute.build_graph(model, tools=tools, checkpointer=InMemorySaver())
 
 
 def deploy_graph(log: ToolLog, checkpointer: Any) -> Any:
@@ -107,18 +119,7 @@ def test_none_for_the_interrupt_by_id_is_asked_again(log, thread, sync_saver) ->
 
 
 def test_resume_none_inside_a_plan_step_asks_again(log, thread) -> None:
-    from reasoning_graphs.graphs import plan_execute
-    from reasoning_graphs.nodes.plan import Plan, Replan
-
-    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
-    script = [
-        Plan(steps=["Deploy."]),
-        tool_call("deploy", item="prod"),
-        "ok",
-        Replan(response="done"),
-    ]
-    model = ScriptedChatModel(script=script)
-    graph = plan_execute.build_graph(model, tools=tools, checkpointer=InMemorySaver())
+    graph = plan_step_graph(log, "a")
     graph.invoke(ASK, thread)
 
     state = graph.invoke(Command(resume=None), thread)
@@ -132,8 +133,6 @@ def test_resume_none_inside_a_plan_step_asks_again(log, thread) -> None:
 
 
 def test_resume_none_with_nothing_pending_is_a_clear_error(log, thread, sync_saver) -> None:
-    from reasoning_graphs.approval import ApprovalError
-
     graph = deploy_graph(log, sync_saver)
 
     with pytest.raises(ApprovalError):
@@ -143,15 +142,7 @@ def test_resume_none_with_nothing_pending_is_a_clear_error(log, thread, sync_sav
 def test_an_approval_inside_a_plan_step_answers_only_the_call_it_was_given_for(log, thread) -> None:
     """LangGraph keeps a bare resume for the paused task, and a plan step is one task until it
     ends: without addressing, the first approval would also approve the step's third call."""
-    from reasoning_graphs.graphs import plan_execute
-    from reasoning_graphs.nodes.plan import Plan, Replan
-
-    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
-    deploys = [tool_call("deploy", item=item) for item in "abc"]
-    script = [Plan(steps=["Deploy."]), *deploys, "ok", Replan(response="done")]
-    graph = plan_execute.build_graph(
-        ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
-    )
+    graph = plan_step_graph(log, "abc")
     graph.invoke(ASK, thread)
     state = graph.invoke(Command(resume="approve"), thread)
     (second,) = state["__interrupt__"]
@@ -166,15 +157,7 @@ def test_an_approval_inside_a_plan_step_answers_only_the_call_it_was_given_for(l
 def test_a_malformed_answer_inside_a_plan_step_is_asked_again_not_taken_from_earlier(
     log, thread
 ) -> None:
-    from reasoning_graphs.graphs import plan_execute
-    from reasoning_graphs.nodes.plan import Plan, Replan
-
-    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
-    deploys = [tool_call("deploy", item=item) for item in "ab"]
-    script = [Plan(steps=["Deploy."]), *deploys, "ok", Replan(response="done")]
-    graph = plan_execute.build_graph(
-        ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
-    )
+    graph = plan_step_graph(log, "ab")
     graph.invoke(ASK, thread)
     state = graph.invoke(Command(resume="approve"), thread)
     (second,) = state["__interrupt__"]
