@@ -24,9 +24,9 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from reasoning_graphs.graphs import graph_builder
-from reasoning_graphs.nodes.compiler_dag import TaskPlan, TaskSchema
-from reasoning_graphs.nodes.compiler_join import JoinDecision
-from reasoning_graphs.nodes.plan import Plan, Replan
+from reasoning_graphs.graphs.llm_compiler.dag import TaskPlan, TaskSchema
+from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 

@@ -31,9 +31,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from crash_harness import command_line, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs import graph_builder
-from reasoning_graphs.nodes.plan import Plan, Replan
-from reasoning_graphs.prompts.lats import LATS_JUDGE_SYSTEM
-from reasoning_graphs.prompts.plan_execute import PLANNER_SYSTEM, REPLANNER_SYSTEM
+from reasoning_graphs.graphs.lats.prompts import LATS_JUDGE_SYSTEM
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_execute.prompts import PLANNER_SYSTEM, REPLANNER_SYSTEM
 from reasoning_graphs.testing import ScriptedChatModel, tool_calls
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 

@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from pydantic import Field, PrivateAttr
 
-from reasoning_graphs.nodes.compiler_join import JoinDecision
-from reasoning_graphs.nodes.plan import Replan
+from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
+from reasoning_graphs.graphs.plan_execute.plan import Replan
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from crash_harness import command_line, logging_tool, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs.plan_execute import build_graph
-from reasoning_graphs.nodes.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 THREAD = thread_config("plan-execute")

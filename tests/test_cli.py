@@ -152,8 +152,8 @@ def test_text_before_a_tool_call_ends_the_streamed_line() -> None:
 
 def test_only_the_answer_streams(db, monkeypatch, capsys) -> None:
     """Plans and the joiner's verdict are structured; tool calls are not text."""
-    from reasoning_graphs.nodes.compiler_dag import TaskPlan, TaskSchema
-    from reasoning_graphs.nodes.compiler_join import JoinDecision
+    from reasoning_graphs.graphs.llm_compiler.dag import TaskPlan, TaskSchema
+    from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 
     plan = TaskPlan(tasks=[TaskSchema(id=1, tool="calculator", args={"expression": "6*7"})])
     use_model(monkeypatch, plan, JoinDecision(answer="42"))
@@ -406,7 +406,7 @@ def test_docs_folder_enables_search(db, tmp_path, monkeypatch, capsys) -> None:
 def test_plan_execute_streams_its_inner_steps_and_asks_for_approval(
     db, workspace, monkeypatch, capsys
 ) -> None:
-    from reasoning_graphs.nodes.plan import Plan, Replan
+    from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 
     use_model(
         monkeypatch,
@@ -461,8 +461,8 @@ def test_plan_execute_streams_its_inner_steps_and_asks_for_approval(
 )
 def test_planning_patterns_run_from_the_cli(db, monkeypatch, capsys, pattern, script) -> None:
     if script == "compiler":
-        from reasoning_graphs.nodes.compiler_dag import TaskPlan, TaskSchema
-        from reasoning_graphs.nodes.compiler_join import JoinDecision
+        from reasoning_graphs.graphs.llm_compiler.dag import TaskPlan, TaskSchema
+        from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 
         plan = TaskPlan(tasks=[TaskSchema(id=1, tool="calculator", args={"expression": "6*7"})])
         script = [plan, JoinDecision(answer="42")]

@@ -10,8 +10,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from reasoning_graphs.graphs.cot import build_graph
-from reasoning_graphs.nodes.cot_answer import Sample, extract_answer, majority
-from reasoning_graphs.prompts.cot import COT_SYSTEM
+from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
+from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.testing import ScriptedChatModel
 
 

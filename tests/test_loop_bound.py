@@ -26,8 +26,8 @@ from langgraph.types import Command
 
 from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.plan import Plan, Replan
 from reasoning_graphs.testing import LoopBoundChatModel, LoopBoundError, tool_call, tool_calls
 from reasoning_graphs.tools.execute import TOOL_TIMED_OUT
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec

@@ -20,13 +20,13 @@ def test_langgraph_json_lists_every_pattern() -> None:
     assert set(graphs) == set(PATTERNS)
     for name, target in graphs.items():
         path, _, attribute = target.partition(":")
-        assert path == f"./src/{PATTERNS[name].replace('.', '/')}.py"
+        assert path == f"./src/{PATTERNS[name].replace('.', '/')}/graph.py"
         assert attribute == "graph"
 
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 def test_server_graphs_bring_no_checkpointer(pattern: str) -> None:
-    module = importlib.import_module(PATTERNS[pattern])
+    module = importlib.import_module(f"{PATTERNS[pattern]}.graph")
     assert module.graph.checkpointer is None
     assert graph_builder(pattern) is module.build_graph
     assert module.graph.name == pattern

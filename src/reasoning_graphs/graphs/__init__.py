@@ -18,7 +18,8 @@ PATTERNS: dict[str, str] = {
     "lats": "reasoning_graphs.graphs.lats",
     "cot": "reasoning_graphs.graphs.cot",
 }
-"""Pattern name → module that defines ``build_graph`` and a module-level ``graph``."""
+"""Pattern name → its package; the package exports ``build_graph`` and its ``graph``
+module holds the checkpointer-free ``graph`` that ``langgraph.json`` names."""
 
 UNKNOWN_PATTERN = "Unknown pattern {name!r}; available: {available}."
 

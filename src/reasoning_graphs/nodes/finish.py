@@ -18,10 +18,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.budget import may_conclude
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
-from reasoning_graphs.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
 
 EVIDENCE_CHARS = 200
 

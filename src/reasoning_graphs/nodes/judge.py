@@ -18,8 +18,8 @@ from typing_extensions import TypedDict
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
+from reasoning_graphs.nodes.prompts import JUDGE_REQUEST, JUDGE_SYSTEM
 from reasoning_graphs.nodes.setup import RunScope
-from reasoning_graphs.prompts.reflexion import JUDGE_REQUEST, JUDGE_SYSTEM
 
 UNREADABLE_JUDGEMENT = "The judge's reply could not be read as a score."
 

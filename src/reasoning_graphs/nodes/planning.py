@@ -27,9 +27,9 @@ from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.prompts import NO_TOOLS, TOOL_ENTRY
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import call_signature, decision_of, turn_messages, was_executed
-from reasoning_graphs.prompts.rewoo import NO_TOOLS, TOOL_ENTRY
 from reasoning_graphs.tools.execute import observation_ref
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec

@@ -1,0 +1,73 @@
+"""The ReAct loop as a graph: think → approve → act → observe → think, and finish.
+
+ReAct's own graph is this loop; Plan-and-Execute runs it for each plan step and
+Reflexion for each trial, as a subgraph (:func:`build_step_graph`), so the
+loop, its system prompt and its state are shared rather than copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node
+from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.prompts import REACT_SYSTEM
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.think import make_think, wants_tools
+from reasoning_graphs.nodes.turn import last_ai_message
+from reasoning_graphs.state import AgentState, StepInput
+from reasoning_graphs.tools.spec import ToolSpec
+
+
+def build_step_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """The ReAct graph as a pattern runs it for one plan step or trial, as a subgraph.
+
+    Its input also takes the question's rejections and the model calls spent so
+    far (:class:`~reasoning_graphs.state.StepInput`), so decisions stick and
+    budgets cover the whole question. It has no checkpointer: it uses its parent's.
+    """
+    return react_loop(model, tools, None, StepInput, retry, options)
+
+
+def react_loop(
+    model: BaseChatModel | str | None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
+    checkpointer: BaseCheckpointSaver | None,
+    input_schema: type,
+    retry: RetryPolicy | None,
+    options: AgentOptions,
+) -> CompiledStateGraph:
+    """The ReAct loop compiled with ``input_schema`` as its input."""
+    options.setdefault("system_prompt", REACT_SYSTEM)
+    setup = agent_setup(model, tools, **options)
+
+    def after_think(state: AgentState) -> Literal["approve", "finish"] | Any:
+        outcome = state.get("outcome")
+        if outcome and outcome["status"] == "incomplete":
+            return "finish"  # the budget was spent before thinking
+        return "approve" if wants_tools(last_ai_message(state["messages"])) else END
+
+    builder = agent_graph_builder(input_schema=input_schema)
+    builder.add_node(
+        "think", dual_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
+    )
+    builder.add_edge(START, "think")
+    builder.add_conditional_edges("think", after_think, ["approve", "finish", END])
+    add_tool_loop(builder, setup)
+    return compile_agent(builder, checkpointer, "react")

@@ -1,0 +1,82 @@
+"""Chain-of-Thought, optionally with self-consistency: reason → answer.
+
+``reason`` asks the model to think step by step and end with ``Answer: ...``,
+reads the answer off tolerantly, and appends it as the reply. With
+``samples=k`` it reasons k times concurrently and answers with the majority,
+reporting the agreement (``"3/5"``). No tools: the reasoning is the method.
+(Wei et al., 2022, "Chain-of-Thought Prompting Elicits Reasoning in Large
+Language Models"; Wang et al., 2023, "Self-Consistency Improves Chain of
+Thought Reasoning in Language Models".)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node
+from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
+from reasoning_graphs.graphs.cot.reason import make_reason
+from reasoning_graphs.graphs.cot.state import CotState
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.tools.spec import ToolSpec
+
+BAD_SAMPLES = "samples must be at least 1, got {value}."
+
+
+def build_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    samples: int = 1,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """Build the Chain-of-Thought graph.
+
+    Args:
+        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
+            ``None`` to resolve the default at run time. For ``samples > 1`` it
+            should sample (temperature above 0), or every vote is the same.
+        tools: Ignored (the pattern uses none); accepted so every pattern builds alike.
+        checkpointer: Where runs are saved.
+        samples: Chains of thought per question; above 1, the majority answer wins.
+        retry: Retry policy for model calls (default: backoff on transient errors).
+        **options: Only ``system_prompt`` applies (default: reason, then ``Answer: ...``).
+
+    Raises:
+        ValueError: ``samples`` is below 1.
+
+    Example:
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> model = ScriptedChatModel(script=["6*7 is 42.\\nAnswer: 42"])
+        >>> graph = build_graph(model)
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    if samples < 1:
+        raise ValueError(BAD_SAMPLES.format(value=samples))
+    options.setdefault("system_prompt", COT_SYSTEM)
+    setup = agent_setup(model, (), **options)
+
+    builder = agent_graph_builder(CotState)
+    reason = dual_node("reason", make_reason(setup, samples=samples))
+    builder.add_node("reason", reason, retry_policy=retry or model_retry_policy())
+    builder.add_edge(START, "reason")
+    builder.add_edge("reason", END)
+    return compile_agent(builder, checkpointer, "cot")
+
+
+graph = build_graph()
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""

@@ -1,0 +1,72 @@
+"""``reason`` of Chain-of-Thought: think step by step, then read the answer off the end.
+
+With one sample this is Wei et al.'s chain of thought; with several it is
+Wang et al.'s self-consistency: the samples are independent, so they run
+concurrently, and the majority answer wins, with the agreement (``"3/5"``)
+reported in the state and on the answer message. Self-consistency only helps
+when the samples differ: give it a model that samples (temperature above 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, SystemMessage
+
+from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
+from reasoning_graphs.nodes.prompts import NO_ANSWER
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+
+NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
+AGREEMENT = "{count}/{total}"
+
+
+def make_reason(
+    setup: AgentSetup, *, samples: int
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``reason`` node: ``samples`` concurrent chains of thought and their vote."""
+
+    def reason(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        results = yield from gather_bodies([_sample(run, state) for _ in range(samples)])
+        chains = [chain for chain, _ in results]
+        events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
+        vote = majority(chains)
+        agreement = AGREEMENT.format(count=vote["count"], total=vote["total"])
+        outcome = (
+            {"status": "answered"}
+            if vote["answer"]
+            else {"status": "incomplete", "reason": NO_FINAL_ANSWER}
+        )
+        chosen = next((c for c in chains if c["answer"] == vote["answer"]), chains[0])
+        final = AIMessage(
+            vote["answer"] or NO_ANSWER,
+            response_metadata={
+                "answer": vote["answer"],
+                "agreement": agreement,
+                "votes": vote["votes"],
+                "reasoning": chosen["reasoning"],
+                "outcome": outcome,
+            },
+        )
+        return {
+            "messages": [final],
+            "samples": chains,
+            "answer": vote["answer"],
+            "agreement": agreement,
+            "trajectory": events,
+            "outcome": outcome,
+        }
+
+    return reason
+
+
+def _sample(run: RunScope, state: Mapping[str, Any]) -> Body[tuple[Sample, dict[str, Any]]]:
+    """One chain of thought over the conversation, and its trajectory event."""
+    prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
+    reply = yield from call_model(run.model, ModelRequest(prompt=prompt), state)
+    text = reply.message.text
+    return Sample(reasoning=text, answer=extract_answer(text)), reply.event

@@ -1,0 +1,189 @@
+"""``act``: settle and run the tool calls of a fresh expansion, one observation per child.
+
+The calls of all new children are settled together with the approve node's
+triage (:func:`~reasoning_graphs.nodes.approve.settle_calls`): one interrupt
+for the dangerous ones, and a call rejected earlier — in any branch — is
+answered from that decision without asking again. Nothing runs before the
+decision, so re-running the node on resume repeats no side effect.
+
+The decisions go into the tree, and the cleared calls run through the tool
+layer in passes: each run of the node (one LangGraph super-step) runs the
+read-only calls together and then at most one stateful call, in the
+children's order; the graph runs the node again while cleared calls wait.
+With ``durability="sync"`` a pass's checkpoint is saved before the next pass
+starts, so a stateful call that finished is never run again after a crash —
+ReAct's guarantee. Each call is also a durable LangGraph ``@task``, so a
+crash inside a pass re-runs only the read-only calls whose results had not
+been written yet (at least once, as in ReAct: a kill in the milliseconds
+between a call finishing and its pass being saved repeats that call). The
+children are alternatives, but they share one world: a stateful call in one
+branch is seen by its siblings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages.tool import ToolCall
+
+from reasoning_graphs.effects import Body, Gather, durable_task
+from reasoning_graphs.graphs.lats.tree import LatsNode, LatsTree, children, expansions, update_nodes
+from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.trajectory import action_event
+from reasoning_graphs.nodes.turn import decision_of, turn_number
+from reasoning_graphs.state import PlannedCall
+from reasoning_graphs.tools.execute import execute_call
+from reasoning_graphs.tools.registry import ToolRegistry
+
+
+def _run_call(
+    registry: ToolRegistry,
+    call: PlannedCall,
+    observations: Mapping[str, str],
+    state: Mapping[str, Any],
+) -> Body[dict[str, Any]]:
+    """Run one cleared call; its result is saved as soon as it finishes.
+
+    A ``Command`` the tool returns is not applied — the children are
+    alternatives, so no branch may change the shared state — and its
+    observation says so.
+    """
+    result = yield from execute_call(
+        registry,
+        call["name"],
+        call["args"],
+        call_id=call["id"],
+        observations=observations,
+        state=state,
+    )
+    result = result.without_command(TREE_ONLY)
+    return {
+        "content": result.content,
+        "status": result.status,
+        "duration_ms": result.duration_ms,
+        "ref": result.ref,
+        "full_text": result.full_text,
+    }
+
+
+run_call = durable_task("run_call", _run_call)
+
+TREE_ONLY = "LATS keeps tool results only as observations in its search tree"
+
+
+def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the LATS ``act`` node for ``setup``; run it again while :func:`cleared` calls wait."""
+
+    def act(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        tree, selected = state["tree"], state["selected"]
+        turn, step = turn_number(state["messages"]), expansions(tree)
+        undecided = [node for node in fresh(tree, selected) if node["decision"] is None]
+        changes: dict[int, dict[str, object]] = {}
+        update: dict[str, Any] = {"trajectory": []}
+        if undecided:
+            triage = TurnTriage(turn=turn, step=step)
+            settle_calls(run, state, [node["call"] for node in undecided], triage)
+            changes = _settled(undecided, triage)
+            by_call = {node["call"]["id"]: node["id"] for node in undecided}
+            update["trajectory"] = [{**e, "node": by_call[e["id"]]} for e in triage.events]
+            update["rejected"] = triage.rejected
+            tree = update_nodes(tree, changes)
+
+        batch = _batch(run.registry, cleared(tree, selected))
+        results = yield from _run_batch(run.registry, batch, state)
+        stored: dict[str, str] = {}
+        for node, result in zip(batch, results, strict=True):
+            call = node["call"]
+            changes[node["id"]] = {
+                **changes.get(node["id"], {}),
+                "observation": result["content"],
+                "status": result["status"],
+            }
+            event = action_event(
+                turn=turn,
+                step=step,
+                call_id=call["id"],
+                tool=call["name"],
+                args=call["args"],
+                observation=result["content"],
+                status=result["status"],
+                decision=node["decision"] or "auto",
+                duration_ms=result["duration_ms"],
+            )
+            update["trajectory"].append({**event, "node": node["id"]})
+            if result["ref"]:
+                stored[result["ref"]] = result["full_text"]
+        if not changes:
+            return {}
+        update["tree"] = update_nodes(state["tree"], changes)
+        if stored:
+            update["observations"] = stored
+        return update
+
+    return act
+
+
+def fresh(tree: LatsTree, selected: int) -> list[LatsNode]:
+    """The new children's calls that have no observation yet, in the children's order."""
+    return [
+        n for n in children(tree, selected) if n["call"] is not None and n["observation"] is None
+    ]
+
+
+def cleared(tree: LatsTree, selected: int) -> list[LatsNode]:
+    """Calls settled to run (approved, edited or automatic) that have not run yet."""
+    return [node for node in fresh(tree, selected) if node["decision"] is not None]
+
+
+def _settled(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, dict[str, object]]:
+    """Each node's decision: an observation for calls settled without running, and
+    for cleared ones the arguments they will run with."""
+    by_call = {node["call"]["id"]: node for node in nodes}
+    changes: dict[int, dict[str, object]] = {}
+    for message in triage.answered:
+        changes[by_call[message.tool_call_id]["id"]] = {
+            "observation": str(message.content),
+            "status": message.status,
+            "decision": decision_of(message),
+        }
+    for _, call in triage.planned:
+        changes[by_call[call["id"]]["id"]] = {
+            "call": ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call"),
+            "decision": call["decision"],
+        }
+    return changes
+
+
+def _batch(registry: ToolRegistry, waiting: list[LatsNode]) -> list[LatsNode]:
+    """What one run of ``act`` executes: every read-only call and the first stateful one.
+
+    One stateful call per run of the node, like ReAct's one call per ``act``
+    task: the node's update holds its result and is checkpointed before the
+    next run starts, so a finished stateful call is saved before the next begins.
+    """
+    read_only = [node for node in waiting if registry.is_read_only(node["call"]["name"])]
+    stateful = [node for node in waiting if node not in read_only]
+    return read_only + stateful[:1]
+
+
+def _run_batch(
+    registry: ToolRegistry, batch: list[LatsNode], state: Mapping[str, Any]
+) -> Body[list[dict[str, Any]]]:
+    """The batch's read-only calls all at once, then its stateful one; results in batch order."""
+    observations = state.get("observations") or {}
+    tasks = [run_call(registry, _planned(node), observations, state) for node in batch]
+    read_only = sum(registry.is_read_only(node["call"]["name"]) for node in batch)
+    results: list[dict[str, Any]] = (yield Gather(tasks[:read_only])) if read_only else []
+    for task in tasks[read_only:]:
+        results.append((yield task))
+    return results
+
+
+def _planned(node: LatsNode) -> PlannedCall:
+    call = node["call"]
+    return PlannedCall(
+        id=call["id"], name=call["name"], args=call["args"], decision=node["decision"] or "auto"
+    )

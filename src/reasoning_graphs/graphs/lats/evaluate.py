@@ -1,0 +1,142 @@
+"""``evaluate`` and ``backpropagate``: value each new child with a model judge, then back it up.
+
+The judge reads the question and the child's whole trajectory as text and
+returns a typed score from 0 to 1 with a short reason
+(:class:`~reasoning_graphs.nodes.judge.Judgement`, via
+``with_structured_output``, so the embedded model's grammar mode works too);
+the children are judged concurrently. ``backpropagate`` adds each score along
+its path and decides whether the search goes on: a final answer at or above
+the threshold solves the question; spent expansions or tokens end it
+incomplete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.graphs.lats.prompts import (
+    FINAL_ANSWER,
+    LATS_JUDGE_REQUEST,
+    LATS_JUDGE_SYSTEM,
+    NO_STEPS,
+    NOT_FINISHED,
+    STEP_LINE,
+)
+from reasoning_graphs.graphs.lats.tree import (
+    LatsNode,
+    LatsTree,
+    SearchSettings,
+    backpropagate,
+    children,
+    expansions,
+    path,
+    update_nodes,
+)
+from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.judge import Evaluation, grade
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.turn import describe_call, turn_messages, turn_number
+from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.state import Outcome
+
+EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
+
+
+def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``evaluate`` node: one judge call per unscored child of the selected leaf."""
+
+    def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        tree: LatsTree = state["tree"]
+        fresh = [n for n in children(tree, state["selected"]) if n["score"] is None]
+        task = _task_text(state)
+        graded = yield from gather_bodies(
+            [_grade(run, state, task, path(tree, node["id"])) for node in fresh]
+        )
+        changes: dict[int, dict[str, object]] = {}
+        events: list[dict[str, Any]] = []
+        step = expansions(tree)
+        for node, (judgement, thought) in zip(fresh, graded, strict=True):
+            changes[node["id"]] = {"score": judgement["score"], "feedback": judgement["feedback"]}
+            events.append({**thought, "step": step, "node": node["id"]})
+            events.append(
+                {
+                    "kind": "evaluation",
+                    "turn": turn_number(state["messages"]),
+                    "step": step,
+                    "node": node["id"],
+                    "score": judgement["score"],
+                    "feedback": judgement["feedback"],
+                    "terminal": node["terminal"],
+                }
+            )
+        return {"tree": update_nodes(tree, changes), "trajectory": events}
+
+    return evaluate
+
+
+def make_backpropagate(
+    setup: AgentSetup, settings: SearchSettings
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
+
+    def backpropagate_node(state: dict[str, Any]) -> dict[str, Any]:
+        tree: LatsTree = state["tree"]
+        new = [n for n in children(tree, state["selected"]) if n["visits"] == 0]
+        tree = backpropagate(tree, [n["id"] for n in new])
+        outcome: Outcome | None = None
+        if any(n["terminal"] and (n["score"] or 0.0) >= settings.threshold for n in new):
+            outcome = {"status": "answered"}
+        elif expansions(tree) >= settings.max_expansions:
+            reason = EXPANSIONS_SPENT.format(limit=settings.max_expansions)
+            outcome = {"status": "incomplete", "reason": reason}
+        else:
+            outcome = budget_stop(state, setup.for_run().limits)
+        return {"tree": tree, "outcome": outcome}
+
+    return backpropagate_node
+
+
+def _grade(
+    run: RunScope, state: Mapping[str, Any], task: str, trajectory: Sequence[LatsNode]
+) -> Body[tuple[Evaluation, dict[str, Any]]]:
+    """The judge's verdict on one trajectory, and the thought event of its call."""
+    prompt = [
+        SystemMessage(LATS_JUDGE_SYSTEM),
+        HumanMessage(render_trajectory(task, trajectory)),
+    ]
+    return (yield from grade(run, prompt, state))
+
+
+def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:
+    """The judge's view of a branch: the task, each step with its observation, the answer.
+
+    Observations are tool output, so each is a data block naming its call.
+    """
+    steps = []
+    ending = NOT_FINISHED
+    for number, node in enumerate(trajectory, start=1):
+        call = node["call"]
+        if call is None:
+            ending = FINAL_ANSWER.format(answer=node["answer"])
+            continue
+        thought = f"{node['thought']} " if node["thought"] else ""
+        described = describe_call(call["name"], call["args"])
+        observation = as_data(node["observation"] or "", source=described)
+        steps.append(
+            STEP_LINE.format(
+                number=number, thought=thought, call=described, observation=observation
+            )
+        )
+    return LATS_JUDGE_REQUEST.format(task=task, steps="\n".join(steps) or NO_STEPS, ending=ending)
+
+
+def _task_text(state: Mapping[str, Any]) -> str:
+    """The question being searched: the latest human message."""
+    messages = state["messages"]
+    before_turn = len(messages) - len(turn_messages(messages))
+    return messages[before_turn - 1].text if before_turn else ""

@@ -1,0 +1,97 @@
+"""``select`` and ``expand``: pick the most promising leaf by UCT, then sample its next actions.
+
+``select`` makes no model call: it starts a fresh tree for a new question and
+walks the tree by UCT; when no branch can grow any more it ends the search.
+``expand`` asks the model for the leaf's next step several times at once,
+with tools bound and the leaf's trajectory as the model's own earlier turns;
+each reply is one tool call or a final answer, and identical replies become
+one child.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, SystemMessage
+
+from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.graphs.lats.tree import (
+    Candidate,
+    SearchSettings,
+    expand,
+    expansions,
+    messages_of,
+    new_tree,
+    path,
+    select_leaf,
+)
+from reasoning_graphs.nodes.budget import affordable_batch
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.turn import turn_number
+
+EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
+
+
+CALLS_PER_CANDIDATE = 2
+"""A candidate step costs its sample and the judge's grade of it."""
+
+
+def make_select(
+    settings: SearchSettings,
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
+
+    def select(state: dict[str, Any]) -> dict[str, Any]:
+        turn = turn_number(state["messages"])
+        tree = state.get("tree")
+        if tree is None or tree["turn"] != turn:
+            tree = new_tree(turn, tree)
+        leaf = select_leaf(tree, settings)
+        outcome = None
+        if leaf is None:
+            outcome = {"status": "incomplete", "reason": EXHAUSTED.format(depth=settings.max_depth)}
+        return {"tree": tree, "selected": leaf, "outcome": outcome}
+
+    return select
+
+
+def make_expand(
+    setup: AgentSetup, settings: SearchSettings
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
+    fewer when the question's step budget has room for fewer (each is sampled and judged)."""
+
+    def expand_node(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        tree, leaf = state["tree"], state["selected"]
+        prompt = [
+            SystemMessage(setup.system_prompt),
+            *state["messages"],
+            *messages_of(path(tree, leaf)),
+        ]
+        request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
+        count = affordable_batch(state, run.limits, settings.candidates, cost=CALLS_PER_CANDIDATE)
+        replies: list[ModelReply] = yield from gather_bodies(
+            [call_model(run.model, request, state) for _ in range(count)]
+        )
+        candidates = [_candidate(reply.message) for reply in replies]
+        grown = expand(tree, leaf, [c for c in candidates if c])
+        step = expansions(grown)
+        events = [{**reply.event, "step": step, "node": leaf} for reply in replies]
+        return {"tree": grown, "trajectory": events}
+
+    return expand_node
+
+
+def _candidate(reply: AIMessage) -> Candidate | None:
+    """The reply's action: its first tool call, else its text as an answer; ``None`` if empty.
+
+    One action per node keeps each branch a single line of steps; a reply that
+    calls several tools contributes its first.
+    """
+    if reply.tool_calls:
+        return Candidate(thought=reply.text.strip(), call=reply.tool_calls[0], answer=None)
+    text = reply.text.strip()
+    return Candidate(thought="", call=None, answer=text) if text else None

@@ -1,0 +1,81 @@
+"""LATS's ``finish``: the search's answer, with its score — complete or honestly not.
+
+A solved search answers with the final answer that reached the threshold.
+Otherwise the best-scored final answer found is returned, marked incomplete
+with its score and why the search stopped. When no branch reached an answer
+at all, the shared :func:`~reasoning_graphs.nodes.finish.make_finish` asks the
+model once more, tools off, along the best-scored branch, and gives that
+answer with the branch's evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.lats.prompts import BELOW_THRESHOLD_NOTE
+from reasoning_graphs.graphs.lats.tree import (
+    LatsNode,
+    SearchSettings,
+    best_answer,
+    best_node,
+    messages_of,
+    path,
+)
+from reasoning_graphs.nodes.finish import ask_with_tools_off, make_finish
+from reasoning_graphs.nodes.model_call import ModelReply
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.turn import successful_observations
+
+BEST_BRANCH = "{reason}; the best branch scored {score:.2f}"
+
+
+def make_lats_finish(
+    setup: AgentSetup, settings: SearchSettings
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``finish`` node of LATS."""
+    from_best_branch = make_finish(setup, _ask_on_best_branch, _best_branch_evidence)
+
+    def finish(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
+        best = best_answer(state["tree"])
+        if best is None:
+            branch = best_node(state["tree"])
+            if branch is not None:
+                reason = BEST_BRANCH.format(reason=outcome.get("reason"), score=branch["score"])
+                outcome = {**outcome, "reason": reason}
+            return (yield from from_best_branch({**state, "outcome": outcome}))
+        content = best["answer"] or ""
+        if outcome["status"] != "answered":
+            note = BELOW_THRESHOLD_NOTE.format(
+                score=best["score"], threshold=settings.threshold, reason=outcome.get("reason")
+            )
+            content = f"{content}\n\n{note}"
+        final = AIMessage(
+            content=content,
+            response_metadata={
+                "outcome": dict(outcome),
+                "lats": {"node": best["id"], "score": best["score"]},
+            },
+        )
+        return {"messages": [final], "outcome": outcome}
+
+    return finish
+
+
+def _best_branch(state: Mapping[str, Any]) -> list[AnyMessage]:
+    node: LatsNode | None = best_node(state["tree"])
+    return messages_of(path(state["tree"], node["id"])) if node else []
+
+
+def _ask_on_best_branch(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+    """The model, tools off, after the conversation and the best branch's steps."""
+    branch_state = {**state, "messages": [*state["messages"], *_best_branch(state)]}
+    return (yield from ask_with_tools_off(run, branch_state, instruction))
+
+
+def _best_branch_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return successful_observations(_best_branch(state))

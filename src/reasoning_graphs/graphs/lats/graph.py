@@ -1,0 +1,141 @@
+"""LATS: Monte Carlo tree search over the model's actions, valued by a model judge.
+
+``select`` walks the search tree from the root by UCT to the most promising
+leaf; ``expand`` samples several next actions there (tool calls or final
+answers); ``act`` settles their calls — one interrupt for the dangerous ones,
+earlier rejections answered without asking — and runs them through the tool
+layer, one stateful call per pass so each is saved before the next starts;
+``evaluate`` has a judge score each new branch from 0 to 1;
+``backpropagate`` backs the scores up the tree and stops the search when a
+final answer reaches the threshold or the expansions, depth or tokens are
+spent. ``finish`` answers with the best answer and its score — incomplete,
+with the reason, when it is below the threshold. The tree is plain data in
+the state, so a search pauses, checkpoints and resumes like any run. (Zhou et
+al., 2024, "Language Agent Tree Search Unifies Reasoning, Acting, and
+Planning in Language Models".)
+
+::
+
+    START → select ──leaf──→ expand → act → evaluate → backpropagate ──go on──→ select
+              │                          ↺ cleared calls wait     │
+              └── nothing left ──→ finish ←──────── solved / spent ┘
+                                     ↓
+                                    END
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node, plain_node
+from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs.lats.act import cleared, make_act
+from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
+from reasoning_graphs.graphs.lats.expand import make_expand, make_select
+from reasoning_graphs.graphs.lats.finish import make_lats_finish
+from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
+from reasoning_graphs.graphs.lats.state import LatsState
+from reasoning_graphs.graphs.lats.tree import SearchSettings
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.tools.spec import ToolSpec
+
+DEFAULTS = SearchSettings()
+
+
+def after_select(state: LatsState) -> Literal["expand", "finish"]:
+    """Expand the chosen leaf, or finish when no branch can grow."""
+    return "finish" if state.get("outcome") else "expand"
+
+
+def after_act(state: LatsState) -> Literal["act", "evaluate"]:
+    """Run the next stateful call in a pass of its own; evaluate when every call has run."""
+    return "act" if cleared(state["tree"], state["selected"]) else "evaluate"
+
+
+def after_backpropagate(state: LatsState) -> Literal["select", "finish"]:
+    """Search on until solved or a budget is spent."""
+    return "finish" if state.get("outcome") else "select"
+
+
+def build_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    candidates: int = DEFAULTS.candidates,
+    max_expansions: int = DEFAULTS.max_expansions,
+    max_depth: int = DEFAULTS.max_depth,
+    threshold: float = DEFAULTS.threshold,
+    exploration: float = DEFAULTS.exploration,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """Build the LATS graph.
+
+    Args:
+        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
+            ``None`` to resolve the default at run time.
+        tools: Tools or tool specs; ``None`` for the built-in tools.
+        checkpointer: Where runs are saved so they can pause and resume.
+        candidates: Next actions sampled per expansion (identical ones count once).
+        max_expansions: Expansions per question before the best answer so far is given.
+        max_depth: Actions on one branch; deeper nodes are not expanded.
+        threshold: Judge score (0..1) at which a final answer ends the search.
+        exploration: The UCT constant: higher revisits less-explored branches more.
+        retry: Retry policy for model calls (default: backoff on transient errors).
+        **options: Token budget, approval lists, block rules and the system prompt
+            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+
+    Example:
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> grade = {"feedback": "Correct.", "score": 0.9}
+        >>> graph = build_graph(ScriptedChatModel(script=["42", grade]), tools=[], candidates=1)
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    options.setdefault("system_prompt", LATS_SYSTEM)
+    setup = agent_setup(model, tools, **options)
+    settings = SearchSettings(
+        candidates=candidates,
+        max_expansions=max_expansions,
+        max_depth=max_depth,
+        threshold=threshold,
+        exploration=exploration,
+    )
+    model_retry = retry or model_retry_policy()
+
+    builder = agent_graph_builder(LatsState)
+    builder.add_node("select", plain_node("select", make_select(settings)))
+    builder.add_node(
+        "expand", dual_node("expand", make_expand(setup, settings)), retry_policy=model_retry
+    )
+    builder.add_node("act", dual_node("act", make_act(setup)))
+    builder.add_node(
+        "evaluate", dual_node("evaluate", make_evaluate(setup)), retry_policy=model_retry
+    )
+    builder.add_node(
+        "backpropagate", plain_node("backpropagate", make_backpropagate(setup, settings))
+    )
+    builder.add_node("finish", dual_node("finish", make_lats_finish(setup, settings)))
+    builder.add_edge(START, "select")
+    builder.add_conditional_edges("select", after_select, ["expand", "finish"])
+    builder.add_edge("expand", "act")
+    builder.add_conditional_edges("act", after_act, ["act", "evaluate"])
+    builder.add_edge("evaluate", "backpropagate")
+    builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
+    builder.add_edge("finish", END)
+    return compile_agent(builder, checkpointer, "lats")
+
+
+graph = build_graph()
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""

@@ -1,0 +1,133 @@
+"""LLM Compiler: plan a graph of tool calls, run it as dataflow, then join — or plan again.
+
+``plan`` asks the model once for a round's tasks, each naming the tasks whose
+results it needs (``$1`` in an argument is task 1's result), and checks the
+graph before anything runs; an invalid plan is re-made once with the problem
+named, and if it is still invalid ``finish`` explains. ``schedule`` (no model
+call) runs the plan in passes: each pass puts the dangerous tasks whose inputs
+are known to a person in one interrupt, with earlier results substituted, then
+runs every task the moment its own deps are done — read-only tasks overlap,
+stateful ones keep plan order and end their chain's pass, so each is saved
+before whatever comes after it starts — each as a durable LangGraph ``@task``,
+so a crash re-runs only what had not finished. ``join`` answers from the results
+or asks for another round; rounds and budgets are bounded, and past them
+``finish`` gives an honest, incomplete answer. (Kim et al., 2023, "An LLM
+Compiler for Parallel Function Calling".)
+
+::
+
+    START → plan ──valid──→ schedule → join ──answer──→ END
+            │  ↺ invalid        ↺ passes │ │
+            │    (once)        replan ──┘ └── rounds or budget spent
+            invalid again      (→ plan)                │
+            ↓                                          ↓
+            finish ←───────────────────────────────────┘
+            ↓
+            END
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node
+from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
+from reasoning_graphs.graphs.llm_compiler.plan import make_plan
+from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
+from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_settled
+from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
+from reasoning_graphs.nodes.finish import make_finish
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.tools.spec import ToolSpec
+
+MAX_ROUNDS = 2
+"""Default plan-and-run rounds per question: a first plan and one replan."""
+STEPS_PER_ROUND = 4
+"""Model calls one round may make, with one to spare: a plan, a re-made plan, the join (the
+schedule's passes make none). The default step budget is this times ``max_rounds``, so only
+the round bound stops replans unless a run sets a tighter ``max_steps``."""
+
+
+def after_plan(state: LlmCompilerState) -> Literal["schedule", "plan", "finish"]:
+    """Run a valid plan; re-make an invalid one; give up honestly when ``plan`` says so."""
+    if state.get("outcome"):
+        return "finish"
+    return "plan" if state.get("plan_problem") else "schedule"
+
+
+def after_schedule(state: LlmCompilerState) -> Literal["schedule", "join"]:
+    """Another pass until every task of the plan is settled."""
+    return "join" if round_settled(state) else "schedule"
+
+
+def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
+    """Answered: done. Another round wanted: plan, unless ``join`` found the bound reached."""
+    outcome = state.get("outcome")
+    if outcome is None:
+        return "plan"
+    return END if outcome["status"] == "answered" else "finish"
+
+
+def build_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    max_rounds: int = MAX_ROUNDS,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """Build the LLM Compiler graph.
+
+    Args:
+        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
+            ``None`` to resolve the default at run time.
+        tools: Tools or tool specs; ``None`` for the built-in tools.
+        checkpointer: Where runs are saved so they can pause and resume.
+        max_rounds: Plan-and-run rounds per question before an honest, incomplete answer.
+        retry: Retry policy for model calls (default: backoff on transient errors).
+        **options: Budgets, approval lists, block rules and the system prompt
+            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`); ``max_steps``
+            defaults to :data:`STEPS_PER_ROUND` × ``max_rounds``.
+
+    Example:
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> from reasoning_graphs.tools.builtins import calculator
+        >>> plan = {"tasks": [{"id": 1, "tool": "calculator", "args": {"expression": "6*7"}}]}
+        >>> graph = build_graph(ScriptedChatModel(script=[plan, "42"]), tools=[calculator()])
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    options.setdefault("system_prompt", LLM_COMPILER_SYSTEM)
+    options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
+    setup = agent_setup(model, tools, **options)
+    model_retry = retry or model_retry_policy()
+
+    builder = agent_graph_builder(LlmCompilerState)
+    builder.add_node("plan", dual_node("plan", make_plan(setup)), retry_policy=model_retry)
+    builder.add_node("schedule", dual_node("schedule", make_schedule(setup)))
+    builder.add_node(
+        "join", dual_node("join", make_join(setup, max_rounds)), retry_policy=model_retry
+    )
+    builder.add_node("finish", dual_node("finish", make_finish(setup, ask_joiner)))
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])
+    builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join"])
+    builder.add_conditional_edges("join", after_join, ["plan", "finish", END])
+    builder.add_edge("finish", END)
+    return compile_agent(builder, checkpointer, "llm_compiler")
+
+
+graph = build_graph()
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""

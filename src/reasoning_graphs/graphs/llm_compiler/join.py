@@ -1,0 +1,130 @@
+"""``join``: one model call that answers from the rounds' results, or asks for another round.
+
+The joiner sees the conversation and every task of the question with its
+result. It answers, or — when something the answer needs is missing — asks
+to replan with the reason, which the next plan call reads. Rounds are
+bounded: when the bound or a budget is reached, the node sets an incomplete
+outcome and ``finish`` gives an honest answer from the evidence. It also
+serves ``finish`` as the way to ask for that last answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.llm_compiler.dag import (
+    JOIN_KIND,
+    RUNTIME,
+    render_plan,
+    rounds_report,
+    rounds_run,
+)
+from reasoning_graphs.graphs.llm_compiler.plan import EMPTY_PLAN, OWN_RUNTIMES
+from reasoning_graphs.graphs.llm_compiler.prompts import (
+    JOIN_REPLAN_NOTE,
+    JOIN_TEXT_FORMAT,
+    JOINER_INSTRUCTIONS,
+    NO_RESULTS,
+    PLAN_FAILED_REPORT,
+    RESULTS_REPORT,
+)
+from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
+from reasoning_graphs.nodes.planning import answer_prompt, conversation
+from reasoning_graphs.nodes.prompts import NO_ANSWER
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.state import Outcome
+
+REPLAN_LINE = re.compile(r"^\s*replan\s*[:(]\s*(.*?)\)?\s*$", re.IGNORECASE | re.MULTILINE)
+ROUNDS_SPENT = "the joiner still wanted another round after {rounds} round(s) ({reason})"
+
+
+class JoinDecision(BaseModel):
+    """The joiner's verdict on a round."""
+
+    replan: bool = Field(
+        default=False,
+        description="True only when the answer needs something missing that more tool calls "
+        "could get.",
+    )
+    answer: str = Field(default="", description="The final answer; empty when replanning.")
+    reason: str = Field(default="", description="When replanning: what is missing and why.")
+
+
+def joiner_prompt(
+    setup: AgentSetup, state: dict[str, Any], instruction: str | None = None
+) -> list[BaseMessage]:
+    """Instructions, the conversation, then the results (or why no plan could run)."""
+    problem = state.get("plan_problem")
+    if problem:
+        plan = render_plan(state.get("plan") or []) or EMPTY_PLAN
+        report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
+    else:
+        results = rounds_report(state["messages"])
+        report = RESULTS_REPORT.format(results=results) if results else NO_RESULTS
+    dialogue = conversation(state["messages"], OWN_RUNTIMES)
+    return answer_prompt(setup, JOINER_INSTRUCTIONS, dialogue, report, instruction)
+
+
+def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+    """``finish``'s way to ask for a last answer: the joiner prompt plus the instruction."""
+    request = ModelRequest(prompt=joiner_prompt(run.setup, state, instruction))
+    return (yield from call_model(run.model, request, state))
+
+
+def make_join(
+    setup: AgentSetup, max_rounds: int
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``join`` node for ``setup``; at most ``max_rounds`` plan-and-run rounds."""
+
+    def join(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        typed = supports_schema(run.model, JoinDecision)
+        prompt = joiner_prompt(setup, state)
+        if not typed:
+            prompt[0] = SystemMessage(f"{prompt[0].text}\n\n{JOIN_TEXT_FORMAT}")
+        request = ModelRequest(prompt=prompt, schema=JoinDecision if typed else None)
+        answered = yield from call_model(run.model, request, state)
+        raw, decision = answered.message, _decision(answered)
+        if not decision.replan:
+            reply = AIMessage(
+                content=decision.answer.strip() or NO_ANSWER, usage_metadata=raw.usage_metadata
+            )
+            event = {**answered.event, "text": reply.text}
+            outcome: Outcome | None = {"status": "answered"}
+            return {"messages": [reply], "trajectory": [event], "outcome": outcome}
+        note = AIMessage(
+            content=JOIN_REPLAN_NOTE.format(reason=decision.reason),
+            usage_metadata=raw.usage_metadata,
+            response_metadata={"runtime": RUNTIME, "kind": JOIN_KIND, "reason": decision.reason},
+        )
+        event = {**answered.event, "text": note.text}
+        after = {
+            **state,
+            "messages": [*state["messages"], note],
+            "trajectory": [*state.get("trajectory", []), event],
+        }
+        rounds = rounds_run(state["messages"])
+        outcome = budget_stop(after, run.limits)
+        if outcome is None and rounds >= max_rounds:
+            reason = ROUNDS_SPENT.format(rounds=rounds, reason=decision.reason.rstrip("."))
+            outcome = {"status": "incomplete", "reason": reason}
+        return {"messages": [note], "trajectory": [event], "outcome": outcome}
+
+    return join
+
+
+def _decision(reply: ModelReply) -> JoinDecision:
+    """The joiner's decision; a reply that is not structured is read as text."""
+    if isinstance(reply.parsed, JoinDecision):
+        return reply.parsed
+    match = REPLAN_LINE.search(reply.message.text)
+    if match:
+        return JoinDecision(replan=True, reason=match.group(1))
+    return JoinDecision(answer=reply.message.text.strip())

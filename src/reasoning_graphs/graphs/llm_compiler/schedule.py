@@ -1,0 +1,472 @@
+"""``schedule``: run a task graph as dataflow, in passes that put each dangerous task to a person
+with the arguments it will really run with.
+
+Each pass is one run of this node (one LangGraph super-step); the node runs
+again until every task of the plan is settled, then hands over to ``join``.
+A pass:
+
+1. skips the tasks a failed, rejected or skipped task was needed by;
+2. puts to a person, in one interrupt (the approve node's triage,
+   :func:`~reasoning_graphs.nodes.approve.settle_calls`), every undecided
+   dangerous task whose referenced results are all known, with those results
+   substituted — so what a person approves, edits or rejects is exactly what
+   runs. A dangerous task that refers to no result is asked in the first pass;
+   one that does waits for the pass after its inputs are done. Decisions not
+   yet run are kept in ``pending``;
+3. runs the tasks that can go now as LangGraph functional-API ``@task`` calls,
+   each waiting on a shared :class:`Board` for the results it needs and
+   starting the moment they are posted, not when a whole level is done.
+   Other tasks are triaged (block rules, earlier rejections, reuse) inside
+   their ``@task``, once their arguments are substituted.
+
+Which tasks go in a pass: those whose deps are done, or are read-only tasks
+of the same pass; a stateful task also waits for the previous stateful task
+of the plan (topological, plan order kept where it can be). So read-only tasks
+overlap and flow within a pass, while a stateful task is the last link of its
+chain in its pass: whatever needs it, or comes after it, starts in a later pass.
+
+Durability (with ``durability="sync"``, the default of a graph with a
+checkpointer): a pass ends with a checkpoint saved before the next pass
+starts, so a finished stateful task is saved before anything after it starts —
+ReAct's guarantee. Within a pass LangGraph saves each finished ``@task``'s
+result as a pending write, in the background: a kill in the milliseconds
+between a read-only task finishing and that write landing runs the read-only
+task again on resume (harmless: it is concurrency-safe, i.e. a lookup), as
+does a kill in the same short window after a stateful task finishes (as in
+ReAct, between a call finishing and its checkpoint). Resuming re-runs the
+pass; tasks are submitted in plan order, which LangGraph's task identities
+depend on, so a finished task returns its saved result without running.
+
+Each pass is recorded like a model turn: one synthetic ``AIMessage`` of the
+calls it ran, as run, and one ``ToolMessage`` each, so the finish node, the
+repetition checks and the CLI read it like any other turn. The passes of a
+round share its number (``response_metadata["round"]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+
+from reasoning_graphs.effects import Body, Effect, Gather, durable_task
+from reasoning_graphs.graphs.llm_compiler.dag import (
+    PLAN_KIND,
+    RUNTIME,
+    SCHEDULE_KIND,
+    CompilerTask,
+    is_compiler_message,
+    references,
+    substitute,
+)
+from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
+from reasoning_graphs.nodes.planning import result_value
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.trajectory import action_event
+from reasoning_graphs.nodes.turn import (
+    decision_of,
+    steps_used,
+    turn_answers,
+    turn_messages,
+    turn_number,
+)
+from reasoning_graphs.state import PlannedCall
+from reasoning_graphs.tools.execute import execute_call
+from reasoning_graphs.tools.output import content_text
+
+SKIPPED = "Not run: it needs the result of {refs}, which did not succeed."
+TASK_CRASHED = "Error: the task stopped unexpectedly ({error})."
+TASKS_ONLY = "LLM Compiler tasks pass on only their results"
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one task of a pass needs to run (not saved: only its result is).
+
+    Attributes:
+        task: The plan task.
+        cleared: The dangerous task's call as a person cleared it (arguments
+            final, possibly edited); ``None`` for a task triaged when it runs.
+        run: The run's model, tools and policy.
+        state: The graph state, for triage and for tools that read it.
+        turn: The question's number.
+        step: The step the round's calls count as.
+    """
+
+    task: CompilerTask
+    cleared: PlannedCall | None
+    run: RunScope
+    state: Mapping[str, Any]
+    turn: int
+    step: int
+
+
+class Board:
+    """The results of a round's tasks by plan id; tasks wait here for the ones they need.
+
+    On the sync face tasks run on threads and block on a condition; on the
+    async face they run on the loop and await an event.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._results: dict[int, dict[str, Any]] = {}
+        self._events: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    def post(self, task_id: int, result: dict[str, Any]) -> None:
+        with self._changed:
+            self._results[task_id] = result
+            self._changed.notify_all()
+            for loop, event in self._events:
+                loop.call_soon_threadsafe(event.set)
+
+    def results(self, ids: Sequence[int]) -> dict[int, dict[str, Any]] | None:
+        """The results of ``ids`` once all are posted, else ``None``."""
+        with self._changed:
+            if all(i in self._results for i in ids):
+                return {i: self._results[i] for i in ids}
+            return None
+
+    def wait_for(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Block until every task of ``ids`` has a result; return those results."""
+        with self._changed:
+            self._changed.wait_for(lambda: all(i in self._results for i in ids))
+            return {i: self._results[i] for i in ids}
+
+    async def await_for(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Wait, without blocking the loop, until every task of ``ids`` has a result."""
+        event = asyncio.Event()
+        with self._changed:
+            self._events.append((asyncio.get_running_loop(), event))
+        while (found := self.results(ids)) is None:
+            await event.wait()
+            event.clear()
+        return found
+
+    def poster(self, task_id: int) -> Callable[[Future | asyncio.Future], None]:
+        """A callback that posts a settled future's result (or its failure)."""
+
+        def post(done: Future | asyncio.Future) -> None:
+            error = "cancelled" if done.cancelled() else done.exception()
+            if error is None:
+                self.post(task_id, done.result())
+            else:
+                self.post(task_id, _outcome("error", TASK_CRASHED.format(error=error)))
+
+        return post
+
+
+class WaitFor(Effect):
+    """Wait until the board has the results of ``ids``."""
+
+    def __init__(self, board: Board, ids: Sequence[int]):
+        self.board, self.ids = board, ids
+
+    def run(self) -> dict[int, dict[str, Any]]:
+        return self.board.wait_for(self.ids)
+
+    async def arun(self) -> dict[int, dict[str, Any]]:
+        return await self.board.await_for(self.ids)
+
+
+def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
+    """Wait for the task's deps, then run it — or skip it when a dep did not succeed."""
+    task = job.task
+    needed = yield WaitFor(board, task["deps"])
+    failed = [f"${dep}" for dep in task["deps"] if needed[dep]["status"] != "success"]
+    if failed:
+        return _outcome("skipped", SKIPPED.format(refs=", ".join(failed)))
+    call = job.cleared
+    if call is None:
+        values = {dep: needed[dep]["value"] for dep in task["deps"]}
+        args = substitute(task["args"], values)
+        triage = TurnTriage(turn=job.turn, step=job.step)
+        settle_calls(job.run, dict(job.state), [_call(task, args)], triage)
+        if triage.answered:
+            (answer,) = triage.answered
+            return _answered(job.state, _call(task, args), answer)
+        ((_, call),) = triage.planned
+    started = time.time()
+    result = yield from execute_call(
+        job.run.registry,
+        call["name"],
+        call["args"],
+        call_id=call["id"],
+        observations=job.state.get("observations") or {},
+        state=job.state,
+    )
+    result = result.without_command(TASKS_ONLY)
+    return {
+        **_outcome(result.status, result.content, result.full_text),
+        "message": result.message,
+        "args": call["args"],
+        "decision": call["decision"],
+        "ref": result.ref,
+        "started": started,
+        "ended": time.time(),
+        "duration_ms": result.duration_ms,
+    }
+
+
+run_task = durable_task("run_task", _task_body)
+
+
+def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``schedule`` node for ``setup``: one pass per run of the node."""
+
+    def schedule(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        plan: list[CompilerTask] = state.get("plan") or []
+        turn, step = turn_number(state["messages"]), steps_used(state)
+        done = _settled_tasks(state, plan)
+        now = _skipped(plan, done)
+        done.update(now)
+        open_ids = {task["call_id"] for task in plan if task["id"] not in done}
+        cleared = {
+            call["id"]: call for call in state.get("pending") or [] if call["id"] in open_ids
+        }
+        triage = TurnTriage(turn=turn, step=step)
+        now.update(_ask_person(run, state, plan, done, cleared, triage))
+        done.update(now)
+
+        board = Board()
+        for task_id, result in done.items():
+            board.post(task_id, result)
+        batch = _this_pass(run, plan, done, cleared)
+        started = time.perf_counter()
+        jobs = [Job(task, cleared.get(task["call_id"]), run, state, turn, step) for task in batch]
+        yield Gather(
+            [run_task(job, board, on_settled=board.poster(job.task["id"])) for job in jobs]
+        )
+        wall_ms = (time.perf_counter() - started) * 1000
+        now.update(board.wait_for([task["id"] for task in batch]))
+        ran = {plan_task["call_id"] for plan_task in plan if plan_task["id"] in now}
+        left = [call for call in cleared.values() if call["id"] not in ran]
+        return {
+            **_record(state, plan, now, turn=turn, step=step, wall_ms=wall_ms),
+            "rejected": triage.rejected,
+            "pending": left,
+        }
+
+    return schedule
+
+
+def _ask_person(
+    run: RunScope,
+    state: dict[str, Any],
+    plan: Sequence[CompilerTask],
+    done: Mapping[int, dict[str, Any]],
+    cleared: dict[str, PlannedCall],
+    triage: TurnTriage,
+) -> dict[int, dict[str, Any]]:
+    """Settle the undecided dangerous tasks whose inputs are known, with them substituted.
+
+    One interrupt for all that need a person; the cleared ones join ``cleared``,
+    the rest (rejected, blocked, answered by a person) are returned as settled.
+    """
+    values = _values(done)
+    to_ask = {
+        task["call_id"]: (task, _call(task, substitute(task["args"], values)))
+        for task in plan
+        if task["id"] not in done
+        and task["call_id"] not in cleared
+        and _dangerous(run, task)
+        and all(ref in done for ref in references(task["args"]))
+    }
+    settle_calls(run, state, [call for _, call in to_ask.values()], triage)
+    cleared.update({call["id"]: call for _, call in triage.planned})
+    settled: dict[int, dict[str, Any]] = {}
+    for answer in triage.answered:
+        task, call = to_ask[answer.tool_call_id]
+        settled[task["id"]] = _answered(state, call, answer)
+    return settled
+
+
+def round_settled(state: Mapping[str, Any]) -> bool:
+    """Every task of the plan has its observation: the round is over."""
+    plan: list[CompilerTask] = state.get("plan") or []
+    answered = turn_answers(state["messages"])
+    return all(task["call_id"] in answered for task in plan)
+
+
+def _settled_tasks(
+    state: Mapping[str, Any], plan: Sequence[CompilerTask]
+) -> dict[int, dict[str, Any]]:
+    """The round's tasks settled by earlier passes, as the board holds them."""
+    turn = turn_messages(state["messages"])
+    answers = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
+    calls = {
+        call["id"]: call
+        for message in turn
+        if is_compiler_message(message, SCHEDULE_KIND)
+        for call in message.tool_calls
+    }
+    return {
+        task["id"]: _answered(state, calls[task["call_id"]], answers[task["call_id"]])
+        for task in plan
+        if task["call_id"] in answers and task["call_id"] in calls
+    }
+
+
+def _skipped(
+    plan: Sequence[CompilerTask], done: Mapping[int, dict[str, Any]]
+) -> dict[int, dict[str, Any]]:
+    """Tasks that need a task which did not succeed (plan order: deps come first)."""
+    skipped: dict[int, dict[str, Any]] = {}
+    for task in plan:
+        if task["id"] in done:
+            continue
+        failed = [
+            f"${dep}"
+            for dep in task["deps"]
+            if (found := done.get(dep) or skipped.get(dep)) and found["status"] != "success"
+        ]
+        if failed:
+            skipped[task["id"]] = _outcome("skipped", SKIPPED.format(refs=", ".join(failed)))
+    return skipped
+
+
+def _this_pass(
+    run: RunScope,
+    plan: Sequence[CompilerTask],
+    done: Mapping[int, dict[str, Any]],
+    cleared: Mapping[str, PlannedCall],
+) -> list[CompilerTask]:
+    """The tasks that go now: deps done or read-only in this pass, stateful ones in plan order."""
+    chosen: dict[int, bool] = {}  # task id → read-only
+    previous_stateful: int | None = None
+    for task in plan:
+        read_only = run.registry.is_read_only(task["tool"])
+        waits_for = list(task["deps"])
+        if not read_only:
+            waits_for += [] if previous_stateful is None else [previous_stateful]
+            previous_stateful = task["id"]
+        if task["id"] in done or (_dangerous(run, task) and task["call_id"] not in cleared):
+            continue
+        if all(dep in done or chosen.get(dep, False) for dep in waits_for):
+            chosen[task["id"]] = read_only
+    return [task for task in plan if task["id"] in chosen]
+
+
+def _dangerous(run: RunScope, task: CompilerTask) -> bool:
+    return run.policy.needs_approval(run.registry.get(task["tool"]), task["tool"])
+
+
+def _call(task: CompilerTask, args: dict[str, Any]) -> ToolCall:
+    return ToolCall(name=task["tool"], args=args, id=task["call_id"], type="tool_call")
+
+
+def _values(done: Mapping[int, dict[str, Any]]) -> dict[int, str]:
+    return {task_id: r["value"] for task_id, r in done.items() if r["status"] == "success"}
+
+
+def _answered(state: Mapping[str, Any], call: ToolCall, answer: ToolMessage) -> dict[str, Any]:
+    """The board's form of a call already answered (by a run, the triage or a person)."""
+    value = result_value(state["messages"], state.get("observations") or {}, call, answer)
+    decision = decision_of(answer)
+    status = "skipped" if decision == "skipped" else answer.status
+    return {
+        **_outcome(status, content_text(answer.content), value),
+        "message": answer,
+        "args": call["args"],
+        "decision": decision,
+    }
+
+
+def _record(
+    state: Mapping[str, Any],
+    plan: Sequence[CompilerTask],
+    now: Mapping[int, dict[str, Any]],
+    *,
+    turn: int,
+    step: int,
+    wall_ms: float,
+) -> dict[str, Any]:
+    """The pass as a model turn: the calls as run, one observation each, and events."""
+    messages: list[ToolMessage] = []
+    events: list[dict[str, Any]] = []
+    observations: dict[str, str] = {}
+    calls: list[ToolCall] = []
+    for task in plan:
+        if task["id"] not in now:
+            continue
+        result, call_id = now[task["id"]], task["call_id"]
+        decision = result.get("decision", "skipped")
+        status = "success" if result["status"] == "success" else "error"
+        args = result.get("args", task["args"])  # as run; as planned when it did not run
+        calls.append(ToolCall(name=task["tool"], args=args, id=call_id, type="tool_call"))
+        messages.append(_observation(result, call_id, task["tool"], status, decision))
+        event = action_event(
+            turn=turn,
+            step=step,
+            call_id=call_id,
+            tool=task["tool"],
+            args=args,
+            observation=result["text"],
+            status=status,
+            decision=decision,
+            duration_ms=result.get("duration_ms", 0.0),
+        )
+        events.append({**event, "started": result.get("started"), "ended": result.get("ended")})
+        if result.get("ref") and result["value"] != result["text"]:
+            observations[result["ref"]] = result["value"]
+    metadata = {
+        "runtime": RUNTIME,
+        "kind": SCHEDULE_KIND,
+        "round": _current_round(state["messages"]),
+        "tasks": {task["call_id"]: task["id"] for task in plan},
+        "wall_ms": round(wall_ms, 2),
+        "critical_path_ms": round(_critical_path_ms(plan, state, events), 2),
+    }
+    message = AIMessage(content="", tool_calls=calls, response_metadata=metadata)
+    update: dict[str, Any] = {"messages": [message, *messages], "trajectory": events}
+    if observations:
+        update["observations"] = observations
+    return update
+
+
+def _current_round(messages: Sequence[AnyMessage]) -> int:
+    """The round of the plan being run: its plan message says."""
+    plans = [m for m in turn_messages(messages) if is_compiler_message(m, PLAN_KIND)]
+    return int(plans[-1].response_metadata.get("round", 1)) if plans else 1
+
+
+def _observation(
+    result: Mapping[str, Any], call_id: str, tool: str, status: str, decision: str
+) -> ToolMessage:
+    """The task's ``ToolMessage``: the tool's (or the triage's) own, when there is one."""
+    own: ToolMessage | None = result.get("message")
+    if own is None:
+        own = ToolMessage(result["text"], tool_call_id=call_id, name=tool)
+    metadata = {**own.response_metadata, "decision": decision}
+    return own.model_copy(update={"status": status, "response_metadata": metadata})
+
+
+def _outcome(status: str, text: str, value: str | None = None) -> dict[str, Any]:
+    """A task's result on the board: ``value`` replaces ``$n`` (the full text when cut)."""
+    return {"status": status, "text": text, "value": text if value is None else value}
+
+
+def _critical_path_ms(
+    plan: Sequence[CompilerTask], state: Mapping[str, Any], events: Sequence[Mapping[str, Any]]
+) -> float:
+    """The longest chain of tool time through the deps so far: the least wall time the round's
+    tasks could take."""
+    ids = {task["call_id"] for task in plan}
+    durations = {
+        event["id"]: event.get("duration_ms", 0.0)
+        for event in [*state.get("trajectory", []), *events]
+        if event.get("kind") == "action" and event.get("id") in ids
+    }
+    finish: dict[int, float] = {}
+    for task in plan:  # topological order: deps come first
+        before = max((finish[dep] for dep in task["deps"]), default=0.0)
+        finish[task["id"]] = before + durations.get(task["call_id"], 0.0)
+    return max(finish.values(), default=0.0)

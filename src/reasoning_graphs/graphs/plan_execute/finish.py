@@ -1,0 +1,43 @@
+"""``finish`` for plans: close a question the plan could not settle, honestly.
+
+This is :func:`reasoning_graphs.nodes.finish.make_finish` — ask the model once
+more, mark the answer incomplete, append the evidence, and fall back to the
+evidence alone if the call fails — with a plan's progress as the prompt and its
+finished steps as the evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.plan_execute.progress import (
+    progress_prompt,
+    progress_report,
+    steps_done,
+)
+from reasoning_graphs.graphs.plan_execute.prompts import ANSWER_SYSTEM, FINISH_REQUEST
+from reasoning_graphs.nodes.finish import make_finish
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.turn import describe_call
+
+EVIDENCE_STEPS = 3
+
+
+def make_plan_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``finish`` node of a plan for ``setup``."""
+
+    def ask(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+        request = FINISH_REQUEST.format(progress=progress_report(state), instruction=instruction)
+        prompt = progress_prompt(ANSWER_SYSTEM, state, request)
+        return (yield from call_model(run.model, ModelRequest(prompt=prompt), state))
+
+    return make_finish(setup, ask, evidence=step_evidence)
+
+
+def step_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The latest finished steps of this question, each with its result."""
+    done = steps_done(state)[-EVIDENCE_STEPS:]
+    return [(describe_call("step", {"task": item["step"]}), item["result"]) for item in done]

@@ -1,0 +1,129 @@
+"""``plan`` and ``replan``: the structured model calls that write and revise a plan.
+
+Both ask for a typed reply (``with_structured_output``), so the graph routes on
+fields rather than on parsed prose. A reply that cannot be read is not an
+error the run dies of: a plan falls back to doing the request as one step, and
+a revision falls back to an honest closing answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.plan_execute.progress import progress_prompt, progress_report, task_of
+from reasoning_graphs.graphs.plan_execute.prompts import (
+    PLANNER_SYSTEM,
+    PLANNER_TOOLS,
+    REPLAN_REQUEST,
+    REPLANNER_SYSTEM,
+    TOOL_LINE,
+)
+from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.model_call import ModelRequest, call_model
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+
+REPLAN_LIMIT = "reached the limit of {limit} replans"
+NO_NEXT_STEP = "the replanner gave neither an answer nor further steps"
+UNREADABLE_REPLAN = "the replanner's reply could not be read as an answer or a plan"
+
+
+class Plan(BaseModel):
+    """An ordered plan for the user's request."""
+
+    steps: list[str] = Field(
+        description="The steps to carry out, in order; each one self-contained and concrete."
+    )
+
+
+class Replan(BaseModel):
+    """Either the final answer, or the steps that are still needed."""
+
+    response: str = Field(
+        default="",
+        description="The final answer for the user when the results so far suffice; "
+        "empty otherwise.",
+    )
+    steps: list[str] = Field(
+        default_factory=list,
+        description="When there is no answer yet: the remaining steps, in order.",
+    )
+
+
+def make_plan(
+    setup: AgentSetup, *, max_steps: int
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``plan`` node: at most ``max_steps`` steps, and a new plan per question."""
+
+    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        prompt = [SystemMessage(_planner_system(run, state)), *state["messages"]]
+        reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Plan), state)
+        parsed, event = reply.parsed, reply.event
+        steps = _clean(parsed.steps if isinstance(parsed, Plan) else [])
+        return {
+            # an unreadable or empty plan still gets the request done, as a single step
+            "plan": steps[:max_steps] or [task_of(state["messages"])],
+            "replans": 0,
+            "outcome": None,
+            "trajectory": [event],
+        }
+
+    return plan
+
+
+def make_replan(
+    setup: AgentSetup, *, max_replans: int, max_steps: int
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``replan`` node: answer, or revise the plan at most ``max_replans`` times.
+
+    Past the bound the node does not plan again; it sets an incomplete outcome
+    and leaves the closing answer to ``finish`` — as it does, without a model
+    call, when the question's budget is spent.
+    """
+
+    def replan(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        spent = budget_stop(state, run.limits)
+        if spent:  # a revision would be a call past the budget; finish concludes
+            return {"outcome": spent}
+        request = REPLAN_REQUEST.format(progress=progress_report(state))
+        prompt = progress_prompt(REPLANNER_SYSTEM, state, request)
+        reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Replan), state)
+        parsed = reply.parsed
+        update: dict[str, Any] = {"trajectory": [reply.event]}
+        if not isinstance(parsed, Replan):
+            return {**update, "outcome": _incomplete(UNREADABLE_REPLAN)}
+        if parsed.response.strip():
+            answer = AIMessage(parsed.response.strip())
+            return {**update, "messages": [answer], "plan": [], "outcome": {"status": "answered"}}
+        steps = _clean(parsed.steps)
+        if not steps:
+            return {**update, "outcome": _incomplete(NO_NEXT_STEP)}
+        replans = state.get("replans", 0)
+        if replans >= max_replans:
+            return {**update, "outcome": _incomplete(REPLAN_LIMIT.format(limit=max_replans))}
+        return {**update, "plan": steps[:max_steps], "replans": replans + 1}
+
+    return replan
+
+
+def _planner_system(run: RunScope, state: Mapping[str, Any]) -> str:
+    """The planner's instructions, naming the tools so that every step is doable."""
+    specs = run.usable_specs(state)
+    if not specs:
+        return PLANNER_SYSTEM
+    tools = "\n".join(TOOL_LINE.format(name=s.name, description=s.description) for s in specs)
+    return PLANNER_SYSTEM + PLANNER_TOOLS.format(tools=tools)
+
+
+def _clean(steps: Sequence[str]) -> list[str]:
+    return [step.strip() for step in steps if step.strip()]
+
+
+def _incomplete(reason: str) -> dict[str, str]:
+    return {"status": "incomplete", "reason": reason}

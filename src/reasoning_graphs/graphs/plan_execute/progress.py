@@ -1,0 +1,101 @@
+"""Where a plan stands: the steps done in this turn and how the model is told about them.
+
+The planner, the step executor, the replanner and the closing answer all read
+the same facts — the request, the finished steps with their results, the steps
+still planned — so they are derived here, once, from the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from typing_extensions import TypedDict
+
+from reasoning_graphs.graphs.plan_execute.prompts import (
+    DONE_STEP,
+    DONE_STEP_INCOMPLETE,
+    NOTHING_DONE,
+    PROGRESS,
+    REMAINING,
+)
+from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.state import Outcome
+
+
+class PastStep(TypedDict):
+    """One executed plan step.
+
+    Attributes:
+        step: The step as the plan worded it.
+        result: The executor's final reply for the step.
+        outcome: How the step's ReAct run ended (answered, or incomplete with a reason).
+        turn: The conversation turn the step belongs to, so a thread's later
+            questions start from a clean plan.
+    """
+
+    step: str
+    result: str
+    outcome: Outcome
+    turn: int
+
+
+def task_of(messages: Sequence[AnyMessage]) -> str:
+    """The request being planned for: the text of the latest human message."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.text
+    return ""
+
+
+def steps_done(state: Mapping[str, Any]) -> list[PastStep]:
+    """The steps executed for the current question, in order."""
+    turn = turn_number(state["messages"])
+    return [done for done in state.get("past_steps") or [] if done["turn"] == turn]
+
+
+def describe_done(steps: Sequence[PastStep]) -> str:
+    """Finished steps as a numbered list with their results, for a prompt.
+
+    A result is the step's answer, written from tool output, so it is shown as
+    data (:mod:`reasoning_graphs.nodes.untrusted`), never as the person's words.
+    """
+    if not steps:
+        return NOTHING_DONE
+    lines = []
+    for number, done in enumerate(steps, 1):
+        outcome = done["outcome"]
+        result = as_data(done["result"], source=f"step {number}")  # it carries tool output
+        if outcome["status"] == "answered":
+            line = DONE_STEP.format(number=number, step=done["step"], result=result)
+        else:
+            line = DONE_STEP_INCOMPLETE.format(
+                number=number,
+                step=done["step"],
+                result=result,
+                reason=outcome.get("reason", "stopped"),
+            )
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def progress_report(state: Mapping[str, Any]) -> str:
+    """The request, the steps done with their results, and the steps still planned."""
+    remaining = state.get("plan") or []
+    planned = "\n".join(f"- {step}" for step in remaining)
+    return PROGRESS.format(
+        task=task_of(state["messages"]),
+        done=describe_done(steps_done(state)),
+        remaining=REMAINING.format(steps=planned) if remaining else "",
+    )
+
+
+def progress_prompt(system: str, state: Mapping[str, Any], request: str) -> list[BaseMessage]:
+    """The conversation, then ``request`` as the last human message.
+
+    The whole conversation comes first so that a follow-up question is read in
+    context; ``request`` carries the progress report and what to decide.
+    """
+    return [SystemMessage(system), *state["messages"], HumanMessage(request)]

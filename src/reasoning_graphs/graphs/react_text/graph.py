@@ -1,0 +1,97 @@
+"""ReAct in the original text format: Thought / Action / Action Input / Observation.
+
+Many open models, local servers and teaching materials use this format, and
+it is where agents most often break. ``think`` generates until the
+Observation label, cuts anything the model invents past it, and parses the
+reply in three levels (exact, fuzzy, fallback); a parsed action becomes an
+ordinary tool call, so approvals, execution, budgets and checkpoints are the
+shared loop of the native ReAct graph. An unparseable reply is answered with
+a corrective observation; ``max_format_errors`` in a row end the run.
+(Yao et al., 2023, "ReAct: Synergizing Reasoning and Acting in Language Models".)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node
+from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
+from reasoning_graphs.graphs.react_text.think import TextStepper, is_format_error, make_think_text
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.think import wants_tools
+from reasoning_graphs.nodes.turn import last_ai_message
+from reasoning_graphs.state import AgentState
+from reasoning_graphs.text_format import labels_for
+from reasoning_graphs.tools.spec import ToolSpec
+
+
+def build_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    language: str = "en",
+    max_format_errors: int = 3,
+    grammar: bool | None = None,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """Build the text-format ReAct graph.
+
+    Args:
+        model: A chat model, a model spec or ``None`` for the default at run time.
+        tools: Tools or tool specs; ``None`` for the built-in tools.
+        checkpointer: Where runs are saved so they can pause and resume.
+        language: Label set of the format: ``"en"`` (Thought, Action, …) or
+            ``"zh"`` (思考, 行动, …).
+        max_format_errors: Malformed replies in a row before the run stops.
+        grammar: Constrain llama.cpp models to the format with a grammar: ``None``
+            (default) for llama.cpp models only, ``True`` to require one, ``False``
+            to let the model write freely.
+        retry: Retry policy for model calls (default: backoff on transient errors).
+        **options: Budgets, approval lists, block rules (see
+            :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+
+    Example:
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> model = ScriptedChatModel(script=[
+        ...     'Thought: add\\nAction: calculator\\nAction Input: {"expression": "6*7"}',
+        ...     "Thought: done\\nFinal Answer: 42",
+        ... ])
+        >>> graph = build_graph(model)
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    setup = agent_setup(model, tools, **options)
+    stepper = TextStepper(labels_for(language), grammar=grammar)
+
+    def after_think(state: AgentState) -> Literal["approve", "observe"] | Any:
+        reply = last_ai_message(state["messages"])
+        if wants_tools(reply):
+            return "approve"
+        return "observe" if is_format_error(reply) else END
+
+    builder = agent_graph_builder()
+    builder.add_node(
+        "think",
+        dual_node("think", make_think_text(setup, stepper, max_format_errors=max_format_errors)),
+        retry_policy=retry or model_retry_policy(),
+    )
+    builder.add_edge(START, "think")
+    builder.add_conditional_edges("think", after_think, ["approve", "observe", END])
+    add_tool_loop(builder, setup, ask_final=stepper.ask)
+    return compile_agent(builder, checkpointer, "react_text")
+
+
+graph = build_graph()
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""

@@ -1,0 +1,8 @@
+"""Reflexion: act (a ReAct attempt) → evaluate → good enough? done : reflect → act.
+
+The wiring is in :mod:`.graph`.
+"""
+
+from reasoning_graphs.graphs.reflexion.graph import build_graph
+
+__all__ = ["build_graph"]

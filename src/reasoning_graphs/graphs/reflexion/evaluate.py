@@ -1,0 +1,123 @@
+"""``evaluate`` of Reflexion: grade the latest attempt, then stop or ask for a reflection.
+
+The grader is pluggable: the run's model as a judge (the default), or a
+function of the task and the answer — for instance one that runs unit tests on
+generated code, which is the signal Reflexion was shown to learn best from. The
+node ends the question itself — with the passing answer, or, when the trials
+are spent, with the best attempt marked incomplete and scored — so a run never
+loops past its bound and the user always gets the strongest answer found.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from reasoning_graphs.effects import Await, Blocking, Body, Effect
+from reasoning_graphs.graphs.plan_execute.progress import task_of
+from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
+from reasoning_graphs.graphs.reflexion.trials import Trial, trials_of
+from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.state import Outcome
+
+Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
+"""Grades (task, answer): a score from 0 to 1 and feedback. May be sync (it may block —
+run tests, call a service; the async face runs it in a worker thread) or async."""
+
+BELOW_THRESHOLD = (
+    "no attempt reached the score threshold {threshold:.2f} in {trials} trials; "
+    "best score {score:.2f}"
+)
+
+
+def make_evaluate(
+    setup: AgentSetup, evaluator: Evaluator | None, *, threshold: float, max_trials: int
+) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``evaluate`` node: ``evaluator=None`` grades with the model judge."""
+
+    def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        task, answer = task_of(state["messages"]), state["attempt"]["answer"]
+        events: list[dict[str, Any]] = []
+        spent = budget_stop(state, run.limits)
+        if evaluator is None and spent:
+            return _ungraded(answer, spent)  # judging would be a call past the budget
+        if evaluator is None:
+            evaluation, event = yield from judge(run, task, answer, state)
+            events.append(event)
+        else:
+            result = yield _evaluation(evaluator, task, answer)
+            evaluation = Evaluation(
+                score=clamp_score(result["score"]), feedback=str(result["feedback"])
+            )
+        done = Trial(
+            turn=turn_number(state["messages"]),
+            trial=len(trials_of(state)) + 1,
+            answer=answer,
+            outcome=state["attempt"]["outcome"],
+            score=evaluation["score"],
+            feedback=evaluation["feedback"],
+        )
+        events.append({"kind": "evaluation", **{k: done[k] for k in ("turn", "trial", "score")}})
+        update: dict[str, Any] = {"trials": [done], "trajectory": events}
+        trials = [*trials_of(state), done]
+        if done["score"] >= threshold:
+            final = AIMessage(answer, response_metadata=_metadata(done, trials))
+            return {**update, "messages": [final], "outcome": {"status": "answered"}}
+        if len(trials) >= max_trials:
+            return {**update, **_best_of(trials, _below(threshold, trials))}
+        spent = budget_stop({**state, "trajectory": [*state["trajectory"], *events]}, run.limits)
+        if spent:  # a reflection and another attempt would overrun the budget
+            return {**update, **_best_of(trials, spent)}
+        return update
+
+    return evaluate
+
+
+def _evaluation(evaluator: Evaluator, task: str, answer: str) -> Effect:
+    """The user's evaluator as the face runs it: awaited when async, else called."""
+    is_async = inspect.iscoroutinefunction(evaluator) or inspect.iscoroutinefunction(
+        type(evaluator).__call__  # an object with an async __call__
+    )
+    if is_async:
+        return Await(lambda: evaluator(task, answer))  # type: ignore[arg-type,return-value]
+    return Blocking(evaluator, task, answer)
+
+
+def _below(threshold: float, trials: list[Trial]) -> Outcome:
+    best = max(trial["score"] for trial in trials)
+    reason = BELOW_THRESHOLD.format(threshold=threshold, trials=len(trials), score=best)
+    return {"status": "incomplete", "reason": reason}
+
+
+def _ungraded(answer: str, outcome: Outcome) -> dict[str, Any]:
+    """End with the latest attempt as it is: the budget leaves no call to grade it."""
+    note = UNGRADED_NOTE.format(reason=outcome.get("reason", "stopped"))
+    final = AIMessage(f"{answer}\n\n{note}", response_metadata={"outcome": dict(outcome)})
+    return {"messages": [final], "outcome": outcome}
+
+
+def _best_of(trials: list[Trial], outcome: Outcome) -> dict[str, Any]:
+    """End with the best-scored attempt (the earliest on a tie), marked incomplete."""
+    best = max(trials, key=lambda t: t["score"])
+    note = BEST_ATTEMPT_NOTE.format(
+        trials=len(trials),
+        score=best["score"],
+        reason=outcome.get("reason", "stopped"),
+        feedback=best["feedback"],
+    )
+    final = AIMessage(
+        f"{best['answer']}\n\n{note}",
+        response_metadata={**_metadata(best, trials), "outcome": outcome},
+    )
+    return {"messages": [final], "outcome": outcome}
+
+
+def _metadata(chosen: Mapping[str, Any], trials: list[Trial]) -> dict[str, Any]:
+    return {"score": chosen["score"], "trial": chosen["trial"], "trials": len(trials)}

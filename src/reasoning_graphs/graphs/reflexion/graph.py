@@ -1,0 +1,109 @@
+"""Reflexion: act (a ReAct attempt) → evaluate → good enough? done : reflect → act.
+
+``act`` makes one attempt at the request with the ReAct graph as a subgraph —
+its own tools, budgets and approvals. ``evaluate`` grades the answer from 0 to
+1, with the model as judge or with a function of the caller's (unit tests on
+generated code, say). Below the threshold, ``reflect`` writes a lesson — why
+the attempt fell short and what to do instead — and the next attempt gets
+every lesson so far. Trials are bounded: when none passes, the best attempt is
+the answer, marked incomplete with its score. (Shinn et al., 2023, "Reflexion:
+Language Agents with Verbal Reinforcement Learning".)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node
+from reasoning_graphs.graphs._react_loop import build_step_graph
+from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs.reflexion.attempt import make_attempt
+from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
+from reasoning_graphs.graphs.reflexion.reflect import make_reflect
+from reasoning_graphs.graphs.reflexion.state import ReflexionState
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.tools.spec import ToolSpec
+
+BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
+BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
+
+
+def after_evaluate(state: ReflexionState) -> Literal["reflect"] | Any:
+    """Answered, or out of trials with the best attempt given: done. Else reflect and retry."""
+    return END if state.get("outcome") else "reflect"
+
+
+def build_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    evaluator: Evaluator | None = None,
+    threshold: float = 0.8,
+    max_trials: int = 3,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """Build the Reflexion graph.
+
+    Args:
+        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
+            ``None`` to resolve the default at run time. It must support tool
+            calling for the attempts and ``with_structured_output`` for the
+            reflections (and for judging, without an ``evaluator``).
+        tools: Tools or tool specs for the attempts; ``None`` for the built-in tools.
+        checkpointer: Where runs are saved; the attempt subgraphs save into it too.
+        evaluator: Grades (task, answer) → ``{"score": 0..1, "feedback": ...}``,
+            sync or async; ``None`` asks the model to judge.
+        threshold: The score an answer needs to be accepted.
+        max_trials: Attempts per question before the best one is returned.
+        retry: Retry policy for model calls (default: backoff on transient errors).
+        **options: Budgets, approval lists, block rules and the attempts' system
+            prompt; ``max_steps`` and ``token_budget`` cover the whole question —
+            every attempt, grade and reflection
+            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+
+    Raises:
+        ValueError: ``threshold`` is outside 0..1 or ``max_trials`` is below 1.
+
+    Example:
+        >>> from reasoning_graphs.nodes.judge import Judgement
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> model = ScriptedChatModel(script=["42", Judgement(feedback="Correct.", score=1.0)])
+        >>> graph = build_graph(model)
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(BAD_THRESHOLD.format(value=threshold))
+    if max_trials < 1:
+        raise ValueError(BAD_MAX_TRIALS.format(value=max_trials))
+    tools = None if tools is None else list(tools)  # both setups below read them
+    attempt_graph = build_step_graph(model, tools, retry=retry, **options)
+    setup = agent_setup(model, tools, **options)
+    policy = retry or model_retry_policy()
+    evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
+
+    builder = agent_graph_builder(ReflexionState)
+    builder.add_node("act", make_attempt(attempt_graph))
+    builder.add_node("evaluate", dual_node("evaluate", evaluate), retry_policy=policy)
+    builder.add_node("reflect", dual_node("reflect", make_reflect(setup)), retry_policy=policy)
+    builder.add_edge(START, "act")
+    builder.add_edge("act", "evaluate")
+    builder.add_conditional_edges("evaluate", after_evaluate, ["reflect", END])
+    builder.add_edge("reflect", "act")
+    return compile_agent(builder, checkpointer, "reflexion")
+
+
+graph = build_graph()
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""

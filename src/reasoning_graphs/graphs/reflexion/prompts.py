@@ -1,0 +1,41 @@
+"""Prompts of Reflexion: the self-reflection and the next attempt's task.
+
+The attempt itself runs on the ReAct prompt (see :mod:`reasoning_graphs.nodes.prompts`);
+what Reflexion adds is the lessons of the earlier trials, appended to the
+user's request so the attempt's model reads them where it reads the task.
+The judge's text is shared with other patterns, so it is in :mod:`reasoning_graphs.nodes.prompts`.
+"""
+
+REFLECT_SYSTEM = """\
+You help an assistant learn from a failed attempt. Given the task, the attempt's \
+answer and the feedback it got, explain briefly why the attempt fell short and \
+what to do differently next time. Be specific to this task: the advice is all \
+the next attempt will see of this one."""
+
+REFLECT_REQUEST = """\
+Task: {task}
+
+Attempt {trial} answered:
+{answer}
+
+Feedback (score {score:.2f}):
+{feedback}{earlier}"""
+
+EARLIER_REFLECTIONS = "\n\nLessons from earlier attempts:\n{reflections}"
+
+ATTEMPT_TASK = """\
+{task}
+
+Earlier attempts at this task fell short. Lessons learned from them:
+{reflections}
+
+Use these lessons in this attempt."""
+
+REFLECTION_LINE = "- Attempt {trial} (score {score:.2f}): {diagnosis} Next time: {advice}"
+
+BEST_ATTEMPT_NOTE = (
+    "[Best of {trials} attempts, score {score:.2f}; stopped: {reason}. "
+    "Remaining issues: {feedback}]"
+)
+
+UNGRADED_NOTE = "[Not graded: {reason}.]"

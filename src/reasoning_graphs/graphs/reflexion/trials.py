@@ -1,0 +1,79 @@
+"""What Reflexion keeps between trials: graded attempts and the lessons drawn from them.
+
+Both are plain lists in the state, tagged with the question's turn, so a
+checkpoint carries them across a pause or a new process, and a follow-up
+question starts with a clean slate without losing the record of the earlier one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from typing_extensions import TypedDict
+
+from reasoning_graphs.graphs.reflexion.prompts import REFLECTION_LINE
+from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.state import Outcome
+
+
+class Attempt(TypedDict):
+    """The latest attempt's answer and how its ReAct run ended, before grading."""
+
+    answer: str
+    outcome: Outcome
+
+
+class Trial(TypedDict):
+    """A graded attempt."""
+
+    turn: int
+    trial: int
+    answer: str
+    outcome: Outcome
+    score: float
+    feedback: str
+
+
+class Lesson(TypedDict):
+    """A self-reflection on a trial that fell short: what went wrong, what to do instead."""
+
+    turn: int
+    trial: int
+    score: float
+    diagnosis: str
+    advice: str
+
+
+def trials_of(state: Mapping[str, Any]) -> list[Trial]:
+    """The current question's graded attempts, in order."""
+    turn = turn_number(state["messages"])
+    return [t for t in state.get("trials") or [] if t["turn"] == turn]
+
+
+def lessons_of(state: Mapping[str, Any]) -> list[Lesson]:
+    """The current question's reflections, in order."""
+    turn = turn_number(state["messages"])
+    return [lesson for lesson in state.get("reflections") or [] if lesson["turn"] == turn]
+
+
+def describe_lessons(lessons: Sequence[Lesson]) -> str:
+    """Lessons as the next attempt and the next reflection read them: one line each."""
+    return "\n".join(
+        REFLECTION_LINE.format(
+            trial=lesson["trial"],
+            score=lesson["score"],
+            diagnosis=lesson["diagnosis"],
+            advice=lesson["advice"],
+        )
+        for lesson in lessons
+    )
+
+
+def split_at_request(messages: Sequence[AnyMessage]) -> tuple[list[AnyMessage], str]:
+    """The conversation before the latest human message, and that message's text."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return list(messages[:index]), messages[index].text
+    return list(messages), ""

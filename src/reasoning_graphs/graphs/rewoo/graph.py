@@ -1,0 +1,120 @@
+"""ReWOO: plan every tool call first, run them, then answer — two model calls in all.
+
+``plan`` asks the model once for the whole plan, with evidence variables
+that wire steps together (``#E2 = lookup[#E1]``), and checks it; an invalid
+plan is re-made once with the problem named, and if it is still invalid
+``solve`` explains instead of crashing. ``work`` (no model call) hands each
+wave of ready steps to the shared loop, ``approve`` → ``act`` → ``observe``,
+with their references replaced by results — so approvals, concurrent
+read-only calls, ordered stateful calls and crash-safe per-call writes are
+those of every other pattern. When no step is left, ``solve`` answers from
+the plan and its evidence. (Xu et al., 2023, "ReWOO: Decoupling Reasoning
+from Observations for Efficient Augmented Language Models".)
+
+::
+
+    START → plan ──valid──→ work ──steps ready──→ approve → act → observe
+            │  ↺ invalid     │  ↑                                     │
+            │    (once)      │  └──────────── within budget ──────────┤
+            invalid again    none left                      budget spent
+            ↓                ↓                                        ↓
+            solve ←──────────┘                                finish → END
+            ↓
+            END
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+from typing_extensions import Unpack
+
+from reasoning_graphs.effects import dual_node, plain_node
+from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
+from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
+from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
+from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
+from reasoning_graphs.graphs.rewoo.state import RewooState
+from reasoning_graphs.graphs.rewoo.work import make_work
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.tools.spec import ToolSpec
+
+REWOO_MAX_STEPS = 12
+"""Default step budget, in model calls of the question. ReWOO makes two (plan and answer),
+three with a re-plan, and waves of tool calls cost none, so the default never cuts a plan
+short; a run that lowers ``max_steps`` to what the plan spent stops after the first wave."""
+
+
+def after_plan(state: RewooState) -> Literal["work", "plan", "solve", "finish"]:
+    """Run a valid plan; re-plan an invalid one once; then let the solver explain.
+    A spent budget (no plan was asked for) goes to ``finish``."""
+    if state.get("outcome"):
+        return "finish"
+    if not state.get("plan_problem"):
+        return "work"
+    return "plan" if state.get("replans", 0) < MAX_REPLANS else "solve"
+
+
+def after_work(state: RewooState) -> Literal["approve", "solve"]:
+    """``work`` wrote a wave of calls, or found nothing left to run."""
+    last = state["messages"][-1]
+    return "approve" if isinstance(last, AIMessage) and last.tool_calls else "solve"
+
+
+def build_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """Build the ReWOO graph.
+
+    Args:
+        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
+            ``None`` to resolve the default at run time.
+        tools: Tools or tool specs; ``None`` for the built-in tools.
+        checkpointer: Where runs are saved so they can pause and resume.
+        retry: Retry policy for model calls (default: backoff on transient errors).
+        **options: Budgets, approval lists, block rules and the system prompt
+            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`); ``max_steps``
+            defaults to :data:`REWOO_MAX_STEPS`.
+
+    Example:
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> from reasoning_graphs.tools.builtins import calculator
+        >>> plan = {"steps": [{"var": "E1", "tool": "calculator", "reason": "multiply",
+        ...                    "args": {"expression": "6*7"}}]}
+        >>> graph = build_graph(ScriptedChatModel(script=[plan, "42"]), tools=[calculator()])
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    options.setdefault("system_prompt", REWOO_SYSTEM)
+    options.setdefault("max_steps", REWOO_MAX_STEPS)
+    setup = agent_setup(model, tools, **options)
+    model_retry = retry or model_retry_policy()
+
+    builder = agent_graph_builder(RewooState)
+    builder.add_node("plan", dual_node("plan", make_plan(setup)), retry_policy=model_retry)
+    builder.add_node("work", plain_node("work", make_work(setup)))
+    builder.add_node("solve", dual_node("solve", make_solve(setup)), retry_policy=model_retry)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
+    builder.add_conditional_edges("work", after_work, ["approve", "solve"])
+    builder.add_edge("solve", END)
+    add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work")
+    return compile_agent(builder, checkpointer, "rewoo")
+
+
+graph = build_graph()
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""

@@ -1,0 +1,115 @@
+"""``solve``: one model call that answers from the question, the plan and its evidence.
+
+The solver never calls tools; it reads every step with the call as it ran and
+its result (or why it did not run). Each call as run (its
+arguments may hold earlier results) and its result form one labelled data
+block (:func:`~reasoning_graphs.nodes.untrusted.as_data`), so a tool's output
+never reads as the person's words in the solver's prompt. When no usable plan could be made it gets
+that account instead, and the run ends with an honest, incomplete answer.
+It also serves ``finish`` as the way to ask for a last answer when a budget
+stops the plan part-way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.rewoo.plan import EMPTY_PLAN, OWN_RUNTIMES
+from reasoning_graphs.graphs.rewoo.prompts import (
+    EVIDENCE_BODY,
+    EVIDENCE_REPORT,
+    EVIDENCE_STEP,
+    NO_EVIDENCE,
+    PLAN_FAILED_REPORT,
+    SOLVER_INSTRUCTIONS,
+)
+from reasoning_graphs.graphs.rewoo.steps import render_plan
+from reasoning_graphs.graphs.rewoo.work import issued_calls, step_results
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.planning import answer_prompt, conversation
+from reasoning_graphs.nodes.prompts import INCOMPLETE_NOTE, NO_ANSWER
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.turn import describe_call
+from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.state import Outcome
+
+NOT_RUN = "Not run: the run stopped before this step."
+NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
+
+
+def evidence_report(state: dict[str, Any]) -> str:
+    """Every step of the plan with the call as it ran and what it returned."""
+    plan = state.get("plan") or []
+    if not plan:
+        return NO_EVIDENCE
+    results = step_results(state)
+    issued = issued_calls(state["messages"])
+    entries = []
+    for step in plan:
+        call = issued.get(step["var"])
+        name, args = (call["name"], call["args"]) if call else (step["tool"], step["args"])
+        result = results.get(step["var"])
+        body = EVIDENCE_BODY.format(
+            call=describe_call(name, args), result=result.text if result else NOT_RUN
+        )
+        entries.append(
+            EVIDENCE_STEP.format(
+                var=step["var"],
+                reason=step["reason"],
+                evidence=as_data(body, source=f"#{step['var']}"),
+            )
+        )
+    return EVIDENCE_REPORT.format(steps="\n\n".join(entries))
+
+
+def solver_prompt(
+    setup: AgentSetup, state: dict[str, Any], instruction: str | None = None
+) -> list[BaseMessage]:
+    """Instructions, the conversation, then the evidence (or why there is none)."""
+    problem = state.get("plan_problem")
+    if problem:
+        plan = render_plan(state.get("plan") or []) or EMPTY_PLAN
+        report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
+    else:
+        report = evidence_report(state)
+    dialogue = conversation(state["messages"], OWN_RUNTIMES)
+    return answer_prompt(setup, SOLVER_INSTRUCTIONS, dialogue, report, instruction)
+
+
+def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+    """``finish``'s way to ask for a last answer: the solver prompt plus the instruction."""
+    request = ModelRequest(prompt=solver_prompt(run.setup, state, instruction))
+    return (yield from call_model(run.model, request, state))
+
+
+def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    """Build the ``solve`` node for ``setup``."""
+
+    def solve(state: dict[str, Any]) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        answered = yield from call_model(
+            run.model, ModelRequest(prompt=solver_prompt(setup, state)), state
+        )
+        raw = answered.message  # text only: the solver has no tools, whatever it replied
+        reply = AIMessage(content=raw.text or NO_ANSWER, usage_metadata=raw.usage_metadata)
+        problem = state.get("plan_problem")
+        outcome: Outcome = {"status": "answered"}
+        if problem:
+            reason = NO_VALID_PLAN.format(
+                attempts=state.get("replans", 0) + 1, problem=problem.rstrip(".")
+            )
+            outcome = {"status": "incomplete", "reason": reason}
+            note = INCOMPLETE_NOTE.format(reason=reason, evidence="")
+            reply = AIMessage(
+                content=f"{reply.text.strip() or NO_ANSWER}\n\n{note}",
+                usage_metadata=reply.usage_metadata,
+                response_metadata={"outcome": dict(outcome)},
+            )
+        event = {**answered.event, "text": reply.text}
+        return {"messages": [reply], "trajectory": [event], "outcome": outcome}
+
+    return solve
