@@ -41,8 +41,8 @@ from hostile_models import (
     rewoo_plan,
     signature,
 )
-from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
+from reasoning_graphs.review import APPROVAL_KIND
 
 MAX_STEPS = 3
 """Every pattern's budget: model calls per question, plan steps and trials included."""

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.policy import require_arguments
 

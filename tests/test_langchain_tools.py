@@ -206,7 +206,7 @@ async def test_injected_call_id_state_and_runtime_reach_the_tool(face: str) -> N
     assert observation(state, "c1").content == "seen [c1]"
     assert observation(state, "c2").content == "pets: the user first said 'I have a cat.'"
     assert observation(state, "c3").content == (
-        "keys: messages, observations, outcome, pending, rejected, trajectory"
+        "keys: messages, observations, outcome, rejected, to_run, trajectory"
     )
     # stateful calls run in order, so the fourth sees the three results before it
     assert observation(state, "c4").content == (

@@ -19,9 +19,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.lats import build_graph
 from reasoning_graphs.graphs.lats.tree import SearchSettings, new_tree, select_leaf
+from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 from conftest import ToolLog, sleeping_tool

@@ -24,10 +24,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import LoopBoundChatModel, LoopBoundError, tool_call, tool_calls
 from reasoning_graphs.tools.execute import TOOL_TIMED_OUT
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec

@@ -16,11 +16,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.reflexion import build_graph
 from reasoning_graphs.graphs.reflexion.reflect import Reflection
 from reasoning_graphs.models.local import LocalChatModel, local_model_available
 from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 

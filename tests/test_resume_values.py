@@ -19,10 +19,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
 
-from reasoning_graphs.approval import ApprovalError
 from reasoning_graphs.graphs import plan_execute
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.review import ApprovalError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 from conftest import ToolLog, sleeping_tool

@@ -12,9 +12,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from crash_harness import crash_mid_tool, finished_calls, run_agent
-from reasoning_graphs.approval import APPROVAL_KIND
 from reasoning_graphs.graphs.rewoo import build_graph
 from reasoning_graphs.graphs.rewoo.steps import parse_plan_text, plan_problems
+from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
 

@@ -272,27 +272,19 @@ def _resume(body: Body[T], value: Any, error: Exception | None) -> tuple[Effect 
         return None, stop.value
 
 
-def dual_node(name: str, make_body: Callable[..., Body[Any]]) -> RunnableLambda:
-    """A graph node whose sync and async functions both run ``make_body(input)``."""
+def effect_node(name: str, make_body: Callable[..., Body[Any]]) -> RunnableLambda:
+    """A node whose body yields effects: ``invoke`` drives it with sync methods,
+    ``ainvoke`` with async ones.
+
+    A node that does no outside work needs no wrapper: LangGraph calls a plain
+    function directly on both faces.
+    """
 
     def func(value: Any) -> Any:
         return drive(make_body(value))
 
     async def afunc(value: Any) -> Any:
         return await adrive(make_body(value))
-
-    return RunnableLambda(func, afunc=afunc, name=name)
-
-
-def plain_node(name: str, func: Callable[[Any], Any]) -> RunnableLambda:
-    """A node that does no outside work: both faces call ``func`` directly.
-
-    Without an async function LangGraph would run it on a worker thread on the
-    async face; a quick, non-blocking function is cheaper on the loop itself.
-    """
-
-    async def afunc(value: Any) -> Any:
-        return func(value)
 
     return RunnableLambda(func, afunc=afunc, name=name)
 

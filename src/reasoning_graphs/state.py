@@ -19,13 +19,81 @@ def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> di
     return {**(left or {}), **(right or {})}
 
 
-class PlannedCall(TypedDict):
+CallDecision = Literal[
+    "auto", "approved", "edited", "rejected", "responded", "reused", "skipped", "blocked", "invalid"
+]
+"""How the runtime settled one tool call.
+
+- ``auto``: ran; no approval was needed.
+- ``approved`` / ``edited``: ran after a person approved it (``edited``: with their arguments).
+- ``rejected``: never ran; a person rejected it now or earlier in the question.
+- ``responded``: never ran; a person wrote its observation.
+- ``reused``: never ran; an identical read-only call of the turn already answered it.
+- ``skipped``: never ran; over the per-turn call limit, or it needed a result that failed.
+- ``blocked``: never ran; a block rule of the policy forbids it.
+- ``invalid``: never ran; the model's arguments could not be read.
+"""
+
+EXECUTED: frozenset[CallDecision] = frozenset({"auto", "approved", "edited"})
+"""Decisions under which a tool really ran (its observation is the tool's own output)."""
+
+
+class ClearedCall(TypedDict):
     """A tool call cleared to run this turn (after policy and approval)."""
 
     id: str
     name: str
     args: dict[str, Any]
-    decision: str
+    decision: CallDecision
+
+
+class ThoughtEvent(TypedDict):
+    """One model call, as the trajectory records it.
+
+    Attributes:
+        turn: The question it belongs to (its number among the human messages).
+        step: Its number among the question's model calls in this graph.
+        text: What the model wrote.
+        tool_calls: Names of the tools it called.
+        input_tokens, output_tokens: From the provider's usage, else estimated.
+        latency_ms: Wall time of the call.
+    """
+
+    kind: Literal["thought"]
+    turn: int
+    step: int
+    text: str
+    tool_calls: list[str]
+    input_tokens: int
+    output_tokens: int
+    latency_ms: float
+
+
+class ActionEvent(TypedDict):
+    """What became of one tool call, as the trajectory records it.
+
+    Attributes:
+        turn, step: The question and the model step that proposed the call.
+        id, tool, args: The call.
+        observation: What the model was shown (cut when long).
+        status: ``success`` or ``error``.
+        decision: How the call was settled.
+        duration_ms: How long the tool ran (0 when it did not run).
+    """
+
+    kind: Literal["action"]
+    turn: int
+    step: int
+    id: str
+    tool: str
+    args: dict[str, Any]
+    observation: str
+    status: Literal["success", "error"]
+    decision: CallDecision
+    duration_ms: float
+
+
+TrajectoryEvent = ThoughtEvent | ActionEvent
 
 
 class Outcome(TypedDict):
@@ -68,11 +136,12 @@ class AgentState(StepInput):
         rejected: Calls a person rejected, by signature, with the reason.
         earlier_calls: Tokens of each model call of the question made before
             this run (set for a plan step or trial).
-        pending: Calls of the current turn that are cleared to run.
+        to_run: Calls of the current turn that are cleared to run (approved, or
+            needing no approval), in the model's order.
         outcome: Set when the turn has ended or must end.
     """
 
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
+    trajectory: Annotated[list[TrajectoryEvent], operator.add]
     observations: Annotated[dict[str, str], merge_dicts]
-    pending: list[PlannedCall]
+    to_run: list[ClearedCall]
     outcome: Outcome | None

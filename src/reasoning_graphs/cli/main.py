@@ -18,12 +18,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from platformdirs import user_data_dir
 
-from reasoning_graphs.approval import APPROVAL_KIND, ApprovalError, parse_decisions
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.threads import ThreadIndex
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
+from reasoning_graphs.review import APPROVAL_KIND, ApprovalError, parse_decisions
 from reasoning_graphs.tools.builtins import default_tools
 
 DB_ENV = "REASONING_GRAPHS_DB"

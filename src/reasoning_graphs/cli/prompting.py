@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from reasoning_graphs.approval import ApprovalRequest, Decision
 from reasoning_graphs.cli.render import Printer
+from reasoning_graphs.review import ApprovalRequest, ReviewDecision
 
 Mode = Literal["ask", "approve", "reject"]
 CHOICES = {"a": "approve", "e": "edit", "r": "reject", "s": "respond"}
@@ -25,7 +25,7 @@ def decide(
     mode: Mode,
     printer: Printer,
     read: Callable[[str], str] = input,
-) -> list[Decision]:
+) -> list[ReviewDecision]:
     """One decision per pending call, from the flags or from the person.
 
     Raises:
@@ -33,7 +33,7 @@ def decide(
     """
     if request.get("error"):
         printer.notice(f"The previous answer did not fit: {request['error']}")
-    decisions: list[Decision] = []
+    decisions: list[ReviewDecision] = []
     for call in request["calls"]:
         printer.emit("approval", call["description"], tool=call["name"], call_id=call["id"])
         if mode == "approve":
@@ -46,7 +46,7 @@ def decide(
     return decisions
 
 
-def _ask(call: dict[str, Any], read: Callable[[str], str]) -> Decision:
+def _ask(call: dict[str, Any], read: Callable[[str], str]) -> ReviewDecision:
     while True:
         choice = _read(read, PROMPT.format(call=call["description"])).strip().lower()
         kind = CHOICES.get(choice[:1])

@@ -14,8 +14,8 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
+from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
 from reasoning_graphs.nodes.turn import describe_call
-from reasoning_graphs.text_format.transcript import FORMAT_ERROR_KEY
 
 ANSWER_NODES: Mapping[str, frozenset[str]] = {
     "react": frozenset({"think", "finish"}),
@@ -133,7 +133,7 @@ class Printer:
 
     def message(self, node: str, message: BaseMessage, *, inner: bool = False) -> None:
         if isinstance(message, ToolMessage):
-            decision = message.response_metadata.get("decision", "auto")
+            decision = decision_of(message)
             self.emit(
                 "observation",
                 str(message.content),
@@ -143,13 +143,13 @@ class Printer:
                 decision=decision,
             )
         elif isinstance(message, AIMessage):
-            if message.response_metadata.get("kind") == "plan":
+            if mark_of(message).get("kind") == "plan":
                 self.emit("plan", message.text.strip())
                 return
             if node == "approve":
                 return  # an edited proposal, already shown when the decision was made
             text = message.text.strip()
-            correction = message.response_metadata.get(FORMAT_ERROR_KEY)
+            correction = format_error_of(message)
             if correction:
                 self.emit("format_error", str(correction))
             elif message.tool_calls or message.invalid_tool_calls:
@@ -166,7 +166,7 @@ class Printer:
                 for bad in message.invalid_tool_calls:
                     self.emit("action", f"{bad.get('name')}(<malformed arguments>)")
             else:
-                outcome = message.response_metadata.get("outcome") or {"status": "answered"}
+                outcome = outcome_of(message) or {"status": "answered"}
                 if not inner and self._finish_answer(node, text):
                     return
                 self.emit("result" if inner else "answer", text, outcome=outcome)

@@ -18,7 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.retry import model_retry_policy
@@ -65,7 +65,7 @@ def react_loop(
 
     builder = agent_graph_builder(input_schema=input_schema)
     builder.add_node(
-        "think", dual_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
+        "think", effect_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
     )
     builder.add_edge(START, "think")
     builder.add_conditional_edges("think", after_think, ["approve", "finish", END])

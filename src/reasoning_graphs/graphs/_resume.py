@@ -12,10 +12,10 @@ Two LangGraph behaviours make a plain ``Command(resume=value)`` unsafe here:
 
 So a run of our graphs addresses each resume to the pending interrupts by id
 before LangGraph sees it: a bare value goes to each pending interrupt, ``None``
-becomes :data:`~reasoning_graphs.approval.NO_ANSWER` (asked again, with an
+becomes :data:`~reasoning_graphs.review.NO_ANSWER` (asked again, with an
 ``error``), and nothing is left behind for a later interrupt to pick up. A
 resume with nothing pending is refused with
-:class:`~reasoning_graphs.approval.ApprovalError`.
+:class:`~reasoning_graphs.review.ApprovalError`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
-from reasoning_graphs.approval import NO_ANSWER, ApprovalError
+from reasoning_graphs.review import NO_ANSWER, ApprovalError
 
 NOTHING_PENDING = "This thread waits for no decision, so there is nothing to resume."
 INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")

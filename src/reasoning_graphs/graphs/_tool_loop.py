@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from reasoning_graphs.context import AgentContext
-from reasoning_graphs.effects import dual_node, plain_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._durability import with_sync_durability
 from reasoning_graphs.graphs._resume import resume_checked
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
@@ -78,10 +78,10 @@ def add_tool_loop(
             return back_to
         return END if outcome["status"] == "answered" else "finish"  # answered: a tool's result
 
-    builder.add_node("approve", plain_node("approve", make_approve(setup)))
-    builder.add_node(ACT, dual_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
-    builder.add_node("observe", plain_node("observe", make_observe(setup)))
-    builder.add_node("finish", dual_node("finish", make_finish(setup, ask_final)))
+    builder.add_node("approve", make_approve(setup))
+    builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
+    builder.add_node("observe", make_observe(setup))
+    builder.add_node("finish", effect_node("finish", make_finish(setup, ask_final)))
     builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])
     builder.add_conditional_edges("observe", after_observe, [back_to, "finish", END])

@@ -24,15 +24,14 @@ from langgraph.types import Command, Send
 from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import with_decision
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.state import PlannedCall
+from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import ToolResult, execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
 
 ACT = "act"
-RETURN_DIRECT = "return_direct"
-"""Marks an observation whose tool asked that its result be the turn's answer."""
 
 NO_SUCH_STATE = "this graph's state has no such key"
 OWN_ROUTE = "this graph's loop chooses its next step itself"
@@ -50,7 +49,7 @@ class ActInput(TypedDict):
             ``ToolRuntime``); absent otherwise, to keep the task small.
     """
 
-    call: PlannedCall
+    call: ClearedCall
     turn: int
     step: int
     observations: dict[str, str]
@@ -74,10 +73,11 @@ def make_act(
             state=task.get("state"),
         )
         result = _with_unapplied_noted(result, state_keys)
-        message = result.to_message(call["id"], call["name"])
-        metadata = {**message.response_metadata, "decision": call["decision"]}
-        if result.return_direct:
-            metadata[RETURN_DIRECT] = True
+        message = with_decision(
+            result.to_message(call["id"], call["name"]),
+            call["decision"],
+            direct=result.return_direct,
+        )
         event = action_event(
             turn=task["turn"],
             step=task["step"],
@@ -90,7 +90,7 @@ def make_act(
             duration_ms=result.duration_ms,
         )
         update: dict[str, Any] = {
-            "messages": [message.model_copy(update={"response_metadata": metadata})],
+            "messages": [message],
             "trajectory": [event],
         }
         if result.ref and result.full_text is not None:
@@ -122,7 +122,7 @@ def _with_unapplied_noted(result: ToolResult, state_keys: Collection[str] | None
     return result.with_note(command.requests(keys=(), parent=False), OWN_ROUTE)
 
 
-def runs_concurrently(calls: Sequence[PlannedCall], registry: ToolRegistry) -> bool:
+def runs_concurrently(calls: Sequence[ClearedCall], registry: ToolRegistry) -> bool:
     """Calls may overlap only when every tool involved is marked concurrency-safe."""
     return all(registry.is_read_only(call["name"]) for call in calls)
 
@@ -131,7 +131,7 @@ def next_calls(
     state: Mapping[str, Any], registry: ToolRegistry, *, turn: int, step: int
 ) -> list[Send]:
     """The ``act`` tasks to start now: all pending calls at once, or the next one in order."""
-    pending: list[PlannedCall] = state.get("pending") or []
+    pending: list[ClearedCall] = state.get("to_run") or []
     done = _answered_ids(state["messages"])
     remaining = [call for call in pending if call["id"] not in done]
     if not remaining:
@@ -146,7 +146,7 @@ def next_calls(
 
 
 def _task(
-    call: PlannedCall, state: Mapping[str, Any], registry: ToolRegistry, turn: int, step: int
+    call: ClearedCall, state: Mapping[str, Any], registry: ToolRegistry, turn: int, step: int
 ) -> ActInput:
     spec = registry.get(call["name"])
     injections = spec.injections if spec is not None else None

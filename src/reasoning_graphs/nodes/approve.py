@@ -11,20 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
-from reasoning_graphs.approval import (
-    DECISION_TYPES,
-    ApprovalError,
-    Decision,
-    PendingCall,
-    approval_request,
-    parse_decisions,
-)
+from reasoning_graphs.metadata import is_bookkeeping, settled
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import (
@@ -35,7 +28,15 @@ from reasoning_graphs.nodes.turn import (
     steps_used,
     turn_number,
 )
-from reasoning_graphs.state import PlannedCall
+from reasoning_graphs.review import (
+    REVIEW_DECISIONS,
+    ApprovalError,
+    PendingCall,
+    ReviewDecision,
+    approval_request,
+    parse_decisions,
+)
+from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall
 
 OVER_CALL_LIMIT = "Not run: at most {limit} tool calls per turn. Call it again next turn if needed."
 REJECTED_BEFORE = (
@@ -53,31 +54,53 @@ REPEATED_ONLY = "the model repeated {calls} instead of answering"
 
 @dataclass
 class TurnTriage:
-    """What the approve node decides for each call of one turn."""
+    """What the approve step decides for each call of one turn.
+
+    Attributes:
+        cleared: Calls cleared to run, each with its place in the model's order.
+        answered: Observations of calls settled without running.
+        events: Trajectory events of the calls settled without running.
+        rejected: Calls a person rejected now, by signature, with the reason.
+        edited: New arguments a person gave, by call id.
+        repeats: Calls that repeat an earlier call or rejection, as people read them.
+    """
 
     turn: int
     step: int
-    planned: list[tuple[int, PlannedCall]] = field(default_factory=list)
+    cleared: list[tuple[int, ClearedCall]] = field(default_factory=list)
     answered: list[ToolMessage] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[ActionEvent] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
     repeats: list[str] = field(default_factory=list)
 
-    def plan(self, index: int, call: ToolCall, args: dict[str, Any], decision: str) -> None:
+    def clear_to_run(
+        self, index: int, call: ToolCall, args: dict[str, Any], decision: CallDecision
+    ) -> None:
         """Clear a call to run, keeping its place in the model's order."""
-        planned = PlannedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
-        self.planned.append((index, planned))
+        cleared = ClearedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
+        self.cleared.append((index, cleared))
 
-    def answer(self, call: ToolCall, content: str, decision: str, status: str = "error") -> None:
-        """Settle a call without running it: its observation is ``content``."""
+    def answer_without_running(
+        self,
+        call: ToolCall,
+        content: str,
+        decision: CallDecision,
+        status: Literal["success", "error"] = "error",
+        *,
+        reused: str | None = None,
+    ) -> None:
+        """Settle a call without running it: its observation is ``content``.
+
+        ``reused`` names the earlier call whose result ``content`` repeats.
+        """
         self.answered.append(
             ToolMessage(
                 content,
                 tool_call_id=call["id"],
                 name=call["name"],
                 status=status,
-                response_metadata={"decision": decision},
+                response_metadata=settled(decision, reused=reused),
             )
         )
         self.events.append(
@@ -94,10 +117,10 @@ class TurnTriage:
         )
 
 
-def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def make_approve(setup: AgentSetup) -> Callable[[AgentState], dict[str, Any]]:
     """Build the ``approve`` node for ``setup``."""
 
-    def approve(state: dict[str, Any]) -> dict[str, Any]:
+    def approve(state: AgentState) -> dict[str, Any]:
         run = setup.for_run()
         reply = last_ai_message(state["messages"])
         triage = TurnTriage(turn=turn_number(state["messages"]), step=steps_used(state))
@@ -105,19 +128,21 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]
         for bad in reply.invalid_tool_calls:
             name = bad.get("name") or "unknown"
             call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
-            triage.answer(call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid")
+            triage.answer_without_running(
+                call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
+            )
 
         settle_calls(run, state, reply.tool_calls, triage)
 
         update: dict[str, Any] = {
             "messages": triage.answered,
             "trajectory": triage.events,
-            "pending": [call for _, call in sorted(triage.planned, key=lambda item: item[0])],
+            "to_run": [call for _, call in sorted(triage.cleared, key=lambda item: item[0])],
             "rejected": triage.rejected,
         }
         if triage.edited:
             update["messages"] = [_with_edited_args(reply, triage.edited), *triage.answered]
-        by_model = not reply.response_metadata.get("runtime")  # a plan's calls are not a loop
+        by_model = not is_bookkeeping(reply)  # a plan's calls are not a loop
         if by_model and triage.repeats and len(triage.repeats) == len(reply.tool_calls):
             reason = REPEATED_ONLY.format(calls=", ".join(triage.repeats))
             update["outcome"] = {"status": "incomplete", "reason": reason}
@@ -127,7 +152,7 @@ def make_approve(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]
 
 
 def settle_calls(
-    run: RunScope, state: dict[str, Any], calls: Sequence[ToolCall], triage: TurnTriage
+    run: RunScope, state: AgentState, calls: Sequence[ToolCall], triage: TurnTriage
 ) -> None:
     """Decide the fate of ``calls`` into ``triage``, asking one interrupt for the dangerous ones.
 
@@ -141,7 +166,7 @@ def settle_calls(
 
 def _triage_calls(
     run: RunScope,
-    state: dict[str, Any],
+    state: AgentState,
     calls: Sequence[ToolCall],
     triage: TurnTriage,
 ) -> list[tuple[int, ToolCall]]:
@@ -154,22 +179,25 @@ def _triage_calls(
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
         if index >= limit:
-            triage.answer(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
+            triage.answer_without_running(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
         elif signature in rejected_before:
-            triage.answer(
+            triage.answer_without_running(
                 call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected"
             )
             triage.repeats.append(describe_call(call["name"], call["args"]))
         elif blocked:
-            triage.answer(call, blocked, "blocked")
+            triage.answer_without_running(call, blocked, "blocked")
         elif signature in reusable:
-            result, status = reusable[signature]
-            triage.answer(call, REUSED.format(result=result), "reused", status)
+            earlier = reusable[signature]
+            note = REUSED.format(result=earlier.text)
+            triage.answer_without_running(
+                call, note, "reused", earlier.status, reused=earlier.call_id
+            )
             triage.repeats.append(describe_call(call["name"], call["args"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             to_ask.append((index, call))
         else:
-            triage.plan(index, call, call["args"], "auto")
+            triage.clear_to_run(index, call, call["args"], "auto")
     return to_ask
 
 
@@ -181,7 +209,7 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage) -> None:
             name=call["name"],
             args=call["args"],
             description=describe_call(call["name"], call["args"]),
-            allowed_decisions=list(DECISION_TYPES),
+            allowed_decisions=list(REVIEW_DECISIONS),
         )
         for _, call in to_ask
     ]
@@ -189,19 +217,19 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage) -> None:
     for (index, call), decision in zip(to_ask, decisions, strict=False):
         kind = decision["type"]
         if kind == "approve":
-            triage.plan(index, call, call["args"], "approved")
+            triage.clear_to_run(index, call, call["args"], "approved")
         elif kind == "edit":
-            triage.plan(index, call, decision["args"], "edited")
+            triage.clear_to_run(index, call, decision["args"], "edited")
             triage.edited[call["id"]] = decision["args"]
         elif kind == "reject":
             reason = decision["reason"]
             triage.rejected[call_signature(call["name"], call["args"])] = reason
-            triage.answer(call, REJECTED_NOW.format(reason=reason), "rejected")
+            triage.answer_without_running(call, REJECTED_NOW.format(reason=reason), "rejected")
         else:
-            triage.answer(call, decision["content"], "responded", "success")
+            triage.answer_without_running(call, decision["content"], "responded", "success")
 
 
-def _decisions_for(pending: list[PendingCall]) -> list[Decision]:
+def _decisions_for(pending: list[PendingCall]) -> list[ReviewDecision]:
     """Ask until the answer fits: a malformed resume re-asks with the error, losing nothing.
 
     LangGraph replays earlier resume values to earlier ``interrupt()`` calls of a

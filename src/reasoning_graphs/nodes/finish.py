@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import may_conclude
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
@@ -73,7 +74,7 @@ def make_finish(
         final = AIMessage(
             content=f"{answer}\n\n{note}",
             usage_metadata=reply.message.usage_metadata if reply else None,
-            response_metadata={"outcome": dict(outcome)},
+            response_metadata=answered(outcome),
         )
         if not asked:  # no model call: nothing to count against the budgets
             return {"messages": [final], "outcome": outcome}

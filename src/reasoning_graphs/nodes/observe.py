@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from reasoning_graphs.nodes.act import RETURN_DIRECT
+from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
@@ -31,16 +31,13 @@ def direct_answer(state: Mapping[str, Any]) -> AIMessage | None:
         return None
     answers = turn_answers(state["messages"])
     results = [answers.get(call["id"]) for call in reply.tool_calls]
-    if not all(
-        m is not None and m.response_metadata.get(RETURN_DIRECT) and m.status == "success"
-        for m in results
-    ):
+    if not all(m is not None and is_direct_result(m) for m in results):
         return None
     found = [m for m in results if m is not None]
     content = (
         found[0].content if len(found) == 1 else "\n\n".join(content_text(m.content) for m in found)
     )
-    metadata = {"outcome": dict(ANSWERED), RETURN_DIRECT: [m.name for m in found]}
+    metadata = {**answered(ANSWERED), RETURN_DIRECT: [m.name for m in found]}
     return AIMessage(content=content, response_metadata=metadata)
 
 
@@ -49,10 +46,10 @@ def make_observe(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]
 
     def observe(state: dict[str, Any]) -> dict[str, Any]:
         if state.get("outcome"):
-            return {"pending": [], "outcome": state["outcome"]}
+            return {"to_run": [], "outcome": state["outcome"]}
         answer = direct_answer(state)
         if answer is not None:
-            return {"pending": [], "outcome": ANSWERED, "messages": [answer]}
-        return {"pending": [], "outcome": budget_stop(state, setup.for_run().limits)}
+            return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
+        return {"to_run": [], "outcome": budget_stop(state, setup.for_run().limits)}
 
     return observe

@@ -10,7 +10,7 @@ each pattern keeps its own plan format, checks and prompt text.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -22,14 +22,14 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.tool import ToolCall
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import is_bookkeeping, reused_from
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import NO_TOOLS, TOOL_ENTRY
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import call_signature, decision_of, turn_messages, was_executed
+from reasoning_graphs.nodes.turn import turn_answers
 from reasoning_graphs.tools.execute import observation_ref
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
@@ -40,13 +40,12 @@ Step = TypeVar("Step")
 TextParser = Callable[[str, Sequence[ToolSpec]], tuple[list[Step], list[str]]]
 
 
-def conversation(messages: Sequence[AnyMessage], runtimes: Collection[str]) -> list[AnyMessage]:
+def conversation(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     """The thread's questions and answers, without tool traffic and the patterns' own messages.
 
-    Planner and solver (or joiner) each see the conversation as a dialogue; the
-    tool calls of earlier questions, and the messages a pattern of ``runtimes``
-    wrote (its ``response_metadata["runtime"]``), are bookkeeping, not the
-    model's turns.
+    Planner and solver (or joiner) each see the conversation as a dialogue: the
+    tool calls of earlier questions and the plans a pattern wrote itself are
+    bookkeeping, not the model's turns.
     """
     return [
         message
@@ -55,7 +54,7 @@ def conversation(messages: Sequence[AnyMessage], runtimes: Collection[str]) -> l
         or (
             isinstance(message, AIMessage)
             and not message.tool_calls
-            and message.response_metadata.get("runtime") not in runtimes
+            and not is_bookkeeping(message)
         )
     ]
 
@@ -78,7 +77,6 @@ def planner_opening(
     instructions: str,
     specs: Sequence[ToolSpec],
     messages: Sequence[AnyMessage],
-    runtimes: Collection[str],
     *,
     text_format: str | None = None,
 ) -> list[BaseMessage]:
@@ -92,7 +90,7 @@ def planner_opening(
         system = f"{system}\n\n{text_format}"
     return [
         SystemMessage(f"{setup.system_prompt}\n\n{system}"),
-        *conversation(messages, runtimes),
+        *conversation(messages),
     ]
 
 
@@ -148,31 +146,17 @@ def answer_prompt(
 def result_value(
     messages: Sequence[AnyMessage],
     observations: Mapping[str, str],
-    call: ToolCall,
     answer: ToolMessage,
 ) -> str:
-    """What a later step's reference to ``call`` (answered by ``answer``) is replaced by.
+    """What a later step's reference to the call ``answer`` answers is replaced by.
 
     The tool's full text when its observation was cut. A call answered by
-    reuse stands for the earlier identical call of the turn: its value is that
-    call's result, found in the messages, not read back off the reuse note.
+    reuse stands for the earlier identical call it names: its value is that
+    call's result.
     """
     source = answer
-    if decision_of(answer) == "reused":
-        source = _latest_run(messages, call_signature(call["name"], call["args"])) or answer
+    earlier = reused_from(answer)
+    if earlier is not None:
+        source = turn_answers(messages).get(earlier, answer)
     full_text = observations.get(observation_ref(source.tool_call_id))
     return full_text if full_text is not None else content_text(source.content)
-
-
-def _latest_run(messages: Sequence[AnyMessage], signature: str) -> ToolMessage | None:
-    """The turn's latest observation of a call with ``signature`` that really ran."""
-    signatures: dict[str, str] = {}
-    found: ToolMessage | None = None
-    for message in turn_messages(messages):
-        if isinstance(message, AIMessage):
-            signatures.update(
-                {c["id"]: call_signature(c["name"], c["args"]) for c in message.tool_calls}
-            )
-        elif was_executed(message) and signatures.get(message.tool_call_id) == signature:
-            found = message
-    return found

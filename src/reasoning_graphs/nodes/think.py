@@ -31,7 +31,7 @@ def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, A
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:  # a step or trial whose question spent the budget before it began
-            return {"outcome": spent, "pending": []}
+            return {"outcome": spent, "to_run": []}
         prompt = [SystemMessage(setup.system_prompt), *state["messages"]]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
         reply = yield from call_model(run.model, request, state)
@@ -40,7 +40,7 @@ def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, A
             "messages": [reply.message],
             "trajectory": [reply.event],
             "outcome": outcome,
-            "pending": [],
+            "to_run": [],
         }
 
     return think

@@ -8,23 +8,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from reasoning_graphs.metadata import decision_of
+from reasoning_graphs.state import EXECUTED, ThoughtEvent
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
-EXECUTED = frozenset({"auto", "approved", "edited"})
-"""Decisions under which a tool really ran (its observation is the tool's own output)."""
 
+class EarlierResult(NamedTuple):
+    """A read-only call's result that a repeat of the call may reuse."""
 
-def decision_of(message: ToolMessage) -> str:
-    """How the runtime handled the call this observation answers."""
-    return str(message.response_metadata.get("decision", "auto"))
+    text: str
+    status: Literal["success", "error"]
+    call_id: str
 
 
 def was_executed(message: AnyMessage) -> bool:
+    """Whether ``message`` is the observation of a tool that really ran."""
     return isinstance(message, ToolMessage) and decision_of(message) in EXECUTED
 
 
@@ -33,12 +36,24 @@ def turn_number(messages: Sequence[AnyMessage]) -> int:
     return sum(isinstance(m, HumanMessage) for m in messages)
 
 
-def turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
-    """The messages after the latest human message."""
+def request_index(messages: Sequence[AnyMessage]) -> int | None:
+    """Where the latest human message is (``None`` before the first)."""
     for index in range(len(messages) - 1, -1, -1):
         if isinstance(messages[index], HumanMessage):
-            return list(messages[index + 1 :])
-    return list(messages)
+            return index
+    return None
+
+
+def latest_request(messages: Sequence[AnyMessage]) -> str:
+    """The text of the latest human message: the question being worked on."""
+    index = request_index(messages)
+    return "" if index is None else messages[index].text
+
+
+def turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The messages after the latest human message."""
+    index = request_index(messages)
+    return list(messages if index is None else messages[index + 1 :])
 
 
 def turn_answers(messages: Sequence[AnyMessage]) -> dict[str, ToolMessage]:
@@ -53,7 +68,7 @@ def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
     raise ValueError("The conversation has no model message yet.")
 
 
-def thought_events(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+def thought_events(state: Mapping[str, Any]) -> list[ThoughtEvent]:
     """This graph's record of every model call of the current question, in order.
 
     Counted from the trajectory, not from the messages: a provider that reuses a
@@ -64,7 +79,7 @@ def thought_events(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         event
         for event in state.get("trajectory") or []
-        if event.get("kind") == "thought" and event.get("turn") == turn
+        if event["kind"] == "thought" and event["turn"] == turn
     ]
 
 
@@ -79,10 +94,7 @@ def question_calls(state: Mapping[str, Any]) -> list[int]:
     A pattern that runs a subgraph per step or trial hands it the calls made
     before (``earlier_calls``), so budgets cover the whole question.
     """
-    own = [
-        event.get("input_tokens", 0) + event.get("output_tokens", 0)
-        for event in thought_events(state)
-    ]
+    own = [event["input_tokens"] + event["output_tokens"] for event in thought_events(state)]
     return [*(state.get("earlier_calls") or []), *own]
 
 
@@ -99,15 +111,15 @@ def describe_call(name: str, args: Mapping[str, Any]) -> str:
 
 def reusable_results(
     messages: Sequence[AnyMessage], registry: ToolRegistry
-) -> dict[str, tuple[str, str]]:
-    """Read-only results of this turn that are still current: signature → (text, status).
+) -> dict[str, EarlierResult]:
+    """Read-only results of this turn that are still current, by call signature.
 
     A read-only (concurrency-safe) call repeated with the same arguments would
     return the same text or the same error, unless a stateful call ran in
     between — so any successful stateful call forgets what was read before it.
     """
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    results: dict[str, tuple[str, str]] = {}
+    results: dict[str, EarlierResult] = {}
     for message in turn_messages(messages):
         if isinstance(message, AIMessage):
             calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
@@ -117,7 +129,9 @@ def reusable_results(
                 if message.status == "success":
                     results.clear()
                 continue
-            results[call_signature(name, args)] = (content_text(message.content), message.status)
+            results[call_signature(name, args)] = EarlierResult(
+                content_text(message.content), message.status, message.tool_call_id
+            )
     return results
 
 

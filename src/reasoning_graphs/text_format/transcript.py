@@ -21,13 +21,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
+from reasoning_graphs.metadata import format_error_of, raw_reply_of
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.text_format.labels import ENGLISH, Labels
-
-RAW_KEY = "raw"
-"""``response_metadata`` key holding the model's reply text as parsed."""
-FORMAT_ERROR_KEY = "format_error"
-"""``response_metadata`` key holding the corrective observation for a malformed reply."""
 
 
 def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> list[BaseMessage]:
@@ -39,7 +35,7 @@ def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> list[Ba
             rendered.append(HumanMessage(line))
         elif isinstance(message, AIMessage):
             rendered.append(AIMessage(_assistant_text(message, labels)))
-            correction = message.response_metadata.get(FORMAT_ERROR_KEY)
+            correction = format_error_of(message)
             if correction:
                 rendered.append(HumanMessage(f"{labels.observation}: {correction}"))
         else:
@@ -53,7 +49,7 @@ def observation_line(text: str, tool: str, labels: Labels = ENGLISH) -> str:
 
 
 def _assistant_text(message: AIMessage, labels: Labels) -> str:
-    raw = message.response_metadata.get(RAW_KEY)
+    raw = raw_reply_of(message)
     if raw:
         return str(raw)
     if message.tool_calls:  # written by another pattern or by hand: show it in the format

@@ -22,7 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
@@ -71,7 +71,7 @@ def build_graph(
     setup = agent_setup(model, (), **options)
 
     builder = agent_graph_builder(CotState)
-    reason = dual_node("reason", make_reason(setup, samples=samples))
+    reason = effect_node("reason", make_reason(setup, samples=samples))
     builder.add_node("reason", reason, retry_policy=retry or model_retry_policy())
     builder.add_edge(START, "reason")
     builder.add_edge("reason", END)

@@ -33,14 +33,14 @@ from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import decision_of, turn_number
-from reasoning_graphs.state import PlannedCall
+from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
 
 
 def _run_call(
     registry: ToolRegistry,
-    call: PlannedCall,
+    call: ClearedCall,
     observations: Mapping[str, str],
     state: Mapping[str, Any],
 ) -> Body[dict[str, Any]]:
@@ -149,7 +149,7 @@ def _settled(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, dict[str, o
             "status": message.status,
             "decision": decision_of(message),
         }
-    for _, call in triage.planned:
+    for _, call in triage.cleared:
         changes[by_call[call["id"]]["id"]] = {
             "call": ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call"),
             "decision": call["decision"],
@@ -182,8 +182,8 @@ def _run_batch(
     return results
 
 
-def _planned(node: LatsNode) -> PlannedCall:
+def _planned(node: LatsNode) -> ClearedCall:
     call = node["call"]
-    return PlannedCall(
+    return ClearedCall(
         id=call["id"], name=call["name"], args=call["args"], decision=node["decision"] or "auto"
     )

@@ -36,7 +36,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node, plain_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.lats.act import cleared, make_act
 from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
@@ -115,18 +115,16 @@ def build_graph(
     model_retry = retry or model_retry_policy()
 
     builder = agent_graph_builder(LatsState)
-    builder.add_node("select", plain_node("select", make_select(settings)))
+    builder.add_node("select", make_select(settings))
     builder.add_node(
-        "expand", dual_node("expand", make_expand(setup, settings)), retry_policy=model_retry
+        "expand", effect_node("expand", make_expand(setup, settings)), retry_policy=model_retry
     )
-    builder.add_node("act", dual_node("act", make_act(setup)))
+    builder.add_node("act", effect_node("act", make_act(setup)))
     builder.add_node(
-        "evaluate", dual_node("evaluate", make_evaluate(setup)), retry_policy=model_retry
+        "evaluate", effect_node("evaluate", make_evaluate(setup)), retry_policy=model_retry
     )
-    builder.add_node(
-        "backpropagate", plain_node("backpropagate", make_backpropagate(setup, settings))
-    )
-    builder.add_node("finish", dual_node("finish", make_lats_finish(setup, settings)))
+    builder.add_node("backpropagate", make_backpropagate(setup, settings))
+    builder.add_node("finish", effect_node("finish", make_lats_finish(setup, settings)))
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])
     builder.add_edge("expand", "act")

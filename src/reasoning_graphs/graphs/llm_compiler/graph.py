@@ -39,7 +39,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
 from reasoning_graphs.graphs.llm_compiler.plan import make_plan
@@ -115,12 +115,12 @@ def build_graph(
     model_retry = retry or model_retry_policy()
 
     builder = agent_graph_builder(LlmCompilerState)
-    builder.add_node("plan", dual_node("plan", make_plan(setup)), retry_policy=model_retry)
-    builder.add_node("schedule", dual_node("schedule", make_schedule(setup)))
+    builder.add_node("plan", effect_node("plan", make_plan(setup)), retry_policy=model_retry)
+    builder.add_node("schedule", effect_node("schedule", make_schedule(setup)))
     builder.add_node(
-        "join", dual_node("join", make_join(setup, max_rounds)), retry_policy=model_retry
+        "join", effect_node("join", make_join(setup, max_rounds)), retry_policy=model_retry
     )
-    builder.add_node("finish", dual_node("finish", make_finish(setup, ask_joiner)))
+    builder.add_node("finish", effect_node("finish", make_finish(setup, ask_joiner)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])
     builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join"])

@@ -25,7 +25,7 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     rounds_report,
     rounds_run,
 )
-from reasoning_graphs.graphs.llm_compiler.plan import EMPTY_PLAN, OWN_RUNTIMES
+from reasoning_graphs.graphs.llm_compiler.plan import EMPTY_PLAN
 from reasoning_graphs.graphs.llm_compiler.prompts import (
     JOIN_REPLAN_NOTE,
     JOIN_TEXT_FORMAT,
@@ -68,7 +68,7 @@ def joiner_prompt(
     else:
         results = rounds_report(state["messages"])
         report = RESULTS_REPORT.format(results=results) if results else NO_RESULTS
-    dialogue = conversation(state["messages"], OWN_RUNTIMES)
+    dialogue = conversation(state["messages"])
     return answer_prompt(setup, JOINER_INSTRUCTIONS, dialogue, report, instruction)
 
 

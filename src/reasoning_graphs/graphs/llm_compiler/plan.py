@@ -40,7 +40,6 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
     REPLAN_REQUEST,
     TEXT_FORMAT,
 )
-from reasoning_graphs.graphs.rewoo.steps import RUNTIME as REWOO_RUNTIME
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import supports_schema
 from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening
@@ -56,7 +55,6 @@ EMPTY_PLAN = "(no tasks)"
 CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
 NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
 CALL_ID = "t{id}-{suffix}"
-OWN_RUNTIMES = (REWOO_RUNTIME, RUNTIME)
 """The messages planner and joiner leave out of the conversation: this pattern's own, and
 ReWOO's from earlier questions of a thread that switched pattern (``--thread`` with
 ``--pattern``)."""
@@ -71,7 +69,6 @@ def planner_prompt(
         PLANNER_INSTRUCTIONS,
         specs,
         state["messages"],
-        OWN_RUNTIMES,
         text_format=TEXT_FORMAT if text_format else None,
     )
     latest = next(

@@ -77,7 +77,7 @@ from reasoning_graphs.nodes.turn import (
     turn_messages,
     turn_number,
 )
-from reasoning_graphs.state import PlannedCall
+from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.output import content_text
 
@@ -101,7 +101,7 @@ class Job:
     """
 
     task: CompilerTask
-    cleared: PlannedCall | None
+    cleared: ClearedCall | None
     run: RunScope
     state: Mapping[str, Any]
     turn: int
@@ -192,7 +192,7 @@ def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
         if triage.answered:
             (answer,) = triage.answered
             return _answered(job.state, _call(task, args), answer)
-        ((_, call),) = triage.planned
+        ((_, call),) = triage.cleared
     started = time.time()
     result = yield from execute_call(
         job.run.registry,
@@ -229,9 +229,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
         now = _skipped(plan, done)
         done.update(now)
         open_ids = {task["call_id"] for task in plan if task["id"] not in done}
-        cleared = {
-            call["id"]: call for call in state.get("pending") or [] if call["id"] in open_ids
-        }
+        cleared = {call["id"]: call for call in state.get("to_run") or [] if call["id"] in open_ids}
         triage = TurnTriage(turn=turn, step=step)
         now.update(_ask_person(run, state, plan, done, cleared, triage))
         done.update(now)
@@ -252,7 +250,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
         return {
             **_record(state, plan, now, turn=turn, step=step, wall_ms=wall_ms),
             "rejected": triage.rejected,
-            "pending": left,
+            "to_run": left,
         }
 
     return schedule
@@ -263,7 +261,7 @@ def _ask_person(
     state: dict[str, Any],
     plan: Sequence[CompilerTask],
     done: Mapping[int, dict[str, Any]],
-    cleared: dict[str, PlannedCall],
+    cleared: dict[str, ClearedCall],
     triage: TurnTriage,
 ) -> dict[int, dict[str, Any]]:
     """Settle the undecided dangerous tasks whose inputs are known, with them substituted.
@@ -281,7 +279,7 @@ def _ask_person(
         and all(ref in done for ref in references(task["args"]))
     }
     settle_calls(run, state, [call for _, call in to_ask.values()], triage)
-    cleared.update({call["id"]: call for _, call in triage.planned})
+    cleared.update({call["id"]: call for _, call in triage.cleared})
     settled: dict[int, dict[str, Any]] = {}
     for answer in triage.answered:
         task, call = to_ask[answer.tool_call_id]
@@ -337,7 +335,7 @@ def _this_pass(
     run: RunScope,
     plan: Sequence[CompilerTask],
     done: Mapping[int, dict[str, Any]],
-    cleared: Mapping[str, PlannedCall],
+    cleared: Mapping[str, ClearedCall],
 ) -> list[CompilerTask]:
     """The tasks that go now: deps done or read-only in this pass, stateful ones in plan order."""
     chosen: dict[int, bool] = {}  # task id → read-only
@@ -369,7 +367,7 @@ def _values(done: Mapping[int, dict[str, Any]]) -> dict[int, str]:
 
 def _answered(state: Mapping[str, Any], call: ToolCall, answer: ToolMessage) -> dict[str, Any]:
     """The board's form of a call already answered (by a run, the triage or a person)."""
-    value = result_value(state["messages"], state.get("observations") or {}, call, answer)
+    value = result_value(state["messages"], state.get("observations") or {}, answer)
     decision = decision_of(answer)
     status = "skipped" if decision == "skipped" else answer.status
     return {

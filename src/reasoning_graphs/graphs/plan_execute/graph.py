@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._react_loop import build_step_graph
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.plan_execute.execute import make_execute
@@ -96,10 +96,10 @@ def build_graph(
     policy = retry or model_retry_policy()
 
     builder = agent_graph_builder(PlanExecuteState)
-    builder.add_node("plan", dual_node("plan", plan), retry_policy=policy)
+    builder.add_node("plan", effect_node("plan", plan), retry_policy=policy)
     builder.add_node("execute", make_execute(step_graph))
-    builder.add_node("replan", dual_node("replan", replan), retry_policy=policy)
-    builder.add_node("finish", dual_node("finish", make_plan_finish(setup)))
+    builder.add_node("replan", effect_node("replan", replan), retry_policy=policy)
+    builder.add_node("finish", effect_node("finish", make_plan_finish(setup)))
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "execute")  # a plan always has a first step
     builder.add_conditional_edges("execute", after_execute, ["execute", "replan"])

@@ -23,7 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.react_text.think import TextStepper, is_format_error, make_think_text
 from reasoning_graphs.nodes.retry import model_retry_policy
@@ -84,7 +84,7 @@ def build_graph(
     builder = agent_graph_builder()
     builder.add_node(
         "think",
-        dual_node("think", make_think_text(setup, stepper, max_format_errors=max_format_errors)),
+        effect_node("think", make_think_text(setup, stepper, max_format_errors=max_format_errors)),
         retry_policy=retry or model_retry_policy(),
     )
     builder.add_edge(START, "think")

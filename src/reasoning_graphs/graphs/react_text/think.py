@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -34,8 +35,6 @@ from reasoning_graphs.text_format import (
 )
 from reasoning_graphs.text_format.grammar import react_text_gbnf
 from reasoning_graphs.text_format.transcript import (
-    FORMAT_ERROR_KEY,
-    RAW_KEY,
     render_transcript,
 )
 from reasoning_graphs.tools.spec import ToolSpec
@@ -47,7 +46,7 @@ FORMAT_DRIFT = (
 
 
 def is_format_error(message: BaseMessage) -> bool:
-    return isinstance(message, AIMessage) and bool(message.response_metadata.get(FORMAT_ERROR_KEY))
+    return isinstance(message, AIMessage) and format_error_of(message) is not None
 
 
 def consecutive_format_errors(messages: Sequence[BaseMessage]) -> int:
@@ -128,7 +127,7 @@ def make_think_text(
                 reason = FORMAT_DRIFT.format(count=count, error=step.error)
                 outcome = {"status": "incomplete", "reason": reason}
         event = {**answered.event, "parse_level": step.level}
-        return {"messages": [message], "trajectory": [event], "outcome": outcome, "pending": []}
+        return {"messages": [message], "trajectory": [event], "outcome": outcome, "to_run": []}
 
     return think
 
@@ -136,7 +135,7 @@ def make_think_text(
 def _step_message(
     step: ParsedStep, reply: AIMessage, labels: Labels, specs: Sequence[ToolSpec]
 ) -> AIMessage:
-    metadata: dict[str, Any] = {RAW_KEY: step.text, "parse_level": step.level}
+    metadata: dict[str, Any] = {RAW: step.text, "parse_level": step.level}
     if step.kind == "action":
         call = {
             "name": step.tool or "",
@@ -156,7 +155,7 @@ def _step_message(
             response_metadata=metadata,
             usage_metadata=reply.usage_metadata,
         )
-    metadata[FORMAT_ERROR_KEY] = format_error_observation(
+    metadata[FORMAT_ERROR] = format_error_observation(
         step.error or "", [spec.name for spec in specs], labels
     )
     return AIMessage(content="", response_metadata=metadata, usage_metadata=reply.usage_metadata)

@@ -23,7 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._react_loop import build_step_graph
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
@@ -96,8 +96,8 @@ def build_graph(
 
     builder = agent_graph_builder(ReflexionState)
     builder.add_node("act", make_attempt(attempt_graph))
-    builder.add_node("evaluate", dual_node("evaluate", evaluate), retry_policy=policy)
-    builder.add_node("reflect", dual_node("reflect", make_reflect(setup)), retry_policy=policy)
+    builder.add_node("evaluate", effect_node("evaluate", evaluate), retry_policy=policy)
+    builder.add_node("reflect", effect_node("reflect", make_reflect(setup)), retry_policy=policy)
     builder.add_edge(START, "act")
     builder.add_edge("act", "evaluate")
     builder.add_conditional_edges("evaluate", after_evaluate, ["reflect", END])

@@ -37,7 +37,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import dual_node, plain_node
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
 from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
@@ -105,9 +105,9 @@ def build_graph(
     model_retry = retry or model_retry_policy()
 
     builder = agent_graph_builder(RewooState)
-    builder.add_node("plan", dual_node("plan", make_plan(setup)), retry_policy=model_retry)
-    builder.add_node("work", plain_node("work", make_work(setup)))
-    builder.add_node("solve", dual_node("solve", make_solve(setup)), retry_policy=model_retry)
+    builder.add_node("plan", effect_node("plan", make_plan(setup)), retry_policy=model_retry)
+    builder.add_node("work", make_work(setup))
+    builder.add_node("solve", effect_node("solve", make_solve(setup)), retry_policy=model_retry)
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
     builder.add_conditional_edges("work", after_work, ["approve", "solve"])

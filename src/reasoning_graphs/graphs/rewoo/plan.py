@@ -43,7 +43,6 @@ MAX_REPLANS = 1
 
 EMPTY_PLAN = "Plan: no tool is needed."
 CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
-OWN_RUNTIMES = (RUNTIME,)
 """The messages planner and solver leave out of the conversation: this pattern's own."""
 
 
@@ -61,7 +60,6 @@ def planner_prompt(
         PLANNER_INSTRUCTIONS,
         specs,
         state["messages"],
-        OWN_RUNTIMES,
         text_format=TEXT_FORMAT if text_format else None,
     )
     if attempt:
@@ -111,7 +109,7 @@ def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, An
             "plan_problem": problem,
             "replans": attempt,
             "outcome": None,
-            "pending": [],
+            "to_run": [],
         }
 
     return plan

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.rewoo.plan import EMPTY_PLAN, OWN_RUNTIMES
+from reasoning_graphs.graphs.rewoo.plan import EMPTY_PLAN
 from reasoning_graphs.graphs.rewoo.prompts import (
     EVIDENCE_BODY,
     EVIDENCE_REPORT,
@@ -76,7 +76,7 @@ def solver_prompt(
         report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
     else:
         report = evidence_report(state)
-    dialogue = conversation(state["messages"], OWN_RUNTIMES)
+    dialogue = conversation(state["messages"])
     return answer_prompt(setup, SOLVER_INSTRUCTIONS, dialogue, report, instruction)
 
 

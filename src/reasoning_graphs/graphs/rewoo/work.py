@@ -88,7 +88,7 @@ def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
         call = issued.get(step["var"])
         answer = answers.get(call["id"]) if call else None
         if call is not None and answer is not None:
-            value = result_value(state["messages"], full_texts, call, answer)
+            value = result_value(state["messages"], full_texts, answer)
             results[step["var"]] = _result(answer, value)
             continue
         failed = [

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
-DECISION_TYPES = ("approve", "edit", "reject", "respond")
+REVIEW_DECISIONS = ("approve", "edit", "reject", "respond")
 APPROVAL_KIND = "approval"
 
 WRONG_COUNT = "Expected {expected} decision(s), one per pending call ({ids}), but got {got}."
@@ -73,7 +73,7 @@ class ApprovalRequest(TypedDict):
     error: NotRequired[str]
 
 
-class Decision(TypedDict):
+class ReviewDecision(TypedDict):
     """A person's answer for one pending call."""
 
     type: Literal["approve", "edit", "reject", "respond"]
@@ -93,7 +93,7 @@ def approval_request(calls: Sequence[PendingCall]) -> ApprovalRequest:
     }
 
 
-def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[Decision]:
+def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[ReviewDecision]:
     """Check a resume value against the pending calls and return one decision per call.
 
     Raises:
@@ -118,15 +118,15 @@ def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[Decision]:
     return [_decision(index, item) for index, item in enumerate(value, start=1)]
 
 
-def _decision(index: int, item: Any) -> Decision:
+def _decision(index: int, item: Any) -> ReviewDecision:
     if isinstance(item, str):
         item = {"type": item}
     kind = item.get("type") if isinstance(item, Mapping) else None
-    if kind not in DECISION_TYPES:
+    if kind not in REVIEW_DECISIONS:
         raise ApprovalError(
-            UNKNOWN_DECISION.format(index=index, kind=kind, allowed=", ".join(DECISION_TYPES))
+            UNKNOWN_DECISION.format(index=index, kind=kind, allowed=", ".join(REVIEW_DECISIONS))
         )
-    decision: Decision = {"type": kind}
+    decision: ReviewDecision = {"type": kind}
     if kind == "edit":
         args = item.get("args")
         if not isinstance(args, Mapping):
