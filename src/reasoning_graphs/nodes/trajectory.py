@@ -7,17 +7,18 @@ arguments, observation, tokens and latency — without re-reading the messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from reasoning_graphs.nodes.turn import steps_used, turn_number
+from reasoning_graphs.state import ActionEvent, CallDecision, ThoughtEvent
 
 
 def thought_event(
     state: Mapping[str, Any], *, reply: AIMessage, prompt: list[BaseMessage], latency_ms: float
-) -> dict[str, Any]:
+) -> ThoughtEvent:
     """Record the model call that makes the turn's next step.
 
     Token counts come from the provider when it reports them, else an estimate.
@@ -28,16 +29,16 @@ def thought_event(
     else:
         input_tokens = count_tokens_approximately(prompt)
         output_tokens = count_tokens_approximately([reply])
-    return {
-        "kind": "thought",
-        "turn": turn_number(state["messages"]),
-        "step": steps_used(state) + 1,
-        "text": reply.text,
-        "tool_calls": [call["name"] for call in reply.tool_calls],
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "latency_ms": round(latency_ms, 2),
-    }
+    return ThoughtEvent(
+        kind="thought",
+        turn=turn_number(state["messages"]),
+        step=steps_used(state) + 1,
+        text=reply.text,
+        tool_calls=[call["name"] for call in reply.tool_calls],
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        latency_ms=round(latency_ms, 2),
+    )
 
 
 def action_event(
@@ -48,20 +49,20 @@ def action_event(
     tool: str,
     args: dict[str, Any],
     observation: str,
-    status: str,
-    decision: str,
+    status: Literal["success", "error"],
+    decision: CallDecision,
     duration_ms: float = 0.0,
-) -> dict[str, Any]:
+) -> ActionEvent:
     """Record what became of one tool call."""
-    return {
-        "kind": "action",
-        "turn": turn,
-        "step": step,
-        "id": call_id,
-        "tool": tool,
-        "args": args,
-        "observation": observation,
-        "status": status,
-        "decision": decision,
-        "duration_ms": round(duration_ms, 2),
-    }
+    return ActionEvent(
+        kind="action",
+        turn=turn,
+        step=step,
+        id=call_id,
+        tool=tool,
+        args=args,
+        observation=observation,
+        status=status,
+        decision=decision,
+        duration_ms=round(duration_ms, 2),
+    )
