@@ -1,0 +1,71 @@
+"""One cleared call run inside a pattern's own durable task, as a plain, saveable record.
+
+ReAct-style loops run each call as an ``act`` task. Patterns that run calls from
+inside one node — LLM Compiler's ``schedule``, LATS's ``act`` — wrap each call in
+a durable task (:func:`~reasoning_graphs.effects.durable_task`) so a finished
+call's result is saved at once; the task's body runs the call with
+:func:`run_cleared`. Such a node writes only observations, so a ``Command`` the
+tool returns is not applied, and the observation says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from langchain_core.messages import ToolMessage
+from typing_extensions import TypedDict
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.state import ClearedCall
+from reasoning_graphs.tools.execute import execute_call
+from reasoning_graphs.tools.registry import ToolRegistry
+
+
+class ToolRun(TypedDict):
+    """What one call produced, as a durable task saves it.
+
+    Attributes:
+        content: The observation as text (cut when long).
+        status: ``success`` or ``error``.
+        duration_ms: How long the tool ran.
+        ref: Where the full text of a cut observation is kept.
+        full_text: The full text of a cut observation.
+        message: The tool's own ``ToolMessage``, when it returned one.
+    """
+
+    content: str
+    status: Literal["success", "error"]
+    duration_ms: float
+    ref: str | None
+    full_text: str | None
+    message: ToolMessage | None
+
+
+def run_cleared(
+    registry: ToolRegistry,
+    call: ClearedCall,
+    observations: Mapping[str, str],
+    state: Mapping[str, Any],
+    *,
+    no_command: str,
+) -> Body[ToolRun]:
+    """Run ``call``; a ``Command`` it returns is told in the observation, with ``no_command``
+    as the reason, and not applied."""
+    result = yield from execute_call(
+        registry,
+        call["name"],
+        call["args"],
+        call_id=call["id"],
+        observations=observations,
+        state=state,
+    )
+    result = result.without_command(no_command)
+    return ToolRun(
+        content=result.content,
+        status=result.status,
+        duration_ms=result.duration_ms,
+        ref=result.ref,
+        full_text=result.full_text,
+        message=result.message,
+    )
