@@ -23,6 +23,7 @@ branch is seen by its siblings.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from langchain_core.messages.tool import ToolCall
@@ -31,46 +32,18 @@ from reasoning_graphs.effects import Body, Gather, durable_task
 from reasoning_graphs.graphs.lats.tree import LatsNode, LatsTree, children, expansions, update_nodes
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.tool_task import ToolRun, run_cleared
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import decision_of, turn_number
 from reasoning_graphs.state import ClearedCall
-from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
 
-
-def _run_call(
-    registry: ToolRegistry,
-    call: ClearedCall,
-    observations: Mapping[str, str],
-    state: Mapping[str, Any],
-) -> Body[dict[str, Any]]:
-    """Run one cleared call; its result is saved as soon as it finishes.
-
-    A ``Command`` the tool returns is not applied — the children are
-    alternatives, so no branch may change the shared state — and its
-    observation says so.
-    """
-    result = yield from execute_call(
-        registry,
-        call["name"],
-        call["args"],
-        call_id=call["id"],
-        observations=observations,
-        state=state,
-    )
-    result = result.without_command(TREE_ONLY)
-    return {
-        "content": result.content,
-        "status": result.status,
-        "duration_ms": result.duration_ms,
-        "ref": result.ref,
-        "full_text": result.full_text,
-    }
-
-
-run_call = durable_task("run_call", _run_call)
-
 TREE_ONLY = "LATS keeps tool results only as observations in its search tree"
+"""Why a ``Command`` a tool returns is not applied: the children are alternatives,
+so no branch may change the shared state."""
+
+run_call = durable_task("run_call", partial(run_cleared, no_command=TREE_ONLY))
+"""One cleared call as a durable task: its result is saved as soon as it finishes."""
 
 
 def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
@@ -171,12 +144,12 @@ def _batch(registry: ToolRegistry, waiting: list[LatsNode]) -> list[LatsNode]:
 
 def _run_batch(
     registry: ToolRegistry, batch: list[LatsNode], state: Mapping[str, Any]
-) -> Body[list[dict[str, Any]]]:
+) -> Body[list[ToolRun]]:
     """The batch's read-only calls all at once, then its stateful one; results in batch order."""
     observations = state.get("observations") or {}
     tasks = [run_call(registry, _planned(node), observations, state) for node in batch]
     read_only = sum(registry.is_read_only(node["call"]["name"]) for node in batch)
-    results: list[dict[str, Any]] = (yield Gather(tasks[:read_only])) if read_only else []
+    results: list[ToolRun] = (yield Gather(tasks[:read_only])) if read_only else []
     for task in tasks[read_only:]:
         results.append((yield task))
     return results

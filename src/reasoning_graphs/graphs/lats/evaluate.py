@@ -39,7 +39,7 @@ from reasoning_graphs.graphs.lats.tree import (
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import describe_call, turn_messages, turn_number
+from reasoning_graphs.nodes.turn import describe_call, latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.state import Outcome
 
@@ -53,7 +53,7 @@ def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
         run = setup.for_run()
         tree: LatsTree = state["tree"]
         fresh = [n for n in children(tree, state["selected"]) if n["score"] is None]
-        task = _task_text(state)
+        task = latest_request(state["messages"])
         graded = yield from gather_bodies(
             [_grade(run, state, task, path(tree, node["id"])) for node in fresh]
         )
@@ -133,10 +133,3 @@ def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:
             )
         )
     return LATS_JUDGE_REQUEST.format(task=task, steps="\n".join(steps) or NO_STEPS, ending=ending)
-
-
-def _task_text(state: Mapping[str, Any]) -> str:
-    """The question being searched: the latest human message."""
-    messages = state["messages"]
-    before_turn = len(messages) - len(turn_messages(messages))
-    return messages[before_turn - 1].text if before_turn else ""
