@@ -30,11 +30,12 @@ from langchain_core.messages.tool import ToolCall
 
 from reasoning_graphs.effects import Body, Gather, durable_task
 from reasoning_graphs.graphs.lats.tree import LatsNode, LatsTree, children, expansions, update_nodes
+from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.tool_task import ToolRun, run_cleared
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import decision_of, turn_number
+from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.registry import ToolRegistry
 

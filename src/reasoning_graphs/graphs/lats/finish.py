@@ -25,6 +25,7 @@ from reasoning_graphs.graphs.lats.tree import (
     messages_of,
     path,
 )
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.finish import ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.model_call import ModelReply
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -56,10 +57,7 @@ def make_lats_finish(
             content = f"{content}\n\n{note}"
         final = AIMessage(
             content=content,
-            response_metadata={
-                "outcome": dict(outcome),
-                "lats": {"node": best["id"], "score": best["score"]},
-            },
+            response_metadata=answered(outcome, lats={"node": best["id"], "score": best["score"]}),
         )
         return {"messages": [final], "outcome": outcome}
 

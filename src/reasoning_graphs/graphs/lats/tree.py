@@ -18,7 +18,9 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from typing_extensions import TypedDict
 
+from reasoning_graphs.metadata import settled
 from reasoning_graphs.nodes.turn import call_signature
+from reasoning_graphs.state import CallDecision
 
 ROOT = 0
 """Id of the root: the question itself, before any action."""
@@ -73,7 +75,7 @@ class LatsNode(TypedDict):
     answer: str | None
     observation: str | None
     status: str | None
-    decision: str | None
+    decision: CallDecision | None
     visits: int
     value_sum: float
     score: float | None
@@ -144,7 +146,7 @@ def messages_of(nodes: Sequence[LatsNode]) -> list[AnyMessage]:
                     tool_call_id=call["id"],
                     name=call["name"],
                     status=node["status"] or "success",
-                    response_metadata={"decision": node["decision"] or "auto"},
+                    response_metadata=settled(node["decision"] or "auto"),
                 )
             )
     return messages

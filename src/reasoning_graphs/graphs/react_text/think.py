@@ -39,6 +39,10 @@ from reasoning_graphs.text_format.transcript import (
 )
 from reasoning_graphs.tools.spec import ToolSpec
 
+PARSE_LEVEL = "parse_level"
+"""On a text-format reply and its thought event: how the reply was read
+(``exact``, ``fuzzy`` or ``fallback``)."""
+
 FORMAT_DRIFT = (
     "format drift: {count} replies in a row were not in the Thought/Action/Final Answer "
     "format (last problem: {error})"
@@ -126,7 +130,7 @@ def make_think_text(
             if count >= max_format_errors:
                 reason = FORMAT_DRIFT.format(count=count, error=step.error)
                 outcome = {"status": "incomplete", "reason": reason}
-        event = {**answered.event, "parse_level": step.level}
+        event = {**answered.event, PARSE_LEVEL: step.level}
         return {"messages": [message], "trajectory": [event], "outcome": outcome, "to_run": []}
 
     return think
@@ -135,7 +139,7 @@ def make_think_text(
 def _step_message(
     step: ParsedStep, reply: AIMessage, labels: Labels, specs: Sequence[ToolSpec]
 ) -> AIMessage:
-    metadata: dict[str, Any] = {RAW: step.text, "parse_level": step.level}
+    metadata: dict[str, Any] = {RAW: step.text, PARSE_LEVEL: step.level}
     if step.kind == "action":
         call = {
             "name": step.tool or "",
