@@ -22,14 +22,23 @@ branch is seen by its siblings.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from langchain_core.messages.tool import ToolCall
 
 from reasoning_graphs.effects import Body, Gather, durable_task
-from reasoning_graphs.graphs.lats.tree import LatsNode, LatsTree, children, expansions, update_nodes
+from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
+from reasoning_graphs.graphs.lats.tree import (
+    LatsNode,
+    LatsTree,
+    NodeChange,
+    call_of,
+    children,
+    expansions,
+    update_nodes,
+)
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.setup import AgentSetup
@@ -47,30 +56,30 @@ run_call = durable_task("run_call", partial(run_cleared, no_command=TREE_ONLY))
 """One cleared call as a durable task: its result is saved as soon as it finishes."""
 
 
-def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
-    """Build the LATS ``act`` node for ``setup``; run it again while :func:`cleared` calls wait."""
+def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
+    """Build the LATS ``act`` node; it runs again while :func:`cleared_to_run` calls wait."""
 
-    def act(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def act(state: LatsState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        tree, selected = state["tree"], state["selected"]
+        tree, leaf = state["tree"], selected_leaf(state)
         turn, step = turn_number(state["messages"]), expansions(tree)
-        undecided = [node for node in fresh(tree, selected) if node["decision"] is None]
-        changes: dict[int, dict[str, object]] = {}
+        undecided = [node for node in unobserved_calls(tree, leaf) if node["decision"] is None]
+        changes: dict[int, NodeChange] = {}
         update: dict[str, Any] = {"trajectory": []}
         if undecided:
             triage = TurnTriage(turn=turn, step=step)
-            settle_calls(run, state, [node["call"] for node in undecided], triage)
-            changes = _settled(undecided, triage)
-            by_call = {node["call"]["id"]: node["id"] for node in undecided}
+            settle_calls(run, state, [call_of(node) for node in undecided], triage)
+            changes = _decisions(undecided, triage)
+            by_call = {call_of(node)["id"]: node["id"] for node in undecided}
             update["trajectory"] = [{**e, "node": by_call[e["id"]]} for e in triage.events]
             update["rejected"] = triage.rejected
             tree = update_nodes(tree, changes)
 
-        batch = _batch(run.registry, cleared(tree, selected))
-        results = yield from _run_batch(run.registry, batch, state)
+        this_pass = _this_pass(run.registry, cleared_to_run(tree, leaf))
+        results = yield from _run_pass(run.registry, this_pass, state)
         stored: dict[str, str] = {}
-        for node, result in zip(batch, results, strict=True):
-            call = node["call"]
+        for node, result in zip(this_pass, results, strict=True):
+            call = call_of(node)
             changes[node["id"]] = {
                 **changes.get(node["id"], {}),
                 "observation": result["content"],
@@ -88,7 +97,7 @@ def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any
                 duration_ms=result["duration_ms"],
             )
             update["trajectory"].append({**event, "node": node["id"]})
-            if result["ref"]:
+            if result["ref"] and result["full_text"] is not None:
                 stored[result["ref"]] = result["full_text"]
         if not changes:
             return {}
@@ -100,23 +109,29 @@ def make_act(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any
     return act
 
 
-def fresh(tree: LatsTree, selected: int) -> list[LatsNode]:
-    """The new children's calls that have no observation yet, in the children's order."""
+def unobserved_calls(tree: LatsTree, leaf: int) -> list[LatsNode]:
+    """The leaf's new children that call a tool and have no observation yet, in order."""
     return [
-        n for n in children(tree, selected) if n["call"] is not None and n["observation"] is None
+        node
+        for node in children(tree, leaf)
+        if node["call"] is not None and node["observation"] is None
     ]
 
 
-def cleared(tree: LatsTree, selected: int) -> list[LatsNode]:
-    """Calls settled to run (approved, edited or automatic) that have not run yet."""
-    return [node for node in fresh(tree, selected) if node["decision"] is not None]
+def cleared_to_run(tree: LatsTree, leaf: int) -> list[LatsNode]:
+    """Calls settled to run (approved, edited or automatic) that have not run yet.
+
+    A call settled without running gets its observation with its decision, so a
+    decided call still without an observation is one cleared to run.
+    """
+    return [node for node in unobserved_calls(tree, leaf) if node["decision"] is not None]
 
 
-def _settled(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, dict[str, object]]:
+def _decisions(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, NodeChange]:
     """Each node's decision: an observation for calls settled without running, and
     for cleared ones the arguments they will run with."""
-    by_call = {node["call"]["id"]: node for node in nodes}
-    changes: dict[int, dict[str, object]] = {}
+    by_call = {call_of(node)["id"]: node for node in nodes}
+    changes: dict[int, NodeChange] = {}
     for message in triage.answered:
         changes[by_call[message.tool_call_id]["id"]] = {
             "observation": str(message.content),
@@ -131,33 +146,34 @@ def _settled(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, dict[str, o
     return changes
 
 
-def _batch(registry: ToolRegistry, waiting: list[LatsNode]) -> list[LatsNode]:
+def _this_pass(registry: ToolRegistry, waiting: list[LatsNode]) -> list[LatsNode]:
     """What one run of ``act`` executes: every read-only call and the first stateful one.
 
     One stateful call per run of the node, like ReAct's one call per ``act``
     task: the node's update holds its result and is checkpointed before the
     next run starts, so a finished stateful call is saved before the next begins.
     """
-    read_only = [node for node in waiting if registry.is_read_only(node["call"]["name"])]
+    read_only = [node for node in waiting if registry.is_read_only(call_of(node)["name"])]
     stateful = [node for node in waiting if node not in read_only]
     return read_only + stateful[:1]
 
 
-def _run_batch(
-    registry: ToolRegistry, batch: list[LatsNode], state: Mapping[str, Any]
+def _run_pass(
+    registry: ToolRegistry, this_pass: list[LatsNode], state: LatsState
 ) -> Body[list[ToolRun]]:
-    """The batch's read-only calls all at once, then its stateful one; results in batch order."""
+    """The pass's read-only calls all at once, then its stateful one; results in pass order."""
     observations = state.get("observations") or {}
-    tasks = [run_call(registry, _planned(node), observations, state) for node in batch]
-    read_only = sum(registry.is_read_only(node["call"]["name"]) for node in batch)
+    tasks = [run_call(registry, _cleared_call(node), observations, state) for node in this_pass]
+    read_only = sum(registry.is_read_only(call_of(node)["name"]) for node in this_pass)
     results: list[ToolRun] = (yield Gather(tasks[:read_only])) if read_only else []
     for task in tasks[read_only:]:
         results.append((yield task))
     return results
 
 
-def _planned(node: LatsNode) -> ClearedCall:
-    call = node["call"]
+def _cleared_call(node: LatsNode) -> ClearedCall:
+    """The node's call as the tool layer runs it, with how it was cleared."""
+    call = call_of(node)
     return ClearedCall(
         id=call["id"], name=call["name"], args=call["args"], decision=node["decision"] or "auto"
     )

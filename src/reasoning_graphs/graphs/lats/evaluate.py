@@ -12,7 +12,7 @@ incomplete.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -26,9 +26,10 @@ from reasoning_graphs.graphs.lats.prompts import (
     NOT_FINISHED,
     STEP_LINE,
 )
+from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     LatsNode,
-    LatsTree,
+    NodeChange,
     SearchSettings,
     backpropagate,
     children,
@@ -46,21 +47,21 @@ from reasoning_graphs.state import Outcome
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
 
 
-def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
     """Build the ``evaluate`` node: one judge call per unscored child of the selected leaf."""
 
-    def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def evaluate(state: LatsState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        tree: LatsTree = state["tree"]
-        fresh = [n for n in children(tree, state["selected"]) if n["score"] is None]
+        tree = state["tree"]
+        unscored = [n for n in children(tree, selected_leaf(state)) if n["score"] is None]
         task = latest_request(state["messages"])
         graded = yield from gather_bodies(
-            [_grade(run, state, task, path(tree, node["id"])) for node in fresh]
+            [_grade(run, state, task, path(tree, node["id"])) for node in unscored]
         )
-        changes: dict[int, dict[str, object]] = {}
+        changes: dict[int, NodeChange] = {}
         events: list[dict[str, Any]] = []
         step = expansions(tree)
-        for node, (judgement, thought) in zip(fresh, graded, strict=True):
+        for node, (judgement, thought) in zip(unscored, graded, strict=True):
             changes[node["id"]] = {"score": judgement["score"], "feedback": judgement["feedback"]}
             events.append({**thought, "step": step, "node": node["id"]})
             events.append(
@@ -81,12 +82,12 @@ def make_evaluate(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
 
 def make_backpropagate(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+) -> Callable[[LatsState], dict[str, Any]]:
     """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
 
-    def backpropagate_node(state: dict[str, Any]) -> dict[str, Any]:
-        tree: LatsTree = state["tree"]
-        new = [n for n in children(tree, state["selected"]) if n["visits"] == 0]
+    def backpropagate_node(state: LatsState) -> dict[str, Any]:
+        tree = state["tree"]
+        new = [n for n in children(tree, selected_leaf(state)) if n["visits"] == 0]
         tree = backpropagate(tree, [n["id"] for n in new])
         outcome: Outcome | None = None
         if any(n["terminal"] and (n["score"] or 0.0) >= settings.threshold for n in new):
@@ -102,7 +103,7 @@ def make_backpropagate(
 
 
 def _grade(
-    run: RunScope, state: Mapping[str, Any], task: str, trajectory: Sequence[LatsNode]
+    run: RunScope, state: LatsState, task: str, trajectory: Sequence[LatsNode]
 ) -> Body[tuple[Evaluation, dict[str, Any]]]:
     """The judge's verdict on one trajectory, and the thought event of its call."""
     prompt = [

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     Candidate,
     SearchSettings,
@@ -30,6 +31,7 @@ from reasoning_graphs.nodes.budget import affordable_batch
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.state import Outcome
 
 EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
 
@@ -38,18 +40,16 @@ CALLS_PER_CANDIDATE = 2
 """A candidate step costs its sample and the judge's grade of it."""
 
 
-def make_select(
-    settings: SearchSettings,
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def make_select(settings: SearchSettings) -> Callable[[LatsState], dict[str, Any]]:
     """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
 
-    def select(state: dict[str, Any]) -> dict[str, Any]:
+    def select(state: LatsState) -> dict[str, Any]:
         turn = turn_number(state["messages"])
         tree = state.get("tree")
         if tree is None or tree["turn"] != turn:
             tree = new_tree(turn, tree)
         leaf = select_leaf(tree, settings)
-        outcome = None
+        outcome: Outcome | None = None
         if leaf is None:
             outcome = {"status": "incomplete", "reason": EXHAUSTED.format(depth=settings.max_depth)}
         return {"tree": tree, "selected": leaf, "outcome": outcome}
@@ -59,13 +59,13 @@ def make_select(
 
 def make_expand(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+) -> Callable[[LatsState], Body[dict[str, Any]]]:
     """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
     fewer when the question's step budget has room for fewer (each is sampled and judged)."""
 
-    def expand_node(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def expand_node(state: LatsState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        tree, leaf = state["tree"], state["selected"]
+        tree, leaf = state["tree"], selected_leaf(state)
         prompt = [
             SystemMessage(setup.system_prompt),
             *state["messages"],

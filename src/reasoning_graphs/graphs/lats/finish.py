@@ -10,15 +10,15 @@ answer with the branch's evidence.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.lats.prompts import BELOW_THRESHOLD_NOTE
+from reasoning_graphs.graphs.lats.state import LatsState
 from reasoning_graphs.graphs.lats.tree import (
-    LatsNode,
     SearchSettings,
     best_answer,
     best_node,
@@ -30,25 +30,27 @@ from reasoning_graphs.nodes.finish import ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.model_call import ModelReply
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import successful_observations
+from reasoning_graphs.state import Outcome
 
 BEST_BRANCH = "{reason}; the best branch scored {score:.2f}"
 
 
 def make_lats_finish(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+) -> Callable[[LatsState], Body[dict[str, Any]]]:
     """Build the ``finish`` node of LATS."""
     from_best_branch = make_finish(setup, _ask_on_best_branch, _best_branch_evidence)
 
-    def finish(state: dict[str, Any]) -> Body[dict[str, Any]]:
-        outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
+    def finish(state: LatsState) -> Body[dict[str, Any]]:
+        outcome: Outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         best = best_answer(state["tree"])
         if best is None:
             branch = best_node(state["tree"])
             if branch is not None:
                 reason = BEST_BRANCH.format(reason=outcome.get("reason"), score=branch["score"])
                 outcome = {**outcome, "reason": reason}
-            return (yield from from_best_branch({**state, "outcome": outcome}))
+            with_reason: LatsState = {**state, "outcome": outcome}
+            return (yield from from_best_branch(with_reason))
         content = best["answer"] or ""
         if outcome["status"] != "answered":
             note = BELOW_THRESHOLD_NOTE.format(
@@ -64,16 +66,18 @@ def make_lats_finish(
     return finish
 
 
-def _best_branch(state: Mapping[str, Any]) -> list[AnyMessage]:
-    node: LatsNode | None = best_node(state["tree"])
+def _best_branch(state: LatsState) -> list[AnyMessage]:
+    """The best-scored branch as the model's own turns (none before anything was scored)."""
+    node = best_node(state["tree"])
     return messages_of(path(state["tree"], node["id"])) if node else []
 
 
-def _ask_on_best_branch(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+def _ask_on_best_branch(run: RunScope, state: LatsState, instruction: str) -> Body[ModelReply]:
     """The model, tools off, after the conversation and the best branch's steps."""
-    branch_state = {**state, "messages": [*state["messages"], *_best_branch(state)]}
+    branch_state: LatsState = {**state, "messages": [*state["messages"], *_best_branch(state)]}
     return (yield from ask_with_tools_off(run, branch_state, instruction))
 
 
-def _best_branch_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _best_branch_evidence(state: LatsState) -> list[tuple[str, str]]:
+    """The best branch's successful tool results, for an answer the search did not find."""
     return successful_observations(_best_branch(state))

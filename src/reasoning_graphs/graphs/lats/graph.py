@@ -38,12 +38,12 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
-from reasoning_graphs.graphs.lats.act import cleared, make_act
+from reasoning_graphs.graphs.lats.act import cleared_to_run, make_act
 from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
 from reasoning_graphs.graphs.lats.expand import make_expand, make_select
 from reasoning_graphs.graphs.lats.finish import make_lats_finish
 from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
-from reasoning_graphs.graphs.lats.state import LatsState
+from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
@@ -59,7 +59,7 @@ def after_select(state: LatsState) -> Literal["expand", "finish"]:
 
 def after_act(state: LatsState) -> Literal["act", "evaluate"]:
     """Run the next stateful call in a pass of its own; evaluate when every call has run."""
-    return "act" if cleared(state["tree"], state["selected"]) else "evaluate"
+    return "act" if cleared_to_run(state["tree"], selected_leaf(state)) else "evaluate"
 
 
 def after_backpropagate(state: LatsState) -> Literal["select", "finish"]:

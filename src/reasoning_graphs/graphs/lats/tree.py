@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
@@ -74,7 +75,7 @@ class LatsNode(TypedDict):
     call: ToolCall | None
     answer: str | None
     observation: str | None
-    status: str | None
+    status: Literal["success", "error"] | None
     decision: CallDecision | None
     visits: int
     value_sum: float
@@ -82,6 +83,17 @@ class LatsNode(TypedDict):
     feedback: str
     terminal: bool
     expanded: bool
+
+
+class NodeChange(TypedDict, total=False):
+    """The fields of a node that acting and judging fill in (see :func:`update_nodes`)."""
+
+    call: ToolCall
+    observation: str
+    status: Literal["success", "error"]
+    decision: CallDecision
+    score: float
+    feedback: str
 
 
 class LatsTree(TypedDict):
@@ -116,6 +128,7 @@ def new_tree(turn: int, previous: LatsTree | None = None) -> LatsTree:
 
 
 def children(tree: LatsTree, node_id: int) -> list[LatsNode]:
+    """The nodes whose parent is ``node_id``, in the order they were added."""
     return [node for node in tree["nodes"] if node["parent"] == node_id]
 
 
@@ -128,6 +141,14 @@ def path(tree: LatsTree, node_id: int) -> list[LatsNode]:
         found.append(nodes[current])
         current = nodes[current]["parent"]
     return found[::-1]
+
+
+def call_of(node: LatsNode) -> ToolCall:
+    """The tool call of an action node (an answer node has none)."""
+    call = node["call"]
+    if call is None:
+        raise ValueError(f"node {node['id']} is an answer, not a tool call")
+    return call
 
 
 def messages_of(nodes: Sequence[LatsNode]) -> list[AnyMessage]:
@@ -215,16 +236,16 @@ def expand(tree: LatsTree, parent_id: int, candidates: Sequence[Candidate]) -> L
     unique in the thread and the same on every replay.
     """
     distinct = {candidate_key(c): c for c in reversed(candidates)}  # first sample's text wins
-    nodes = [dict(node) for node in tree["nodes"]]
+    nodes = [node.copy() for node in tree["nodes"]]
     parent = nodes[parent_id]
     parent["expanded"] = True
     for key in sorted(distinct):
         depth = parent["depth"] + 1
         nodes.append(_node(len(nodes), parent_id, depth, distinct[key], search=tree["search"]))
-    return {**tree, "nodes": nodes}  # type: ignore[typeddict-item]
+    return {**tree, "nodes": nodes}
 
 
-def update_nodes(tree: LatsTree, changes: dict[int, dict[str, object]]) -> LatsTree:
+def update_nodes(tree: LatsTree, changes: dict[int, NodeChange]) -> LatsTree:
     """The tree with some nodes' fields replaced (observations, scores)."""
     nodes = [
         {**node, **changes[node["id"]]} if node["id"] in changes else node for node in tree["nodes"]
@@ -234,7 +255,7 @@ def update_nodes(tree: LatsTree, changes: dict[int, dict[str, object]]) -> LatsT
 
 def backpropagate(tree: LatsTree, node_ids: Sequence[int]) -> LatsTree:
     """Add each scored node's score to its own and every ancestor's value, one visit each."""
-    nodes = [dict(node) for node in tree["nodes"]]
+    nodes = [node.copy() for node in tree["nodes"]]
     for node_id in node_ids:
         value = nodes[node_id]["score"] or 0.0
         current: int | None = node_id
@@ -242,7 +263,7 @@ def backpropagate(tree: LatsTree, node_ids: Sequence[int]) -> LatsTree:
             nodes[current]["visits"] += 1
             nodes[current]["value_sum"] += value
             current = nodes[current]["parent"]
-    return {**tree, "nodes": nodes}  # type: ignore[typeddict-item]
+    return {**tree, "nodes": nodes}
 
 
 def expansions(tree: LatsTree) -> int:
