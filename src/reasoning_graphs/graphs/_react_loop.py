@@ -57,11 +57,11 @@ def react_loop(
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, **options)
 
-    def after_think(state: AgentState) -> Literal["approve", "finish"] | Any:
+    def after_think(state: AgentState) -> Literal["approve", "finish", "__end__"]:
         outcome = state.get("outcome")
         if outcome and outcome["status"] == "incomplete":
             return "finish"  # the budget was spent before thinking
-        return "approve" if wants_tools(last_ai_message(state["messages"])) else END
+        return "approve" if wants_tools(last_ai_message(state["messages"])) else "__end__"
 
     builder = agent_graph_builder(input_schema=input_schema)
     builder.add_node(

@@ -10,8 +10,8 @@ the answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -23,15 +23,18 @@ from reasoning_graphs.nodes.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
+from reasoning_graphs.state import AgentState, Outcome, ThoughtEvent
 
 EVIDENCE_CHARS = 200
 
 
-AskFinal = Callable[[RunScope, dict[str, Any], str], Body[ModelReply]]
+State = TypeVar("State", bound=AgentState)
+
+AskFinal = Callable[[RunScope, State, str], Body[ModelReply]]
 """How a pattern asks its model for a last answer: (run, state, instruction) → reply."""
 
 
-def ask_with_tools_off(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
     """Native tool calling: the conversation so far, the instruction, and tool_choice "none"."""
     prompt = [
         SystemMessage(run.setup.system_prompt),
@@ -43,23 +46,26 @@ def ask_with_tools_off(run: RunScope, state: dict[str, Any], instruction: str) -
     return (yield from call_model(run.model, request, state))
 
 
-Evidence = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
+Evidence = Callable[[State], list[tuple[str, str]]]
 """What a run gathered, as (what was done, what it returned) pairs, latest last."""
 
 
-def tool_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+def tool_evidence(state: AgentState) -> list[tuple[str, str]]:
     """The latest successful tool results of the turn."""
     return successful_observations(state["messages"])
 
 
 def make_finish(
-    setup: AgentSetup, ask: AskFinal = ask_with_tools_off, evidence: Evidence = tool_evidence
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    setup: AgentSetup,
+    ask: AskFinal[State] = ask_with_tools_off,
+    evidence: Evidence[State] = tool_evidence,
+) -> Callable[[State], Body[dict[str, Any]]]:
     """Build the ``finish`` node: ``ask`` gets the model's last answer, ``evidence`` the facts."""
 
-    def finish(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def finish(state: State) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
+        common: AgentState = state  # what every pattern's state has
+        outcome: Outcome = common.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         reason = outcome.get("reason", "stopped")
         instruction = ANSWER_NOW.format(reason=reason)
         reply: ModelReply | None = None
@@ -78,6 +84,7 @@ def make_finish(
         )
         if not asked:  # no model call: nothing to count against the budgets
             return {"messages": [final], "outcome": outcome}
+        event: ThoughtEvent
         if reply is None:  # the call failed, and still counts
             prompt = [*state["messages"], HumanMessage(instruction)]
             event = thought_event(state, reply=final, prompt=prompt, latency_ms=0.0)

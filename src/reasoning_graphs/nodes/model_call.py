@@ -23,7 +23,7 @@ import inspect
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body, Invoke
 from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.state import ThoughtEvent
 
 GRAMMAR_NEEDS_LLAMA = (
     "A grammar constrains only the embedded llama.cpp model ('local' or "
@@ -79,10 +80,10 @@ class ModelReply:
     """
 
     message: AIMessage
-    parsed: Any = None
-    parsing_error: BaseException | None = None
-    latency_ms: float = 0.0
-    event: dict[str, Any] = field(default_factory=dict)
+    parsed: Any
+    parsing_error: BaseException | None
+    latency_ms: float
+    event: ThoughtEvent
 
 
 def call_model(

@@ -9,7 +9,7 @@ its answer. A failed call leaves the model to decide what to do instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -18,13 +18,13 @@ from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import AgentState, Outcome
 from reasoning_graphs.tools.output import content_text
 
 ANSWERED: Outcome = {"status": "answered"}
 
 
-def direct_answer(state: Mapping[str, Any]) -> AIMessage | None:
+def direct_answer(state: AgentState) -> AIMessage | None:
     """The answer made of the round's results, when every call of the round asked for it."""
     reply = last_ai_message(state["messages"])
     if not reply.tool_calls or reply.invalid_tool_calls:
@@ -41,10 +41,10 @@ def direct_answer(state: Mapping[str, Any]) -> AIMessage | None:
     return AIMessage(content=content, response_metadata=metadata)
 
 
-def make_observe(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def make_observe(setup: AgentSetup) -> Callable[[AgentState], dict[str, Any]]:
     """Build the ``observe`` node for ``setup``."""
 
-    def observe(state: dict[str, Any]) -> dict[str, Any]:
+    def observe(state: AgentState) -> dict[str, Any]:
         if state.get("outcome"):
             return {"to_run": [], "outcome": state["outcome"]}
         answer = direct_answer(state)

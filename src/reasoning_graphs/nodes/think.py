@@ -17,6 +17,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.state import AgentState
 
 
 def wants_tools(message: AIMessage) -> bool:
@@ -24,10 +25,10 @@ def wants_tools(message: AIMessage) -> bool:
     return bool(message.tool_calls or message.invalid_tool_calls)
 
 
-def make_think(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[dict[str, Any]]]:
     """Build the ``think`` node for ``setup``."""
 
-    def think(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def think(state: AgentState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:  # a step or trial whose question spent the budget before it began

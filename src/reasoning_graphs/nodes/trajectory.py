@@ -6,7 +6,7 @@ arguments, observation, tokens and latency — without re-reading the messages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -17,7 +17,7 @@ from reasoning_graphs.state import ActionEvent, CallDecision, ThoughtEvent
 
 
 def thought_event(
-    state: Mapping[str, Any], *, reply: AIMessage, prompt: list[BaseMessage], latency_ms: float
+    state: Mapping[str, Any], *, reply: AIMessage, prompt: Sequence[BaseMessage], latency_ms: float
 ) -> ThoughtEvent:
     """Record the model call that makes the turn's next step.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
@@ -26,7 +26,7 @@ class EarlierResult(NamedTuple):
     call_id: str
 
 
-def was_executed(message: AnyMessage) -> bool:
+def was_executed(message: AnyMessage) -> TypeGuard[ToolMessage]:
     """Whether ``message`` is the observation of a tool that really ran."""
     return isinstance(message, ToolMessage) and decision_of(message) in EXECUTED
 
