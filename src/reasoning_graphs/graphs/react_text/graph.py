@@ -25,7 +25,7 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
-from reasoning_graphs.graphs.react_text.think import TextStepper, is_format_error, make_think_text
+from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.think import wants_tools
@@ -33,6 +33,14 @@ from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.state import AgentState
 from reasoning_graphs.text_format import labels_for
 from reasoning_graphs.tools.spec import ToolSpec
+
+
+def after_think(state: AgentState) -> Literal["approve", "observe", "__end__"]:
+    """Settle a proposed call, correct a malformed reply, or end the turn on an answer."""
+    reply = last_ai_message(state["messages"])
+    if wants_tools(reply):
+        return "approve"
+    return "observe" if is_format_error(reply) else "__end__"
 
 
 def build_graph(
@@ -73,23 +81,19 @@ def build_graph(
         '42'
     """
     setup = agent_setup(model, tools, **options)
-    stepper = TextStepper(labels_for(language), grammar=grammar)
-
-    def after_think(state: AgentState) -> Literal["approve", "observe"] | Any:
-        reply = last_ai_message(state["messages"])
-        if wants_tools(reply):
-            return "approve"
-        return "observe" if is_format_error(reply) else END
+    text_format = TextFormat(labels_for(language), grammar=grammar)
 
     builder = agent_graph_builder()
     builder.add_node(
         "think",
-        effect_node("think", make_think_text(setup, stepper, max_format_errors=max_format_errors)),
+        effect_node(
+            "think", make_think_text(setup, text_format, max_format_errors=max_format_errors)
+        ),
         retry_policy=retry or model_retry_policy(),
     )
     builder.add_edge(START, "think")
     builder.add_conditional_edges("think", after_think, ["approve", "observe", END])
-    add_tool_loop(builder, setup, ask_final=stepper.ask)
+    add_tool_loop(builder, setup, ask_final=text_format.ask_final)
     return compile_agent(builder, checkpointer, "react_text")
 
 

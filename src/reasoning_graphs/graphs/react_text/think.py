@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
@@ -24,7 +24,7 @@ from reasoning_graphs.models.local import LocalChatModel
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_messages
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import AgentState, Outcome
 from reasoning_graphs.text_format import (
     Labels,
     ParsedStep,
@@ -34,9 +34,7 @@ from reasoning_graphs.text_format import (
     stop_sequences,
 )
 from reasoning_graphs.text_format.grammar import react_text_gbnf
-from reasoning_graphs.text_format.transcript import (
-    render_transcript,
-)
+from reasoning_graphs.text_format.transcript import render_transcript
 from reasoning_graphs.tools.spec import ToolSpec
 
 PARSE_LEVEL = "parse_level"
@@ -50,10 +48,11 @@ FORMAT_DRIFT = (
 
 
 def is_format_error(message: BaseMessage) -> bool:
+    """Whether ``message`` is a reply that could not be read in the format."""
     return isinstance(message, AIMessage) and format_error_of(message) is not None
 
 
-def consecutive_format_errors(messages: Sequence[BaseMessage]) -> int:
+def consecutive_format_errors(messages: Sequence[AnyMessage]) -> int:
     """How many of the turn's latest replies in a row were malformed."""
     count = 0
     for message in reversed(turn_messages(messages)):
@@ -63,8 +62,8 @@ def consecutive_format_errors(messages: Sequence[BaseMessage]) -> int:
     return count
 
 
-class TextStepper:
-    """Prompts, generation options and parsing for one label set.
+class TextFormat:
+    """The text format in one label set: its prompts, generation options and parsing.
 
     ``grammar``: ``None`` constrains llama.cpp models with the format's grammar
     and leaves others free; ``True`` requires a llama.cpp model; ``False`` never
@@ -76,9 +75,10 @@ class TextStepper:
         self.grammar = grammar
 
     def prompt(
-        self, specs: Sequence[ToolSpec], messages: Sequence[BaseMessage]
+        self, specs: Sequence[ToolSpec], messages: Sequence[AnyMessage]
     ) -> list[BaseMessage]:
-        system = build_system_prompt(_described(specs), self.labels)
+        """The format's instructions with the tools, then the conversation written in it."""
+        system = build_system_prompt(_tool_descriptions(specs), self.labels)
         return [SystemMessage(system), *render_transcript(messages, self.labels)]
 
     def request(
@@ -92,10 +92,11 @@ class TextStepper:
         return ModelRequest(prompt=prompt, stop=stop_sequences(self.labels), grammar=grammar)
 
     def parse(self, text: str, specs: Sequence[ToolSpec]) -> ParsedStep:
+        """One reply read as a step: an action, a final answer or a format error."""
         schemas = {spec.name: spec.argument_schema() for spec in specs}
         return parse_step(text, schemas, self.labels)
 
-    def ask(self, run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+    def ask_final(self, run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
         """A last answer in the text format (``finish``): the answer text, not the raw reply."""
         specs = run.usable_specs(state)
         prompt = [*self.prompt(specs, state["messages"]), HumanMessage(instruction)]
@@ -108,20 +109,19 @@ class TextStepper:
 
 
 def make_think_text(
-    setup: AgentSetup, stepper: TextStepper, *, max_format_errors: int
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+    setup: AgentSetup, text_format: TextFormat, *, max_format_errors: int
+) -> Callable[[AgentState], Body[dict[str, Any]]]:
     """Build the text-format ``think`` node."""
 
-    def think(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def think(state: AgentState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         specs = run.usable_specs(state)
-        prompt = stepper.prompt(specs, state["messages"])
-        answered = yield from call_model(
-            run.model, stepper.request(run.model, specs, prompt), state
-        )
-        reply = answered.message
-        step = stepper.parse(reply.text, specs)
-        message = _step_message(step, reply, stepper.labels, specs)
+        prompt = text_format.prompt(specs, state["messages"])
+        request = text_format.request(run.model, specs, prompt)
+        replied = yield from call_model(run.model, request, state)
+        reply = replied.message
+        step = text_format.parse(reply.text, specs)
+        message = _step_message(step, reply, text_format.labels, specs)
         outcome: Outcome | None = None
         if step.kind == "final":
             outcome = {"status": "answered"}
@@ -130,7 +130,7 @@ def make_think_text(
             if count >= max_format_errors:
                 reason = FORMAT_DRIFT.format(count=count, error=step.error)
                 outcome = {"status": "incomplete", "reason": reason}
-        event = {**answered.event, PARSE_LEVEL: step.level}
+        event = {**replied.event, PARSE_LEVEL: step.level}
         return {"messages": [message], "trajectory": [event], "outcome": outcome, "to_run": []}
 
     return think
@@ -139,6 +139,8 @@ def make_think_text(
 def _step_message(
     step: ParsedStep, reply: AIMessage, labels: Labels, specs: Sequence[ToolSpec]
 ) -> AIMessage:
+    """The parsed step as the loop reads it: a tool call, a final answer, or a reply
+    that carries its corrective observation; each keeps the text it was parsed from."""
     metadata: dict[str, Any] = {RAW: step.text, PARSE_LEVEL: step.level}
     if step.kind == "action":
         call = {
@@ -165,7 +167,7 @@ def _step_message(
     return AIMessage(content="", response_metadata=metadata, usage_metadata=reply.usage_metadata)
 
 
-def _described(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+def _tool_descriptions(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return [
         {"name": spec.name, "description": spec.description, "parameters": spec.argument_schema()}
         for spec in specs
