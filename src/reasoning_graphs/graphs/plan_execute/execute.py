@@ -1,53 +1,44 @@
-"""``execute``: carry out the plan's current step with a tool-using agent graph.
+"""``execute``: carry out the plan's current step with the ReAct graph as a subgraph.
 
-The step runs as a subgraph called from this node with a conversation of its
-own — one human message naming the request, the earlier results and the step —
-so the executor's tool calls and observations stay out of the user's
-conversation, and the step's model sees only what the step needs. Called
-inside a node, the subgraph still inherits the parent's checkpointer, context
-and stream: its nodes show in Studio, its approval interrupts reach the
-caller unchanged, and on resume it continues from its own checkpoint (finished
-tool calls are not run again) while this node's cheap, pure preparation is
-simply repeated. The question's rejections and spending cross into the step
-and back in :func:`~reasoning_graphs.nodes.subgraph.subgraph_node`.
+The step runs with a conversation of its own — one human message naming the
+request, the earlier results and the step — so the executor's tool calls and
+observations stay out of the user's conversation, and the step's model sees
+only what the step needs. Running it, resuming it and carrying the question's
+rejections and spending across are :func:`~reasoning_graphs.nodes.subgraph.subgraph_node`'s
+work; what is Plan-and-Execute's own is here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
-from reasoning_graphs.graphs.plan_execute.progress import (
-    PastStep,
-    describe_done,
-    steps_done,
-    task_of,
-)
+from reasoning_graphs.graphs.plan_execute.progress import PastStep, describe_done, steps_done
 from reasoning_graphs.graphs.plan_execute.prompts import STEP_TASK
-from reasoning_graphs.nodes.subgraph import subgraph_node
-from reasoning_graphs.nodes.turn import last_ai_message, turn_number
+from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
+from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
+from reasoning_graphs.nodes.turn import latest_request, turn_number
 
 
-def make_execute(step_graph: Pregel) -> RunnableLambda:
+def make_execute(step_graph: Pregel) -> RunnableLambda[PlanExecuteState, dict[str, Any]]:
     """Build the ``execute`` node: each plan step runs through ``step_graph``."""
-    return subgraph_node("execute", step_graph, step_input, step_update)
+    return subgraph_node("execute", step_graph, step_conversation, record_step)
 
 
-def step_input(state: Mapping[str, Any]) -> dict[str, Any]:
+def step_conversation(state: PlanExecuteState) -> list[AnyMessage]:
     """The step's own conversation: a self-contained description of the current step."""
     task = STEP_TASK.format(
-        task=task_of(state["messages"]),
+        task=latest_request(state["messages"]),
         done=describe_done(steps_done(state)),
         step=state["plan"][0],
     )
-    return {"messages": [HumanMessage(task)]}
+    return [HumanMessage(task)]
 
 
-def step_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+def record_step(state: PlanExecuteState, run: SubgraphRun) -> dict[str, Any]:
     """Record the finished step and move the plan on.
 
     The step's result is its final answer; its trajectory joins the run's,
@@ -55,12 +46,6 @@ def step_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str
     tool calls of the whole run stay in one place.
     """
     turn = turn_number(state["messages"])
-    number = len(steps_done(state)) + 1
-    done = PastStep(
-        step=state["plan"][0],
-        result=last_ai_message(result["messages"]).text.strip(),
-        outcome=result.get("outcome") or {"status": "answered"},
-        turn=turn,
-    )
-    events = [{**event, "turn": turn, "plan_step": number} for event in result["trajectory"]]
+    done = PastStep(step=state["plan"][0], result=run.answer, outcome=run.outcome, turn=turn)
+    events = run.events(turn=turn, plan_step=len(steps_done(state)) + 1)
     return {"plan": state["plan"][1:], "past_steps": [done], "trajectory": events}

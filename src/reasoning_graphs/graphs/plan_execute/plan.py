@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.plan_execute.progress import progress_prompt, progress_report, task_of
+from reasoning_graphs.graphs.plan_execute.progress import progress_prompt, progress_report
 from reasoning_graphs.graphs.plan_execute.prompts import (
     PLANNER_SYSTEM,
     PLANNER_TOOLS,
@@ -26,6 +26,7 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.turn import latest_request
 
 REPLAN_LIMIT = "reached the limit of {limit} replans"
 NO_NEXT_STEP = "the replanner gave neither an answer nor further steps"
@@ -67,7 +68,7 @@ def make_plan(
         steps = _clean(parsed.steps if isinstance(parsed, Plan) else [])
         return {
             # an unreadable or empty plan still gets the request done, as a single step
-            "plan": steps[:max_steps] or [task_of(state["messages"])],
+            "plan": steps[:max_steps] or [latest_request(state["messages"])],
             "replans": 0,
             "outcome": None,
             "trajectory": [event],

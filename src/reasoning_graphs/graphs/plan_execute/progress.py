@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from typing_extensions import TypedDict
 
 from reasoning_graphs.graphs.plan_execute.prompts import (
@@ -20,7 +20,7 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     PROGRESS,
     REMAINING,
 )
-from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.turn import latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.state import Outcome
 
@@ -40,14 +40,6 @@ class PastStep(TypedDict):
     result: str
     outcome: Outcome
     turn: int
-
-
-def task_of(messages: Sequence[AnyMessage]) -> str:
-    """The request being planned for: the text of the latest human message."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            return message.text
-    return ""
 
 
 def steps_done(state: Mapping[str, Any]) -> list[PastStep]:
@@ -86,7 +78,7 @@ def progress_report(state: Mapping[str, Any]) -> str:
     remaining = state.get("plan") or []
     planned = "\n".join(f"- {step}" for step in remaining)
     return PROGRESS.format(
-        task=task_of(state["messages"]),
+        task=latest_request(state["messages"]),
         done=describe_done(steps_done(state)),
         remaining=REMAINING.format(steps=planned) if remaining else "",
     )

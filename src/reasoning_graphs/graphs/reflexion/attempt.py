@@ -2,57 +2,51 @@
 
 The attempt sees the conversation with the latest request rewritten to carry
 the lessons of the earlier trials, so it knows what went wrong before without
-seeing the failed attempts' tool traffic. As in Plan-and-Execute's
-``execute``, the subgraph is called inside the node: it inherits the
-checkpointer, context and stream, its approval interrupts reach the caller,
-and on resume it continues from its own checkpoint while this node's cheap,
-pure preparation is repeated — with the same lessons, because they are state.
-The question's rejections and spending cross into the attempt and back in
-:func:`~reasoning_graphs.nodes.subgraph.subgraph_node`.
+seeing the failed attempts' tool traffic. Running it, resuming it (with the
+same lessons, because they are state) and carrying the question's rejections
+and spending across are :func:`~reasoning_graphs.nodes.subgraph.subgraph_node`'s
+work; what is Reflexion's own is here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
+from reasoning_graphs.graphs.reflexion.state import ReflexionState
 from reasoning_graphs.graphs.reflexion.trials import (
     Attempt,
     describe_lessons,
     lessons_of,
-    split_at_request,
     trials_of,
 )
-from reasoning_graphs.nodes.subgraph import subgraph_node
-from reasoning_graphs.nodes.turn import last_ai_message
+from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
+from reasoning_graphs.nodes.turn import request_index
 
 
-def make_attempt(attempt_graph: Pregel) -> RunnableLambda:
+def make_attempt(attempt_graph: Pregel) -> RunnableLambda[ReflexionState, dict[str, Any]]:
     """Build the ``act`` node: each trial runs through ``attempt_graph``."""
-    return subgraph_node("act", attempt_graph, attempt_input, attempt_update)
+    return subgraph_node("act", attempt_graph, attempt_conversation, record_attempt)
 
 
-def attempt_input(state: Mapping[str, Any]) -> dict[str, Any]:
+def attempt_conversation(state: ReflexionState) -> list[AnyMessage]:
     """The attempt's conversation: the user's, with the lessons so far added to the request."""
+    messages = list(state["messages"])
     lessons = lessons_of(state)
     if not lessons:
-        return {"messages": list(state["messages"])}
-    earlier, task = split_at_request(state["messages"])
+        return messages
+    index = request_index(messages)
+    earlier, task = (messages, "") if index is None else (messages[:index], messages[index].text)
     request = ATTEMPT_TASK.format(task=task, reflections=describe_lessons(lessons))
-    return {"messages": [*earlier, HumanMessage(request)]}
+    return [*earlier, HumanMessage(request)]
 
 
-def attempt_update(state: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+def record_attempt(state: ReflexionState, run: SubgraphRun) -> dict[str, Any]:
     """Keep the attempt's answer for grading; its trajectory joins the run's, tagged by trial."""
-    trial = len(trials_of(state)) + 1
-    attempt = Attempt(
-        answer=last_ai_message(result["messages"]).text.strip(),
-        outcome=result.get("outcome") or {"status": "answered"},
-    )
-    events = [{**event, "trial": trial} for event in result["trajectory"]]
+    attempt = Attempt(answer=run.answer, outcome=run.outcome)
+    events = run.events(trial=len(trials_of(state)) + 1)
     return {"attempt": attempt, "trajectory": events, "outcome": None}

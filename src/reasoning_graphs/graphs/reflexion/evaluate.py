@@ -17,13 +17,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from reasoning_graphs.effects import Await, Blocking, Body, Effect
-from reasoning_graphs.graphs.plan_execute.progress import task_of
 from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
 from reasoning_graphs.graphs.reflexion.trials import Trial, trials_of
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.turn import latest_request, turn_number
 from reasoning_graphs.state import Outcome
 
 Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
@@ -43,7 +42,7 @@ def make_evaluate(
 
     def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        task, answer = task_of(state["messages"]), state["attempt"]["answer"]
+        task, answer = latest_request(state["messages"]), state["attempt"]["answer"]
         events: list[dict[str, Any]] = []
         spent = budget_stop(state, run.limits)
         if evaluator is None and spent:

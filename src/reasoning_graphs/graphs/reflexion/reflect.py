@@ -15,7 +15,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.plan_execute.progress import task_of
 from reasoning_graphs.graphs.reflexion.prompts import (
     EARLIER_REFLECTIONS,
     REFLECT_REQUEST,
@@ -29,6 +28,7 @@ from reasoning_graphs.graphs.reflexion.trials import (
 )
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.turn import latest_request
 
 ADDRESS_FEEDBACK = "Fix exactly what the feedback names."
 
@@ -47,7 +47,7 @@ def make_reflect(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str,
         last = trials_of(state)[-1]
         earlier = lessons_of(state)
         request = REFLECT_REQUEST.format(
-            task=task_of(state["messages"]),
+            task=latest_request(state["messages"]),
             trial=last["trial"],
             answer=last["answer"],
             score=last["score"],

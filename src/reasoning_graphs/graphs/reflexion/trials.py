@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, HumanMessage
 from typing_extensions import TypedDict
 
 from reasoning_graphs.graphs.reflexion.prompts import REFLECTION_LINE
@@ -69,11 +68,3 @@ def describe_lessons(lessons: Sequence[Lesson]) -> str:
         )
         for lesson in lessons
     )
-
-
-def split_at_request(messages: Sequence[AnyMessage]) -> tuple[list[AnyMessage], str]:
-    """The conversation before the latest human message, and that message's text."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            return list(messages[:index]), messages[index].text
-    return list(messages), ""
