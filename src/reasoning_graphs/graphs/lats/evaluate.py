@@ -26,7 +26,7 @@ from reasoning_graphs.graphs.lats.prompts import (
     NOT_FINISHED,
     STEP_LINE,
 )
-from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
+from reasoning_graphs.graphs.lats.state import EvaluationEvent, LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     LatsNode,
     NodeChange,
@@ -59,21 +59,21 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
             [_grade(run, state, task, path(tree, node["id"])) for node in unscored]
         )
         changes: dict[int, NodeChange] = {}
-        events: list[dict[str, Any]] = []
+        events: list[dict[str, Any] | EvaluationEvent] = []
         step = expansions(tree)
         for node, (judgement, thought) in zip(unscored, graded, strict=True):
             changes[node["id"]] = {"score": judgement["score"], "feedback": judgement["feedback"]}
             events.append({**thought, "step": step, "node": node["id"]})
             events.append(
-                {
-                    "kind": "evaluation",
-                    "turn": turn_number(state["messages"]),
-                    "step": step,
-                    "node": node["id"],
-                    "score": judgement["score"],
-                    "feedback": judgement["feedback"],
-                    "terminal": node["terminal"],
-                }
+                EvaluationEvent(
+                    kind="evaluation",
+                    turn=turn_number(state["messages"]),
+                    step=step,
+                    node=node["id"],
+                    score=judgement["score"],
+                    feedback=judgement["feedback"],
+                    terminal=node["terminal"],
+                )
             )
         return {"tree": update_nodes(tree, changes), "trajectory": events}
 

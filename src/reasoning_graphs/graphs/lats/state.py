@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing_extensions import NotRequired
+from typing import Literal
+
+from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.graphs.lats.tree import LatsTree
 from reasoning_graphs.state import AgentState
@@ -23,6 +25,26 @@ class LatsState(AgentState):
 
     tree: NotRequired[LatsTree]
     selected: NotRequired[int | None]
+
+
+class EvaluationEvent(TypedDict):
+    """The judge's verdict on one new child, as the trajectory records it.
+
+    Attributes:
+        turn, step: The question and the expansion the child came from.
+        node: The child's id in the tree.
+        score: The judge's score of the trajectory ending at the child (0..1).
+        feedback: The judge's short reason.
+        terminal: The child is a final answer.
+    """
+
+    kind: Literal["evaluation"]
+    turn: int
+    step: int
+    node: int
+    score: float
+    feedback: str
+    terminal: bool
 
 
 def selected_leaf(state: LatsState) -> int:
