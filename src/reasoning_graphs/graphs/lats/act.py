@@ -48,11 +48,11 @@ from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.registry import ToolRegistry
 
-TREE_ONLY = "LATS keeps tool results only as observations in its search tree"
+RESULTS_STAY_IN_TREE = "LATS keeps tool results only as observations in its search tree"
 """Why a ``Command`` a tool returns is not applied: the children are alternatives,
 so no branch may change the shared state."""
 
-run_call = durable_task("run_call", partial(run_cleared, no_command=TREE_ONLY))
+run_call = durable_task("run_call", partial(run_cleared, no_command=RESULTS_STAY_IN_TREE))
 """One cleared call as a durable task: its result is saved as soon as it finishes."""
 
 

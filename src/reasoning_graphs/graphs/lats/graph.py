@@ -17,7 +17,7 @@ Planning in Language Models".)
 ::
 
     START → select ──leaf──→ expand → act → evaluate → backpropagate ──go on──→ select
-              │                          ↺ cleared calls wait     │
+              │                        ↺ while cleared calls wait  │
               └── nothing left ──→ finish ←──────── solved / spent ┘
                                      ↓
                                     END
