@@ -1,19 +1,20 @@
-"""What the planning patterns share: the conversation a planner sees, the tool catalogue,
-a structured call with a text fallback.
+"""What the planning patterns share: the plan node, the planner's prompt and its structured
+call with a text fallback, the closing call's prompt, and what a reference to a result means.
 
 ReWOO and LLM Compiler both plan in one model call, checked before anything
 runs, and both answer in a last call that reads the conversation and a report
-of what the plan did. The pieces here are those two patterns' common ground;
-each pattern keeps its own plan format, checks and prompt text.
+of what the plan did (or why no plan could run). The pieces here are those two
+patterns' common ground; each pattern keeps its own plan format
+(:class:`PlanForm`), checks, reports and prompt text.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
@@ -25,19 +26,45 @@ from langchain_core.messages import (
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.metadata import is_bookkeeping, reused_from
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.metadata import Mark, is_bookkeeping, reused_from
+from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
 from reasoning_graphs.nodes.prompts import NO_TOOLS, TOOL_ENTRY
-from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_answers
+from reasoning_graphs.state import AgentState, Outcome, ThoughtEvent
 from reasoning_graphs.tools.execute import observation_ref
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
 UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
+CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
+PLAN_FAILED_REPORT = """\
+No tool was run, because no usable plan could be made. The last plan:
+{plan}
+
+What was wrong: {problem}
+Answer from what you know if you can, and say plainly that nothing was checked with tools."""
+
+NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
 
 Step = TypeVar("Step")
 TextParser = Callable[[str, Sequence[ToolSpec]], tuple[list[Step], list[str]]]
+State = TypeVar("State", bound=AgentState)
+PlanWriter = Callable[[RunScope, State, list[ToolSpec]], Body[dict[str, Any]]]
+"""A pattern's plan step: (run, state, the tools it may plan with) → the node's update."""
+
+
+class PlanningState(AgentState, Generic[Step]):
+    """What the closing call reads of a planning pattern's state.
+
+    Attributes:
+        plan: The steps of the latest plan.
+        plan_problem: Why the latest plan cannot run; ``None`` when it can.
+    """
+
+    plan: list[Step] | None
+    plan_problem: str | None
 
 
 def conversation(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
@@ -94,49 +121,140 @@ def planner_opening(
     ]
 
 
-def ask_for_plan(
-    model: BaseChatModel,
-    schema: type[BaseModel] | None,
-    prompt: list[BaseMessage],
-    state: Mapping[str, Any],
+@dataclass(frozen=True)
+class PlanForm(Generic[Step]):
+    """How a pattern's plan is asked for and read.
+
+    Attributes:
+        instructions: The planner's instructions; ``{tools}`` is the tool catalogue.
+        text_format: How to write the plan as text, for a model without structured output.
+        schema: The structured plan, when the model supports one.
+        from_schema: The steps of a structured plan.
+        parse_text: The steps of a plan written as text, and what could not be read.
+    """
+
+    instructions: str
+    text_format: str
+    schema: type[BaseModel]
+    from_schema: Callable[[Any], list[Step]]
+    parse_text: TextParser[Step]
+
+
+@dataclass(frozen=True)
+class PlanDraft(Generic[Step]):
+    """A plan as the planner wrote it, with everything that stops it from running.
+
+    Attributes:
+        reply: The planner's reply.
+        steps: The plan's steps (kept when invalid, to show what was wrong).
+        problem: Why the plan cannot run; ``None`` when it can.
+    """
+
+    reply: ModelReply
+    steps: list[Step]
+    problem: str | None
+
+    def message(self, shown: str, written_as: Mark) -> tuple[AIMessage, ThoughtEvent]:
+        """The plan as the thread keeps it (``shown``, and why it cannot run), and its event."""
+        content = shown + (CANNOT_RUN_NOTE.format(problem=self.problem) if self.problem else "")
+        message = AIMessage(
+            content=content,
+            usage_metadata=self.reply.message.usage_metadata,
+            response_metadata=written_as,
+        )
+        return message, ThoughtEvent(**{**self.reply.event, "text": message.text})
+
+
+def draft_plan(
+    run: RunScope,
+    form: PlanForm[Step],
+    state: AgentState,
     specs: Sequence[ToolSpec],
     *,
-    from_schema: Callable[[Any], list[Step]],
-    parse_text: TextParser[Step],
-) -> Body[tuple[ModelReply, list[Step], list[str]]]:
-    """The planner's reply, its steps and the problems found reading it.
+    follow_up: Sequence[BaseMessage],
+    check: Callable[[list[Step]], list[str]],
+) -> Body[PlanDraft[Step]]:
+    """Ask for a plan once, read it and ``check`` it, before anything runs.
 
-    With a ``schema`` (when the model supports one, see
-    :func:`~reasoning_graphs.nodes.model_call.supports_schema`) the plan is
-    typed, and a reply that does not fit is read as text instead; without one
-    the model is asked plainly and its reply is read as text.
+    The planner sees its instructions with the tools, the conversation, then
+    ``follow_up`` (what earlier plans of the question taught). The plan is
+    typed when the model supports ``form.schema``, and a reply that does not
+    fit is read as text instead; otherwise the model is asked for text in
+    ``form.text_format``.
     """
-    reply = yield from call_model(model, ModelRequest(prompt=prompt, schema=schema), state)
+    typed = supports_schema(run.model, form.schema)
+    opening = planner_opening(
+        run.setup,
+        form.instructions,
+        specs,
+        state["messages"],
+        text_format=None if typed else form.text_format,
+    )
+    request = ModelRequest(prompt=[*opening, *follow_up], schema=form.schema if typed else None)
+    reply = yield from call_model(run.model, request, state)
+    problems: list[str] = []
     if reply.parsed is not None:
-        return reply, from_schema(reply.parsed), []
-    steps, problems = parse_text(reply.message.text, specs)
-    if reply.parsing_error is not None and not steps:
-        detail = str(reply.parsing_error).splitlines()[0]
-        problems.append(UNREADABLE_PLAN.format(detail=detail))
-    return reply, steps, problems
+        steps = form.from_schema(reply.parsed)
+    else:
+        steps, problems = form.parse_text(reply.message.text, specs)
+        if reply.parsing_error is not None and not steps:
+            detail = str(reply.parsing_error).splitlines()[0]
+            problems.append(UNREADABLE_PLAN.format(detail=detail))
+    problems.extend(check(steps))
+    return PlanDraft(reply=reply, steps=steps, problem=" ".join(problems) or None)
 
 
-def answer_prompt(
+def plan_node(
+    setup: AgentSetup, write_plan: PlanWriter[State]
+) -> Callable[[State], Body[dict[str, Any]]]:
+    """A ``plan`` node: ``write_plan`` with the tools this run may use, unless a budget is spent.
+
+    A spent budget gets no plan call (it would be a call past the budget): the
+    node only sets the outcome, and ``finish`` concludes.
+    """
+
+    def plan(state: State) -> Body[dict[str, Any]]:
+        run = setup.for_run()
+        spent = budget_stop(state, run.limits)
+        if spent:
+            return {"outcome": spent}
+        return (yield from write_plan(run, state, run.usable_specs(state)))
+
+    return plan
+
+
+def no_valid_plan(attempts: int, problem: str) -> Outcome:
+    """How a question ends when ``attempts`` plans could not run, the last for ``problem``."""
+    reason = NO_VALID_PLAN.format(attempts=attempts, problem=problem.rstrip("."))
+    return {"status": "incomplete", "reason": reason}
+
+
+def closing_prompt(
     setup: AgentSetup,
     instructions: str,
-    dialogue: Sequence[AnyMessage],
-    report: str,
+    state: PlanningState[Step],
+    report: Callable[[], str],
+    render_plan: Callable[[list[Step]], str],
     instruction: str | None = None,
 ) -> list[BaseMessage]:
-    """The closing call's prompt: instructions, the conversation, the report, then ``instruction``.
+    """The closing call's prompt: instructions, the conversation, a report, then ``instruction``.
 
+    The report is ``report()``, what the plan did; when no usable plan could be
+    made it is the last plan (``render_plan``) and what was wrong with it.
     ``instruction`` is ``finish``'s request for a last answer when a budget
     stopped the plan part-way.
     """
+    problem = state.get("plan_problem")
+    if problem:
+        shown = PLAN_FAILED_REPORT.format(
+            plan=render_plan(state.get("plan") or []), problem=problem
+        )
+    else:
+        shown = report()
     prompt: list[BaseMessage] = [
         SystemMessage(f"{setup.system_prompt}\n\n{instructions}"),
-        *dialogue,
-        HumanMessage(report),
+        *conversation(state["messages"]),
+        HumanMessage(shown),
     ]
     if instruction:
         prompt.append(HumanMessage(instruction))

@@ -10,15 +10,16 @@ bad plan costs one more planning call, never a wasted or harmful tool run.
 from __future__ import annotations
 
 import ast
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from reasoning_graphs.metadata import mark_of, written_by
+from reasoning_graphs.nodes.plan_references import ReferenceSyntax
 from reasoning_graphs.nodes.turn import describe_call, turn_answers, turn_messages
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.tools.output import content_text
@@ -30,7 +31,13 @@ PLAN_KIND = "plan"
 SCHEDULE_KIND = "schedule"
 JOIN_KIND = "join"
 
-REFERENCE = re.compile(r"\$\{(\d+)\}|\$(\d+)")
+EMPTY_PLAN = "(no tasks)"
+"""How an empty plan is shown to people and to the joiner."""
+
+TASK_RESULTS = ReferenceSyntax(
+    re.compile(r"\$\{(\d+)\}|\$(\d+)"), lambda match: int(match.group(1) or match.group(2))
+)
+"""``$n`` or ``${n}`` in a task's arguments: the result of task ``n``."""
 TASK_LINE = re.compile(r"^\s*(\d+)\s*[.):]\s*([A-Za-z_][\w.-]*)\s*\((.*)\)\s*(?:#.*)?$")
 JOIN_TOOL = "join"
 
@@ -97,46 +104,16 @@ def tasks_from_schema(plan: TaskPlan) -> list[CompilerTask]:
     ]
 
 
-def is_compiler_message(message: AnyMessage, kind: str | None = None) -> bool:
-    """A message this pattern wrote (a plan, a schedule or a join), optionally of one kind."""
-    if not isinstance(message, AIMessage) or message.response_metadata.get("runtime") != RUNTIME:
-        return False
-    return kind is None or message.response_metadata.get("kind") == kind
-
-
-def references(value: Any) -> list[int]:
-    """The task ids an argument value refers to, in order of first mention."""
-    found: list[int] = []
-    for match in REFERENCE.finditer(json.dumps(value, default=str)):
-        task_id = int(match.group(1) or match.group(2))
-        if task_id not in found:
-            found.append(task_id)
-    return found
-
-
-def substitute(value: Any, results: Mapping[int, str]) -> Any:
-    """``value`` with every ``$n`` / ``${n}`` in its strings replaced by task n's result."""
-    if isinstance(value, str):
-        return REFERENCE.sub(
-            lambda m: results.get(int(m.group(1) or m.group(2)), m.group(0)), value
-        )
-    if isinstance(value, Mapping):
-        return {key: substitute(item, results) for key, item in value.items()}
-    if isinstance(value, list):
-        return [substitute(item, results) for item in value]
-    return value
-
-
 def render_plan(tasks: Sequence[CompilerTask]) -> str:
     """A plan in the paper's text form (``1. tool(arg='…')``), for people and for prompts."""
     lines = []
     for task in tasks:
         line = f"{task['id']}. {describe_call(task['tool'], task['args'])}"
-        ordering = [dep for dep in task["deps"] if dep not in references(task["args"])]
+        ordering = [dep for dep in task["deps"] if dep not in TASK_RESULTS.references(task["args"])]
         if ordering:
             line += f"  # after task {', '.join(map(str, ordering))}"
         lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(lines) or EMPTY_PLAN
 
 
 def parse_plan_text(text: str, specs: Iterable[ToolSpec]) -> tuple[list[CompilerTask], list[str]]:
@@ -177,7 +154,7 @@ def plan_problems(
         problems.append(TOO_MANY_TASKS.format(count=len(tasks), limit=limit))
     ids: set[int] = set()
     for task in tasks:
-        task["deps"] = sorted({*task["deps"], *references(task["args"])})
+        task["deps"] = sorted({*task["deps"], *TASK_RESULTS.references(task["args"])})
         if task["id"] in ids:
             problems.append(DUPLICATE_ID.format(id=task["id"]))
         ids.add(task["id"])
@@ -221,9 +198,9 @@ def rounds_run(messages: Sequence[AnyMessage]) -> int:
     """Plan-and-run rounds this question has had (the passes of a round share its number)."""
     return len(
         {
-            message.response_metadata.get("round")
+            mark_of(message).get("round")
             for message in turn_messages(messages)
-            if is_compiler_message(message, SCHEDULE_KIND)
+            if written_by(message, RUNTIME, SCHEDULE_KIND)
         }
     )
 
@@ -237,10 +214,12 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
     answers = turn_answers(messages)
     sections: dict[Any, list[str]] = {}
     for message in turn_messages(messages):
-        if not is_compiler_message(message, SCHEDULE_KIND) or not message.tool_calls:
+        if not isinstance(message, AIMessage) or not written_by(message, RUNTIME, SCHEDULE_KIND):
+            continue
+        if not message.tool_calls:
             continue  # an empty plan ran nothing
-        task_ids: Mapping[str, int] = message.response_metadata.get("tasks", {})
-        number = message.response_metadata.get("round", 1)
+        written_as = mark_of(message)
+        task_ids, number = written_as.get("tasks", {}), written_as.get("round", 1)
         lines = sections.setdefault(number, [ROUND_HEADER.format(round=number)])
         for call in message.tool_calls:
             answer = answers.get(call["id"])

@@ -25,18 +25,18 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     rounds_report,
     rounds_run,
 )
-from reasoning_graphs.graphs.llm_compiler.plan import EMPTY_PLAN
 from reasoning_graphs.graphs.llm_compiler.prompts import (
     JOIN_REPLAN_NOTE,
     JOIN_TEXT_FORMAT,
     JOINER_INSTRUCTIONS,
     NO_RESULTS,
-    PLAN_FAILED_REPORT,
     RESULTS_REPORT,
 )
+from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
+from reasoning_graphs.metadata import mark
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
-from reasoning_graphs.nodes.planning import answer_prompt, conversation
+from reasoning_graphs.nodes.planning import closing_prompt
 from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.state import Outcome
@@ -58,18 +58,23 @@ class JoinDecision(BaseModel):
 
 
 def joiner_prompt(
-    setup: AgentSetup, state: dict[str, Any], instruction: str | None = None
+    setup: AgentSetup, state: LlmCompilerState, instruction: str | None = None
 ) -> list[BaseMessage]:
     """Instructions, the conversation, then the results (or why no plan could run)."""
-    problem = state.get("plan_problem")
-    if problem:
-        plan = render_plan(state.get("plan") or []) or EMPTY_PLAN
-        report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
-    else:
-        results = rounds_report(state["messages"])
-        report = RESULTS_REPORT.format(results=results) if results else NO_RESULTS
-    dialogue = conversation(state["messages"])
-    return answer_prompt(setup, JOINER_INSTRUCTIONS, dialogue, report, instruction)
+    return closing_prompt(
+        setup,
+        JOINER_INSTRUCTIONS,
+        state,
+        lambda: results_report(state),
+        render_plan,
+        instruction,
+    )
+
+
+def results_report(state: LlmCompilerState) -> str:
+    """Every task run this question with its result, or that none was needed."""
+    results = rounds_report(state["messages"])
+    return RESULTS_REPORT.format(results=results) if results else NO_RESULTS
 
 
 def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
@@ -102,7 +107,7 @@ def make_join(
         note = AIMessage(
             content=JOIN_REPLAN_NOTE.format(reason=decision.reason),
             usage_metadata=raw.usage_metadata,
-            response_metadata={"runtime": RUNTIME, "kind": JOIN_KIND, "reason": decision.reason},
+            response_metadata=mark(RUNTIME, JOIN_KIND, reason=decision.reason),
         )
         event = {**answered.event, "text": note.text}
         after = {

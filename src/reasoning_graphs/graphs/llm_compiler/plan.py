@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.llm_compiler.dag import (
@@ -25,7 +25,6 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     RUNTIME,
     SCHEDULE_KIND,
     TaskPlan,
-    is_compiler_message,
     parse_plan_text,
     plan_problems,
     render_plan,
@@ -40,10 +39,15 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
     REPLAN_REQUEST,
     TEXT_FORMAT,
 )
-from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.model_call import supports_schema
-from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening
-from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
+from reasoning_graphs.metadata import mark, mark_of, written_by
+from reasoning_graphs.nodes.planning import (
+    PlanForm,
+    draft_plan,
+    no_valid_plan,
+    plan_node,
+)
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.tools.spec import ToolSpec
@@ -51,100 +55,79 @@ from reasoning_graphs.tools.spec import ToolSpec
 MAX_PLAN_RETRIES = 1
 """Further plan calls per round after an invalid plan; then the question ends in ``finish``."""
 
-EMPTY_PLAN = "(no tasks)"
-CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
-NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
 CALL_ID = "t{id}-{suffix}"
-"""The messages planner and joiner leave out of the conversation: this pattern's own, and
-ReWOO's from earlier questions of a thread that switched pattern (``--thread`` with
-``--pattern``)."""
+"""A task's call id: its number in the plan and a suffix that makes it unique in the thread."""
+
+PLAN_FORM = PlanForm(
+    instructions=PLANNER_INSTRUCTIONS,
+    text_format=TEXT_FORMAT,
+    schema=TaskPlan,
+    from_schema=tasks_from_schema,
+    parse_text=parse_plan_text,
+)
 
 
-def planner_prompt(
-    setup: AgentSetup, state: dict[str, Any], specs: Sequence[ToolSpec], *, text_format: bool
-) -> list[BaseMessage]:
-    """Instructions with the tools, the conversation, then what earlier rounds and plans taught."""
-    prompt = planner_opening(
-        setup,
-        PLANNER_INSTRUCTIONS,
-        specs,
-        state["messages"],
-        text_format=TEXT_FORMAT if text_format else None,
-    )
+def lessons_so_far(state: LlmCompilerState) -> list[BaseMessage]:
+    """What the planner is told after the conversation: the results of a round the joiner
+    wanted extended and why, or the plan of this round that could not run and what was wrong."""
     latest = next(
-        (m for m in reversed(turn_messages(state["messages"])) if is_compiler_message(m)), None
+        (m for m in reversed(turn_messages(state["messages"])) if written_by(m, RUNTIME)), None
     )
-    if latest is not None and is_compiler_message(latest, JOIN_KIND):
+    if latest is not None and written_by(latest, RUNTIME, JOIN_KIND):
         results = rounds_report(state["messages"])
-        reason = latest.response_metadata.get("reason", "")
-        prompt.append(HumanMessage(REPLAN_REQUEST.format(results=results, reason=reason)))
-    elif latest is not None and is_compiler_message(latest, PLAN_KIND):
-        previous = render_plan(state.get("plan") or []) or EMPTY_PLAN
+        reason = mark_of(latest).get("reason", "")
+        return [HumanMessage(REPLAN_REQUEST.format(results=results, reason=reason))]
+    if latest is not None and written_by(latest, RUNTIME, PLAN_KIND):
+        previous = render_plan(state.get("plan") or [])
         problem = state.get("plan_problem")
-        prompt.append(HumanMessage(INVALID_PLAN_REQUEST.format(plan=previous, problem=problem)))
-    return prompt
+        return [HumanMessage(INVALID_PLAN_REQUEST.format(plan=previous, problem=problem))]
+    return []
 
 
-def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, Any]]]:
     """Build the ``plan`` node for ``setup``."""
 
-    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
-        run = setup.for_run()
-        spent = budget_stop(state, run.limits)
-        if spent:  # another plan would be a call past the budget; finish concludes
-            return {"outcome": spent}
-        specs = run.usable_specs(state)
+    def write_plan(
+        run: RunScope, state: LlmCompilerState, specs: list[ToolSpec]
+    ) -> Body[dict[str, Any]]:
+        tool_names, limit = [spec.name for spec in specs], run.limits.max_tool_calls_per_turn
         turn = turn_messages(state["messages"])
         round_number = 1 + rounds_run(turn)
         attempt = _attempts_this_round(turn)
-        typed = supports_schema(run.model, TaskPlan)
-        prompt = planner_prompt(setup, state, specs, text_format=not typed)
-        reply, tasks, problems = yield from ask_for_plan(
-            run.model,
-            TaskPlan if typed else None,
-            prompt,
+        draft = yield from draft_plan(
+            run,
+            PLAN_FORM,
             state,
             specs,
-            from_schema=tasks_from_schema,
-            parse_text=parse_plan_text,
+            follow_up=lessons_so_far(state),
+            check=lambda tasks: plan_problems(tasks, tool_names, limit),
         )
-        limit = run.limits.max_tool_calls_per_turn
-        problems.extend(plan_problems(tasks, [spec.name for spec in specs], limit))
-        problem = " ".join(problems) or None
-        if problem is None:
-            tasks = topological_order(tasks)
+        tasks = draft.steps if draft.problem else topological_order(draft.steps)
         for task in tasks:
             task["call_id"] = CALL_ID.format(id=task["id"], suffix=uuid.uuid4().hex[:8])
-        content = render_plan(tasks) or EMPTY_PLAN
-        if problem:
-            content += CANNOT_RUN_NOTE.format(problem=problem)
-        message = AIMessage(
-            content=content,
-            usage_metadata=reply.message.usage_metadata,
-            response_metadata={"runtime": RUNTIME, "kind": PLAN_KIND, "round": round_number},
+        message, event = draft.message(
+            render_plan(tasks), mark(RUNTIME, PLAN_KIND, round=round_number)
         )
         outcome: Outcome | None = None
-        if problem and attempt >= MAX_PLAN_RETRIES:
-            reason = NO_VALID_PLAN.format(attempts=attempt + 1, problem=problem.rstrip("."))
-            outcome = {"status": "incomplete", "reason": reason}
-        event = {**reply.event, "text": message.text}
+        if draft.problem and attempt >= MAX_PLAN_RETRIES:
+            outcome = no_valid_plan(attempt + 1, draft.problem)
         return {
             "messages": [message],
             "trajectory": [event],
             "plan": tasks,
-            "plan_problem": problem,
+            "plan_problem": draft.problem,
             "outcome": outcome,
         }
 
-    return plan
+    return plan_node(setup, write_plan)
 
 
 def _attempts_this_round(turn: Sequence[AnyMessage]) -> int:
     """Plans already made since the question or the latest schedule (invalid ones)."""
     attempts = 0
     for message in turn:
-        if is_compiler_message(message, SCHEDULE_KIND):
+        if written_by(message, RUNTIME, SCHEDULE_KIND):
             attempts = 0
-        elif is_compiler_message(message, PLAN_KIND):
+        elif written_by(message, RUNTIME, PLAN_KIND):
             attempts += 1
     return attempts

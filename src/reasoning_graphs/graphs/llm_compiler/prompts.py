@@ -77,11 +77,4 @@ another round."""
 RESULTS_REPORT = "The tasks and their results:\n\n{results}"
 NO_RESULTS = "No tool was needed: answer from what you know."
 
-PLAN_FAILED_REPORT = """\
-No tool was run, because no usable plan could be made. The last plan:
-{plan}
-
-What was wrong: {problem}
-Answer from what you know if you can, and say plainly that nothing was checked with tools."""
-
 JOIN_REPLAN_NOTE = "Another round is needed: {reason}"

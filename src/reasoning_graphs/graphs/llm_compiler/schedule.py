@@ -61,23 +61,16 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     PLAN_KIND,
     RUNTIME,
     SCHEDULE_KIND,
+    TASK_RESULTS,
     CompilerTask,
-    is_compiler_message,
-    references,
-    substitute,
 )
+from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision, written_by
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import (
-    decision_of,
-    steps_used,
-    turn_answers,
-    turn_messages,
-    turn_number,
-)
-from reasoning_graphs.state import ClearedCall
+from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
+from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.output import content_text
 
@@ -186,7 +179,7 @@ def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
     call = job.cleared
     if call is None:
         values = {dep: needed[dep]["value"] for dep in task["deps"]}
-        args = substitute(task["args"], values)
+        args = TASK_RESULTS.substitute(task["args"], values)
         triage = TurnTriage(turn=job.turn, step=job.step)
         settle_calls(job.run, dict(job.state), [_call(task, args)], triage)
         if triage.answered:
@@ -271,12 +264,12 @@ def _ask_person(
     """
     values = _values(done)
     to_ask = {
-        task["call_id"]: (task, _call(task, substitute(task["args"], values)))
+        task["call_id"]: (task, _call(task, TASK_RESULTS.substitute(task["args"], values)))
         for task in plan
         if task["id"] not in done
         and task["call_id"] not in cleared
         and _dangerous(run, task)
-        and all(ref in done for ref in references(task["args"]))
+        and all(ref in done for ref in TASK_RESULTS.references(task["args"]))
     }
     settle_calls(run, state, [call for _, call in to_ask.values()], triage)
     cleared.update({call["id"]: call for _, call in triage.cleared})
@@ -303,7 +296,7 @@ def _settled_tasks(
     calls = {
         call["id"]: call
         for message in turn
-        if is_compiler_message(message, SCHEDULE_KIND)
+        if isinstance(message, AIMessage) and written_by(message, RUNTIME, SCHEDULE_KIND)
         for call in message.tool_calls
     }
     return {
@@ -415,14 +408,14 @@ def _record(
         events.append({**event, "started": result.get("started"), "ended": result.get("ended")})
         if result.get("ref") and result["value"] != result["text"]:
             observations[result["ref"]] = result["value"]
-    metadata = {
-        "runtime": RUNTIME,
-        "kind": SCHEDULE_KIND,
-        "round": _current_round(state["messages"]),
-        "tasks": {task["call_id"]: task["id"] for task in plan},
-        "wall_ms": round(wall_ms, 2),
-        "critical_path_ms": round(_critical_path_ms(plan, state, events), 2),
-    }
+    metadata = mark(
+        RUNTIME,
+        SCHEDULE_KIND,
+        round=_current_round(state["messages"]),
+        tasks={task["call_id"]: task["id"] for task in plan},
+        wall_ms=round(wall_ms, 2),
+        critical_path_ms=round(_critical_path_ms(plan, state, events), 2),
+    )
     message = AIMessage(content="", tool_calls=calls, response_metadata=metadata)
     update: dict[str, Any] = {"messages": [message, *messages], "trajectory": events}
     if observations:
@@ -432,19 +425,18 @@ def _record(
 
 def _current_round(messages: Sequence[AnyMessage]) -> int:
     """The round of the plan being run: its plan message says."""
-    plans = [m for m in turn_messages(messages) if is_compiler_message(m, PLAN_KIND)]
-    return int(plans[-1].response_metadata.get("round", 1)) if plans else 1
+    plans = [m for m in turn_messages(messages) if written_by(m, RUNTIME, PLAN_KIND)]
+    return mark_of(plans[-1]).get("round", 1) if plans else 1
 
 
 def _observation(
-    result: Mapping[str, Any], call_id: str, tool: str, status: str, decision: str
+    result: Mapping[str, Any], call_id: str, tool: str, status: str, decision: CallDecision
 ) -> ToolMessage:
     """The task's ``ToolMessage``: the tool's (or the triage's) own, when there is one."""
     own: ToolMessage | None = result.get("message")
     if own is None:
         own = ToolMessage(result["text"], tool_call_id=call_id, name=tool)
-    metadata = {**own.response_metadata, "decision": decision}
-    return own.model_copy(update={"status": status, "response_metadata": metadata})
+    return with_decision(own, decision).model_copy(update={"status": status})
 
 
 def _outcome(status: str, text: str, value: str | None = None) -> dict[str, Any]:

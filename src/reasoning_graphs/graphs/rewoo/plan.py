@@ -10,10 +10,10 @@ whose budget is spent gets no further plan call: ``finish`` concludes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.rewoo.prompts import (
@@ -21,95 +21,65 @@ from reasoning_graphs.graphs.rewoo.prompts import (
     REPLAN_REQUEST,
     TEXT_FORMAT,
 )
+from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import (
     PLAN_KIND,
     RUNTIME,
     PlanSchema,
-    is_rewoo_message,
     parse_plan_text,
     plan_problems,
     render_plan,
     steps_from_schema,
 )
-from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.model_call import supports_schema
-from reasoning_graphs.nodes.planning import ask_for_plan, planner_opening
-from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.metadata import mark, written_by
+from reasoning_graphs.nodes.planning import PlanForm, draft_plan, plan_node
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.tools.spec import ToolSpec
 
 MAX_REPLANS = 1
 """Further plan calls after an invalid plan; then the solver explains instead."""
 
-EMPTY_PLAN = "Plan: no tool is needed."
-CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
-"""The messages planner and solver leave out of the conversation: this pattern's own."""
+PLAN_FORM = PlanForm(
+    instructions=PLANNER_INSTRUCTIONS,
+    text_format=TEXT_FORMAT,
+    schema=PlanSchema,
+    from_schema=steps_from_schema,
+    parse_text=parse_plan_text,
+)
 
 
-def planner_prompt(
-    setup: AgentSetup,
-    state: dict[str, Any],
-    specs: Sequence[ToolSpec],
-    *,
-    attempt: int,
-    text_format: bool,
-) -> list[BaseMessage]:
-    """System instructions with the tools, the conversation, and on a retry what was wrong."""
-    prompt = planner_opening(
-        setup,
-        PLANNER_INSTRUCTIONS,
-        specs,
-        state["messages"],
-        text_format=TEXT_FORMAT if text_format else None,
-    )
-    if attempt:
-        previous = render_plan(state.get("plan") or []) or EMPTY_PLAN
-        prompt.append(
-            HumanMessage(REPLAN_REQUEST.format(plan=previous, problem=state.get("plan_problem")))
-        )
-    return prompt
+def retry_request(state: RewooState, attempt: int) -> list[BaseMessage]:
+    """On a second attempt, what the planner is told after the conversation: what was wrong."""
+    if not attempt:
+        return []
+    previous = render_plan(state.get("plan") or [])
+    return [HumanMessage(REPLAN_REQUEST.format(plan=previous, problem=state.get("plan_problem")))]
 
 
-def make_plan(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_plan(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]]:
     """Build the ``plan`` node for ``setup``."""
 
-    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
-        run = setup.for_run()
-        spent = budget_stop(state, run.limits)
-        if spent:  # another plan would be a call past the budget; finish concludes
-            return {"outcome": spent}
-        specs = run.usable_specs(state)
-        attempt = sum(is_rewoo_message(m, PLAN_KIND) for m in turn_messages(state["messages"]))
-        typed = supports_schema(run.model, PlanSchema)
-        prompt = planner_prompt(setup, state, specs, attempt=attempt, text_format=not typed)
-        reply, steps, problems = yield from ask_for_plan(
-            run.model,
-            PlanSchema if typed else None,
-            prompt,
+    def write_plan(run: RunScope, state: RewooState, specs: list[ToolSpec]) -> Body[dict[str, Any]]:
+        tool_names = [spec.name for spec in specs]
+        attempt = sum(written_by(m, RUNTIME, PLAN_KIND) for m in turn_messages(state["messages"]))
+        draft = yield from draft_plan(
+            run,
+            PLAN_FORM,
             state,
             specs,
-            from_schema=steps_from_schema,
-            parse_text=parse_plan_text,
+            follow_up=retry_request(state, attempt),
+            check=lambda steps: plan_problems(steps, tool_names),
         )
-        problems.extend(plan_problems(steps, [spec.name for spec in specs]))
-        problem = " ".join(problems) or None
-        content = render_plan(steps) or EMPTY_PLAN
-        if problem:
-            content += CANNOT_RUN_NOTE.format(problem=problem)
-        message = AIMessage(
-            content=content,
-            usage_metadata=reply.message.usage_metadata,
-            response_metadata={"runtime": RUNTIME, "kind": PLAN_KIND},
-        )
-        event = {**reply.event, "text": message.text}
+        message, event = draft.message(render_plan(draft.steps), mark(RUNTIME, PLAN_KIND))
         return {
             "messages": [message],
             "trajectory": [event],
-            "plan": steps,
-            "plan_problem": problem,
+            "plan": draft.steps,
+            "plan_problem": draft.problem,
             "replans": attempt,
             "outcome": None,
             "to_run": [],
         }
 
-    return plan
+    return plan_node(setup, write_plan)

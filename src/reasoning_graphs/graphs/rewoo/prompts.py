@@ -59,10 +59,3 @@ EVIDENCE_REPORT = "The plan and its evidence:\n\n{steps}"
 EVIDENCE_STEP = "#{var}, needed because: {reason}\n{evidence}"
 EVIDENCE_BODY = "{call}\nResult: {result}"
 NO_EVIDENCE = "The plan needed no tools: answer from what you know."
-
-PLAN_FAILED_REPORT = """\
-No tool was run, because no usable plan could be made. The last plan:
-{plan}
-
-What was wrong: {problem}
-Answer from what you know if you can, and say plainly that nothing was checked with tools."""

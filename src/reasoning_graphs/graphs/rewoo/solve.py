@@ -18,19 +18,19 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.rewoo.plan import EMPTY_PLAN
 from reasoning_graphs.graphs.rewoo.prompts import (
     EVIDENCE_BODY,
     EVIDENCE_REPORT,
     EVIDENCE_STEP,
     NO_EVIDENCE,
-    PLAN_FAILED_REPORT,
     SOLVER_INSTRUCTIONS,
 )
+from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import render_plan
 from reasoning_graphs.graphs.rewoo.work import issued_calls, step_results
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.planning import answer_prompt, conversation
+from reasoning_graphs.nodes.planning import closing_prompt, no_valid_plan
 from reasoning_graphs.nodes.prompts import INCOMPLETE_NOTE, NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call
@@ -38,7 +38,6 @@ from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.state import Outcome
 
 NOT_RUN = "Not run: the run stopped before this step."
-NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
 
 
 def evidence_report(state: dict[str, Any]) -> str:
@@ -67,17 +66,17 @@ def evidence_report(state: dict[str, Any]) -> str:
 
 
 def solver_prompt(
-    setup: AgentSetup, state: dict[str, Any], instruction: str | None = None
+    setup: AgentSetup, state: RewooState, instruction: str | None = None
 ) -> list[BaseMessage]:
     """Instructions, the conversation, then the evidence (or why there is none)."""
-    problem = state.get("plan_problem")
-    if problem:
-        plan = render_plan(state.get("plan") or []) or EMPTY_PLAN
-        report = PLAN_FAILED_REPORT.format(plan=plan, problem=problem)
-    else:
-        report = evidence_report(state)
-    dialogue = conversation(state["messages"])
-    return answer_prompt(setup, SOLVER_INSTRUCTIONS, dialogue, report, instruction)
+    return closing_prompt(
+        setup,
+        SOLVER_INSTRUCTIONS,
+        state,
+        lambda: evidence_report(state),
+        render_plan,
+        instruction,
+    )
 
 
 def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
@@ -91,25 +90,22 @@ def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, A
 
     def solve(state: dict[str, Any]) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        answered = yield from call_model(
+        solver = yield from call_model(
             run.model, ModelRequest(prompt=solver_prompt(setup, state)), state
         )
-        raw = answered.message  # text only: the solver has no tools, whatever it replied
+        raw = solver.message  # text only: the solver has no tools, whatever it replied
         reply = AIMessage(content=raw.text or NO_ANSWER, usage_metadata=raw.usage_metadata)
         problem = state.get("plan_problem")
         outcome: Outcome = {"status": "answered"}
         if problem:
-            reason = NO_VALID_PLAN.format(
-                attempts=state.get("replans", 0) + 1, problem=problem.rstrip(".")
-            )
-            outcome = {"status": "incomplete", "reason": reason}
-            note = INCOMPLETE_NOTE.format(reason=reason, evidence="")
+            outcome = no_valid_plan(state.get("replans", 0) + 1, problem)
+            note = INCOMPLETE_NOTE.format(reason=outcome["reason"], evidence="")
             reply = AIMessage(
                 content=f"{reply.text.strip() or NO_ANSWER}\n\n{note}",
                 usage_metadata=reply.usage_metadata,
-                response_metadata={"outcome": dict(outcome)},
+                response_metadata=answered(outcome),
             )
-        event = {**answered.event, "text": reply.text}
+        event = {**solver.event, "text": reply.text}
         return {"messages": [reply], "trajectory": [event], "outcome": outcome}
 
     return solve

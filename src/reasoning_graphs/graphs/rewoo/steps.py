@@ -14,10 +14,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from reasoning_graphs.nodes.plan_references import ReferenceSyntax
 from reasoning_graphs.nodes.turn import call_signature
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -26,7 +26,11 @@ RUNTIME = "rewoo"
 PLAN_KIND = "plan"
 WORK_KIND = "work"
 
-REFERENCE = re.compile(r"#([Ee]\d+)")
+EMPTY_PLAN = "Plan: no tool is needed."
+"""How an empty plan is shown to people and to the solver."""
+
+EVIDENCE = ReferenceSyntax(re.compile(r"#([Ee]\d+)"), lambda match: match.group(1).upper())
+"""``#E<n>`` in a step's arguments: the result of the step whose variable is ``E<n>``."""
 VARIABLE = re.compile(r"#?([Ee]\d+)")
 ASSIGNMENT = re.compile(r"#([Ee]\d+)\s*[=:]\s*([\w.-]+)\s*\[(.*)\]\s*$")
 PLAN_LABEL = re.compile(r"^\W*plan\s*\d*\s*[:：]\s*", re.IGNORECASE)
@@ -82,42 +86,14 @@ def steps_from_schema(plan: PlanSchema) -> list[PlanStep]:
     ]
 
 
-def is_rewoo_message(message: AnyMessage, kind: str | None = None) -> bool:
-    """A message this pattern wrote (a plan, or a wave of calls), optionally of one kind."""
-    if not isinstance(message, AIMessage) or message.response_metadata.get("runtime") != RUNTIME:
-        return False
-    return kind is None or message.response_metadata.get("kind") == kind
-
-
-def references(value: Any) -> list[str]:
-    """The variables a step's arguments refer to, in order of first mention (``["E1", …]``)."""
-    found: list[str] = []
-    for text in _strings(value):
-        for match in REFERENCE.finditer(text):
-            var = match.group(1).upper()
-            if var not in found:
-                found.append(var)
-    return found
-
-
-def substitute(value: Any, results: Mapping[str, str]) -> Any:
-    """``value`` with every ``#E<n>`` in its strings replaced by that step's result."""
-    if isinstance(value, str):
-        return REFERENCE.sub(lambda m: results.get(m.group(1).upper(), m.group(0)), value)
-    if isinstance(value, Mapping):
-        return {key: substitute(item, results) for key, item in value.items()}
-    if isinstance(value, list):
-        return [substitute(item, results) for item in value]
-    return value
-
-
 def render_plan(steps: Sequence[PlanStep]) -> str:
     """A plan in the classic ReWOO text form, for people and for prompts."""
-    return "\n".join(
+    lines = [
         f"Plan: {step['reason']} #{step['var']} = "
         f"{step['tool']}[{json.dumps(step['args'], ensure_ascii=False)}]"
         for step in steps
-    )
+    ]
+    return "\n".join(lines) or EMPTY_PLAN
 
 
 def parse_plan_text(text: str, specs: Iterable[ToolSpec]) -> tuple[list[PlanStep], list[str]]:
@@ -182,7 +158,9 @@ def plan_problems(steps: Sequence[PlanStep], tool_names: Sequence[str]) -> list[
 
 
 def _reference_problems(steps: Sequence[PlanStep], position: Mapping[str, int]) -> list[str]:
-    needs = {step["var"]: references(step["args"]) for step in steps if step["var"] in position}
+    needs = {
+        step["var"]: EVIDENCE.references(step["args"]) for step in steps if step["var"] in position
+    }
     problems: list[str] = []
     cycles: set[frozenset[str]] = set()
     for var, refs in needs.items():
@@ -234,14 +212,3 @@ def _text_arguments(raw: str, spec: ToolSpec | None) -> dict[str, Any] | None:
     if not only:
         return None
     return {only[0]: raw.strip("\"'")}
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)

@@ -31,14 +31,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
-from reasoning_graphs.graphs.rewoo.steps import (
-    RUNTIME,
-    WORK_KIND,
-    PlanStep,
-    is_rewoo_message,
-    references,
-    substitute,
-)
+from reasoning_graphs.graphs.rewoo.steps import EVIDENCE, RUNTIME, WORK_KIND, PlanStep
+from reasoning_graphs.metadata import mark, mark_of, written_by
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
@@ -70,8 +64,8 @@ def issued_calls(messages: Sequence[AnyMessage]) -> dict[str, ToolCall]:
     """The calls issued for plan steps this turn, by variable (as run: substituted, edited)."""
     issued: dict[str, ToolCall] = {}
     for message in turn_messages(messages):
-        if is_rewoo_message(message, WORK_KIND):
-            variables: Mapping[str, str] = message.response_metadata.get("vars", {})
+        if isinstance(message, AIMessage) and written_by(message, RUNTIME, WORK_KIND):
+            variables = mark_of(message).get("vars", {})
             for call in message.tool_calls:
                 if call["id"] in variables:
                     issued[variables[call["id"]]] = call
@@ -93,7 +87,7 @@ def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
             continue
         failed = [
             f"#{ref}"
-            for ref in references(step["args"])
+            for ref in EVIDENCE.references(step["args"])
             if ref in results and results[ref].status != "success"
         ]
         if call is None and failed:
@@ -133,7 +127,7 @@ def _ready_steps(
     for step in plan:
         if step["var"] in issued or step["var"] in results:
             continue
-        inputs_known = all(ref in values for ref in references(step["args"]))
+        inputs_known = all(ref in values for ref in EVIDENCE.references(step["args"]))
         if registry.is_read_only(step["tool"]):
             if inputs_known:
                 ready.append(step)
@@ -149,7 +143,7 @@ def _wave(steps: Sequence[PlanStep], values: Mapping[str, str]) -> AIMessage:
     calls = [
         ToolCall(
             name=step["tool"],
-            args=substitute(step["args"], values),
+            args=EVIDENCE.substitute(step["args"], values),
             id=f"{step['var']}-{uuid.uuid4().hex[:8]}",
             type="tool_call",
         )
@@ -159,7 +153,7 @@ def _wave(steps: Sequence[PlanStep], values: Mapping[str, str]) -> AIMessage:
     return AIMessage(
         content="",
         tool_calls=calls,
-        response_metadata={"runtime": RUNTIME, "kind": WORK_KIND, "vars": variables},
+        response_metadata=mark(RUNTIME, WORK_KIND, vars=variables),
     )
 
 
