@@ -16,9 +16,11 @@ from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.effects import Body, gather_bodies
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.state import Outcome
 
 NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
 AGREEMENT = "{count}/{total}"
@@ -36,7 +38,7 @@ def make_reason(
         events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
         vote = majority(chains)
         agreement = AGREEMENT.format(count=vote["count"], total=vote["total"])
-        outcome = (
+        outcome: Outcome = (
             {"status": "answered"}
             if vote["answer"]
             else {"status": "incomplete", "reason": NO_FINAL_ANSWER}
@@ -44,13 +46,13 @@ def make_reason(
         chosen = next((c for c in chains if c["answer"] == vote["answer"]), chains[0])
         final = AIMessage(
             vote["answer"] or NO_ANSWER,
-            response_metadata={
-                "answer": vote["answer"],
-                "agreement": agreement,
-                "votes": vote["votes"],
-                "reasoning": chosen["reasoning"],
-                "outcome": outcome,
-            },
+            response_metadata=answered(
+                outcome,
+                answer=vote["answer"],
+                agreement=agreement,
+                votes=vote["votes"],
+                reasoning=chosen["reasoning"],
+            ),
         )
         return {
             "messages": [final],

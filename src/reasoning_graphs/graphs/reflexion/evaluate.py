@@ -11,7 +11,7 @@ loops past its bound and the user always gets the strongest answer found.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage
 from reasoning_graphs.effects import Await, Blocking, Body, Effect
 from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
 from reasoning_graphs.graphs.reflexion.trials import Trial, trials_of
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
 from reasoning_graphs.nodes.setup import AgentSetup
@@ -67,7 +68,7 @@ def make_evaluate(
         update: dict[str, Any] = {"trials": [done], "trajectory": events}
         trials = [*trials_of(state), done]
         if done["score"] >= threshold:
-            final = AIMessage(answer, response_metadata=_metadata(done, trials))
+            final = AIMessage(answer, response_metadata=grade_metadata(done, trials))
             return {**update, "messages": [final], "outcome": {"status": "answered"}}
         if len(trials) >= max_trials:
             return {**update, **_best_of(trials, _below(threshold, trials))}
@@ -98,7 +99,7 @@ def _below(threshold: float, trials: list[Trial]) -> Outcome:
 def _ungraded(answer: str, outcome: Outcome) -> dict[str, Any]:
     """End with the latest attempt as it is: the budget leaves no call to grade it."""
     note = UNGRADED_NOTE.format(reason=outcome.get("reason", "stopped"))
-    final = AIMessage(f"{answer}\n\n{note}", response_metadata={"outcome": dict(outcome)})
+    final = AIMessage(f"{answer}\n\n{note}", response_metadata=answered(outcome))
     return {"messages": [final], "outcome": outcome}
 
 
@@ -113,10 +114,11 @@ def _best_of(trials: list[Trial], outcome: Outcome) -> dict[str, Any]:
     )
     final = AIMessage(
         f"{best['answer']}\n\n{note}",
-        response_metadata={**_metadata(best, trials), "outcome": outcome},
+        response_metadata=answered(outcome, **grade_metadata(best, trials)),
     )
     return {"messages": [final], "outcome": outcome}
 
 
-def _metadata(chosen: Mapping[str, Any], trials: list[Trial]) -> dict[str, Any]:
+def grade_metadata(chosen: Trial, trials: list[Trial]) -> dict[str, Any]:
+    """What Reflexion writes on its answer: the chosen trial, its score, and the trials made."""
     return {"score": chosen["score"], "trial": chosen["trial"], "trials": len(trials)}
