@@ -68,10 +68,10 @@ from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision,
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.tool_task import run_cleared
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
 from reasoning_graphs.state import CallDecision, ClearedCall
-from reasoning_graphs.tools.execute import execute_call
 from reasoning_graphs.tools.output import content_text
 
 SKIPPED = "Not run: it needs the result of {refs}, which did not succeed."
@@ -187,24 +187,19 @@ def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
             return _answered(job.state, _call(task, args), answer)
         ((_, call),) = triage.cleared
     started = time.time()
-    result = yield from execute_call(
-        job.run.registry,
-        call["name"],
-        call["args"],
-        call_id=call["id"],
-        observations=job.state.get("observations") or {},
-        state=job.state,
+    observations = job.state.get("observations") or {}
+    ran = yield from run_cleared(
+        job.run.registry, call, observations, job.state, no_command=TASKS_ONLY
     )
-    result = result.without_command(TASKS_ONLY)
     return {
-        **_outcome(result.status, result.content, result.full_text),
-        "message": result.message,
+        **_outcome(ran["status"], ran["content"], ran["full_text"]),
+        "message": ran["message"],
         "args": call["args"],
         "decision": call["decision"],
-        "ref": result.ref,
+        "ref": ran["ref"],
         "started": started,
         "ended": time.time(),
-        "duration_ms": result.duration_ms,
+        "duration_ms": ran["duration_ms"],
     }
 
 
