@@ -1,0 +1,54 @@
+"""The layers hold: shared steps never import a pattern, and no pattern imports another.
+
+Data flows one way — a pattern's graph wires nodes, nodes call models and tools —
+so a pattern can be read, changed or removed on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import reasoning_graphs
+from reasoning_graphs.graphs import PATTERNS
+
+PACKAGE = Path(reasoning_graphs.__file__).parent
+PATTERN_PACKAGES = {f"reasoning_graphs.graphs.{name}" for name in PATTERNS}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a source file imports, by its full name."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def pattern_of(module: str) -> str | None:
+    return next((p for p in PATTERN_PACKAGES if module == p or module.startswith(f"{p}.")), None)
+
+
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_a_pattern_imports_no_other_pattern(pattern: str) -> None:
+    own = f"reasoning_graphs.graphs.{pattern}"
+    for path in (PACKAGE / "graphs" / pattern).glob("*.py"):
+        others = {p for m in imported_modules(path) if (p := pattern_of(m)) and p != own}
+        assert not others, f"{path.name} of {pattern} imports {sorted(others)}"
+
+
+def test_shared_code_imports_no_graph() -> None:
+    for folder in ("nodes", "tools", "models", "text_format"):
+        for path in (PACKAGE / folder).rglob("*.py"):
+            graphs = {m for m in imported_modules(path) if m.startswith("reasoning_graphs.graphs")}
+            assert not graphs, f"{folder}/{path.name} imports {sorted(graphs)}"
+
+
+def test_every_pattern_package_has_its_wiring() -> None:
+    for pattern in PATTERNS:
+        assert (PACKAGE / "graphs" / pattern / "graph.py").is_file(), pattern
