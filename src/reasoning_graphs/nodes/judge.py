@@ -20,6 +20,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import JUDGE_REQUEST, JUDGE_SYSTEM
 from reasoning_graphs.nodes.setup import RunScope
+from reasoning_graphs.state import ThoughtEvent
 
 UNREADABLE_JUDGEMENT = "The judge's reply could not be read as a score."
 
@@ -45,7 +46,7 @@ def clamp_score(score: float) -> float:
 
 def judge(
     run: RunScope, task: str, answer: str, state: Mapping[str, Any]
-) -> Body[tuple[Evaluation, dict[str, Any]]]:
+) -> Body[tuple[Evaluation, ThoughtEvent]]:
     """Grade ``answer`` to ``task`` with the run's model.
 
     Returns:
@@ -61,7 +62,7 @@ def judge(
 
 def grade(
     run: RunScope, prompt: list[BaseMessage], state: Mapping[str, Any]
-) -> Body[tuple[Evaluation, dict[str, Any]]]:
+) -> Body[tuple[Evaluation, ThoughtEvent]]:
     """Ask the run's model for a :class:`Judgement` on ``prompt``.
 
     An unreadable reply scores 0: an unreadable grade must never pass as a good one.

@@ -9,29 +9,28 @@ when the samples differ: give it a model that samples (temperature above 0).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.effects import Body, gather_bodies
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
+from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import Outcome, ThoughtEvent
 
 NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
 AGREEMENT = "{count}/{total}"
 
 
-def make_reason(
-    setup: AgentSetup, *, samples: int
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body[dict[str, Any]]]:
     """Build the ``reason`` node: ``samples`` concurrent chains of thought and their vote."""
 
-    def reason(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def reason(state: CotState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         results = yield from gather_bodies([_sample(run, state) for _ in range(samples)])
         chains = [chain for chain, _ in results]
@@ -66,7 +65,7 @@ def make_reason(
     return reason
 
 
-def _sample(run: RunScope, state: Mapping[str, Any]) -> Body[tuple[Sample, dict[str, Any]]]:
+def _sample(run: RunScope, state: CotState) -> Body[tuple[Sample, ThoughtEvent]]:
     """One chain of thought over the conversation, and its trajectory event."""
     prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
     reply = yield from call_model(run.model, ModelRequest(prompt=prompt), state)

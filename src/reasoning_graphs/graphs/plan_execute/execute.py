@@ -16,9 +16,9 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
-from reasoning_graphs.graphs.plan_execute.progress import PastStep, describe_done, steps_done
+from reasoning_graphs.graphs.plan_execute.progress import describe_done, steps_done
 from reasoning_graphs.graphs.plan_execute.prompts import STEP_TASK
-from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
+from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
 from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
 from reasoning_graphs.nodes.turn import latest_request, turn_number
 

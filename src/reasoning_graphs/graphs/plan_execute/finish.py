@@ -8,7 +8,7 @@ finished steps as the evidence.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from reasoning_graphs.effects import Body
@@ -18,6 +18,7 @@ from reasoning_graphs.graphs.plan_execute.progress import (
     steps_done,
 )
 from reasoning_graphs.graphs.plan_execute.prompts import ANSWER_SYSTEM, FINISH_REQUEST
+from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.finish import make_finish
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -26,10 +27,10 @@ from reasoning_graphs.nodes.turn import describe_call
 EVIDENCE_STEPS = 3
 
 
-def make_plan_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
     """Build the ``finish`` node of a plan for ``setup``."""
 
-    def ask(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+    def ask(run: RunScope, state: PlanExecuteState, instruction: str) -> Body[ModelReply]:
         request = FINISH_REQUEST.format(progress=progress_report(state), instruction=instruction)
         prompt = progress_prompt(ANSWER_SYSTEM, state, request)
         return (yield from call_model(run.model, ModelRequest(prompt=prompt), state))
@@ -37,7 +38,7 @@ def make_plan_finish(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[
     return make_finish(setup, ask, evidence=step_evidence)
 
 
-def step_evidence(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+def step_evidence(state: PlanExecuteState) -> list[tuple[str, str]]:
     """The latest finished steps of this question, each with its result."""
     done = steps_done(state)[-EVIDENCE_STEPS:]
     return [(describe_call("step", {"task": item["step"]}), item["result"]) for item in done]

@@ -42,12 +42,12 @@ def after_execute(state: PlanExecuteState) -> Literal["execute", "replan"]:
     return "execute" if state["plan"] and succeeded else "replan"
 
 
-def after_replan(state: PlanExecuteState) -> Literal["execute", "finish"] | Any:
+def after_replan(state: PlanExecuteState) -> Literal["execute", "finish", "__end__"]:
     """Answered: done. Stopped (bound reached, nothing left to try): finish. Else: go on."""
     outcome = state.get("outcome")
     if outcome is None:
         return "execute"
-    return END if outcome["status"] == "answered" else "finish"
+    return "__end__" if outcome["status"] == "answered" else "finish"
 
 
 def build_graph(

@@ -8,7 +8,7 @@ a revision falls back to an honest closing answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
@@ -23,10 +23,12 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     REPLANNER_SYSTEM,
     TOOL_LINE,
 )
+from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import latest_request
+from reasoning_graphs.state import Outcome
 
 REPLAN_LIMIT = "reached the limit of {limit} replans"
 NO_NEXT_STEP = "the replanner gave neither an answer nor further steps"
@@ -57,10 +59,10 @@ class Replan(BaseModel):
 
 def make_plan(
     setup: AgentSetup, *, max_steps: int
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
     """Build the ``plan`` node: at most ``max_steps`` steps, and a new plan per question."""
 
-    def plan(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def plan(state: PlanExecuteState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         prompt = [SystemMessage(_planner_system(run, state)), *state["messages"]]
         reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Plan), state)
@@ -79,7 +81,7 @@ def make_plan(
 
 def make_replan(
     setup: AgentSetup, *, max_replans: int, max_steps: int
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
     """Build the ``replan`` node: answer, or revise the plan at most ``max_replans`` times.
 
     Past the bound the node does not plan again; it sets an incomplete outcome
@@ -87,7 +89,7 @@ def make_replan(
     call, when the question's budget is spent.
     """
 
-    def replan(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def replan(state: PlanExecuteState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:  # a revision would be a call past the budget; finish concludes
@@ -113,7 +115,7 @@ def make_replan(
     return replan
 
 
-def _planner_system(run: RunScope, state: Mapping[str, Any]) -> str:
+def _planner_system(run: RunScope, state: PlanExecuteState) -> str:
     """The planner's instructions, naming the tools so that every step is doable."""
     specs = run.usable_specs(state)
     if not specs:
@@ -126,5 +128,5 @@ def _clean(steps: Sequence[str]) -> list[str]:
     return [step.strip() for step in steps if step.strip()]
 
 
-def _incomplete(reason: str) -> dict[str, str]:
+def _incomplete(reason: str) -> Outcome:
     return {"status": "incomplete", "reason": reason}

@@ -7,11 +7,9 @@ still planned — so they are derived here, once, from the state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from typing_extensions import TypedDict
 
 from reasoning_graphs.graphs.plan_execute.prompts import (
     DONE_STEP,
@@ -20,29 +18,12 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     PROGRESS,
     REMAINING,
 )
+from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
 from reasoning_graphs.nodes.turn import latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
-from reasoning_graphs.state import Outcome
 
 
-class PastStep(TypedDict):
-    """One executed plan step.
-
-    Attributes:
-        step: The step as the plan worded it.
-        result: The executor's final reply for the step.
-        outcome: How the step's ReAct run ended (answered, or incomplete with a reason).
-        turn: The conversation turn the step belongs to, so a thread's later
-            questions start from a clean plan.
-    """
-
-    step: str
-    result: str
-    outcome: Outcome
-    turn: int
-
-
-def steps_done(state: Mapping[str, Any]) -> list[PastStep]:
+def steps_done(state: PlanExecuteState) -> list[PastStep]:
     """The steps executed for the current question, in order."""
     turn = turn_number(state["messages"])
     return [done for done in state.get("past_steps") or [] if done["turn"] == turn]
@@ -73,7 +54,7 @@ def describe_done(steps: Sequence[PastStep]) -> str:
     return "\n".join(lines)
 
 
-def progress_report(state: Mapping[str, Any]) -> str:
+def progress_report(state: PlanExecuteState) -> str:
     """The request, the steps done with their results, and the steps still planned."""
     remaining = state.get("plan") or []
     planned = "\n".join(f"- {step}" for step in remaining)
@@ -84,7 +65,7 @@ def progress_report(state: Mapping[str, Any]) -> str:
     )
 
 
-def progress_prompt(system: str, state: Mapping[str, Any], request: str) -> list[BaseMessage]:
+def progress_prompt(system: str, state: PlanExecuteState, request: str) -> list[BaseMessage]:
     """The conversation, then ``request`` as the last human message.
 
     The whole conversation comes first so that a follow-up question is read in

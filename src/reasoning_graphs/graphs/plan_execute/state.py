@@ -5,8 +5,26 @@ from __future__ import annotations
 import operator
 from typing import Annotated
 
-from reasoning_graphs.graphs.plan_execute.progress import PastStep
-from reasoning_graphs.state import AgentState
+from typing_extensions import TypedDict
+
+from reasoning_graphs.state import AgentState, Outcome
+
+
+class PastStep(TypedDict):
+    """One executed plan step.
+
+    Attributes:
+        step: The step as the plan worded it.
+        result: The executor's final reply for the step.
+        outcome: How the step's ReAct run ended (answered, or incomplete with a reason).
+        turn: The conversation turn the step belongs to, so a thread's later
+            questions start from a clean plan.
+    """
+
+    step: str
+    result: str
+    outcome: Outcome
+    turn: int
 
 
 class PlanExecuteState(AgentState):

@@ -17,13 +17,8 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
-from reasoning_graphs.graphs.reflexion.state import ReflexionState
-from reasoning_graphs.graphs.reflexion.trials import (
-    Attempt,
-    describe_lessons,
-    lessons_of,
-    trials_of,
-)
+from reasoning_graphs.graphs.reflexion.state import Attempt, ReflexionState
+from reasoning_graphs.graphs.reflexion.trials import describe_lessons, lessons_of, trials_of
 from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
 from reasoning_graphs.nodes.turn import request_index
 

@@ -18,13 +18,14 @@ from langchain_core.messages import AIMessage
 
 from reasoning_graphs.effects import Await, Blocking, Body, Effect
 from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
-from reasoning_graphs.graphs.reflexion.trials import Trial, trials_of
+from reasoning_graphs.graphs.reflexion.state import EvaluationEvent, ReflexionState, Trial
+from reasoning_graphs.graphs.reflexion.trials import trials_of
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import latest_request, turn_number
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import Outcome, ThoughtEvent
 
 Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
 """Grades (task, answer): a score from 0 to 1 and feedback. May be sync (it may block —
@@ -38,13 +39,13 @@ BELOW_THRESHOLD = (
 
 def make_evaluate(
     setup: AgentSetup, evaluator: Evaluator | None, *, threshold: float, max_trials: int
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+) -> Callable[[ReflexionState], Body[dict[str, Any]]]:
     """Build the ``evaluate`` node: ``evaluator=None`` grades with the model judge."""
 
-    def evaluate(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def evaluate(state: ReflexionState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         task, answer = latest_request(state["messages"]), state["attempt"]["answer"]
-        events: list[dict[str, Any]] = []
+        events: list[ThoughtEvent | EvaluationEvent] = []
         spent = budget_stop(state, run.limits)
         if evaluator is None and spent:
             return _ungraded(answer, spent)  # judging would be a call past the budget
@@ -64,7 +65,10 @@ def make_evaluate(
             score=evaluation["score"],
             feedback=evaluation["feedback"],
         )
-        events.append({"kind": "evaluation", **{k: done[k] for k in ("turn", "trial", "score")}})
+        grade = EvaluationEvent(
+            kind="evaluation", turn=done["turn"], trial=done["trial"], score=done["score"]
+        )
+        events.append(grade)
         update: dict[str, Any] = {"trials": [done], "trajectory": events}
         trials = [*trials_of(state), done]
         if done["score"] >= threshold:

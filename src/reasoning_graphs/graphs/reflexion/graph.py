@@ -38,9 +38,9 @@ BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
 BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
 
 
-def after_evaluate(state: ReflexionState) -> Literal["reflect"] | Any:
+def after_evaluate(state: ReflexionState) -> Literal["reflect", "__end__"]:
     """Answered, or out of trials with the best attempt given: done. Else reflect and retry."""
-    return END if state.get("outcome") else "reflect"
+    return "__end__" if state.get("outcome") else "reflect"
 
 
 def build_graph(

@@ -20,12 +20,8 @@ from reasoning_graphs.graphs.reflexion.prompts import (
     REFLECT_REQUEST,
     REFLECT_SYSTEM,
 )
-from reasoning_graphs.graphs.reflexion.trials import (
-    Lesson,
-    describe_lessons,
-    lessons_of,
-    trials_of,
-)
+from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState
+from reasoning_graphs.graphs.reflexion.trials import describe_lessons, lessons_of, trials_of
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import latest_request
@@ -40,10 +36,10 @@ class Reflection(BaseModel):
     advice: str = Field(description="What the next attempt must do differently; concrete.")
 
 
-def make_reflect(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[dict[str, Any]]]:
     """Build the ``reflect`` node: one structured model call per failed trial."""
 
-    def reflect(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def reflect(state: ReflexionState) -> Body[dict[str, Any]]:
         last = trials_of(state)[-1]
         earlier = lessons_of(state)
         request = REFLECT_REQUEST.format(

@@ -3,10 +3,48 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated
+from typing import Annotated, Literal
 
-from reasoning_graphs.graphs.reflexion.trials import Attempt, Lesson, Trial
-from reasoning_graphs.state import AgentState
+from typing_extensions import TypedDict
+
+from reasoning_graphs.state import AgentState, Outcome
+
+
+class Attempt(TypedDict):
+    """The latest attempt's answer and how its ReAct run ended, before grading."""
+
+    answer: str
+    outcome: Outcome
+
+
+class Trial(TypedDict):
+    """A graded attempt."""
+
+    turn: int
+    trial: int
+    answer: str
+    outcome: Outcome
+    score: float
+    feedback: str
+
+
+class Lesson(TypedDict):
+    """A self-reflection on a trial that fell short: what went wrong, what to do instead."""
+
+    turn: int
+    trial: int
+    score: float
+    diagnosis: str
+    advice: str
+
+
+class EvaluationEvent(TypedDict):
+    """A trial's grade, as the trajectory records it."""
+
+    kind: Literal["evaluation"]
+    turn: int
+    trial: int
+    score: float
 
 
 class ReflexionState(AgentState):
@@ -20,6 +58,6 @@ class ReflexionState(AgentState):
             every later attempt of the same question.
     """
 
-    attempt: Attempt | None
+    attempt: Attempt
     trials: Annotated[list[Trial], operator.add]
     reflections: Annotated[list[Lesson], operator.add]

@@ -7,51 +7,20 @@ question starts with a clean slate without losing the record of the earlier one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-from typing_extensions import TypedDict
+from collections.abc import Sequence
 
 from reasoning_graphs.graphs.reflexion.prompts import REFLECTION_LINE
+from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState, Trial
 from reasoning_graphs.nodes.turn import turn_number
-from reasoning_graphs.state import Outcome
 
 
-class Attempt(TypedDict):
-    """The latest attempt's answer and how its ReAct run ended, before grading."""
-
-    answer: str
-    outcome: Outcome
-
-
-class Trial(TypedDict):
-    """A graded attempt."""
-
-    turn: int
-    trial: int
-    answer: str
-    outcome: Outcome
-    score: float
-    feedback: str
-
-
-class Lesson(TypedDict):
-    """A self-reflection on a trial that fell short: what went wrong, what to do instead."""
-
-    turn: int
-    trial: int
-    score: float
-    diagnosis: str
-    advice: str
-
-
-def trials_of(state: Mapping[str, Any]) -> list[Trial]:
+def trials_of(state: ReflexionState) -> list[Trial]:
     """The current question's graded attempts, in order."""
     turn = turn_number(state["messages"])
     return [t for t in state.get("trials") or [] if t["turn"] == turn]
 
 
-def lessons_of(state: Mapping[str, Any]) -> list[Lesson]:
+def lessons_of(state: ReflexionState) -> list[Lesson]:
     """The current question's reflections, in order."""
     turn = turn_number(state["messages"])
     return [lesson for lesson in state.get("reflections") or [] if lesson["turn"] == turn]
