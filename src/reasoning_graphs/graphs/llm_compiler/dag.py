@@ -222,8 +222,8 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
         task_ids, number = written_as.get("tasks", {}), written_as.get("round", 1)
         lines = sections.setdefault(number, [ROUND_HEADER.format(round=number)])
         for call in message.tool_calls:
-            answer = answers.get(call["id"])
-            task_id = task_ids.get(call["id"], "?")
+            call_id = call["id"] or ""  # the schedule always gives one
+            answer, task_id = answers.get(call_id), task_ids.get(call_id, "?")
             body = RESULT_BODY.format(
                 call=describe_call(call["name"], call["args"]),
                 result=content_text(answer.content) if answer else "",

@@ -76,7 +76,7 @@ def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
     outcome = state.get("outcome")
     if outcome is None:
         return "plan"
-    return END if outcome["status"] == "answered" else "finish"
+    return "__end__" if outcome["status"] == "answered" else "finish"
 
 
 def build_graph(

@@ -77,7 +77,7 @@ def results_report(state: LlmCompilerState) -> str:
     return RESULTS_REPORT.format(results=results) if results else NO_RESULTS
 
 
-def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+def ask_joiner(run: RunScope, state: LlmCompilerState, instruction: str) -> Body[ModelReply]:
     """``finish``'s way to ask for a last answer: the joiner prompt plus the instruction."""
     request = ModelRequest(prompt=joiner_prompt(run.setup, state, instruction))
     return (yield from call_model(run.model, request, state))
@@ -85,10 +85,10 @@ def ask_joiner(run: RunScope, state: dict[str, Any], instruction: str) -> Body[M
 
 def make_join(
     setup: AgentSetup, max_rounds: int
-) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+) -> Callable[[LlmCompilerState], Body[dict[str, Any]]]:
     """Build the ``join`` node for ``setup``; at most ``max_rounds`` plan-and-run rounds."""
 
-    def join(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def join(state: LlmCompilerState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         typed = supports_schema(run.model, JoinDecision)
         prompt = joiner_prompt(setup, state)

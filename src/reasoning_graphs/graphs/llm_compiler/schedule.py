@@ -51,10 +51,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
+from typing_extensions import Required, TypedDict
 
 from reasoning_graphs.effects import Body, Effect, Gather, durable_task
 from reasoning_graphs.graphs.llm_compiler.dag import (
@@ -64,6 +65,7 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     TASK_RESULTS,
     CompilerTask,
 )
+from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision, written_by
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.planning import result_value
@@ -73,6 +75,8 @@ from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
 from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.output import content_text
+
+TaskStatus = Literal["success", "error", "skipped"]
 
 SKIPPED = "Not run: it needs the result of {refs}, which did not succeed."
 TASK_CRASHED = "Error: the task stopped unexpectedly ({error})."
@@ -96,9 +100,36 @@ class Job:
     task: CompilerTask
     cleared: ClearedCall | None
     run: RunScope
-    state: Mapping[str, Any]
+    state: LlmCompilerState
     turn: int
     step: int
+
+
+class TaskResult(TypedDict, total=False):
+    """A task's result on the board, as its durable task saves it.
+
+    Attributes:
+        status: ``success``, ``error`` (failed, rejected or blocked) or ``skipped``.
+        text: The observation as the model sees it (cut when long).
+        value: What replaces ``$n`` in later tasks (the full text when cut).
+        message: The tool's (or the triage's) own ``ToolMessage``, when there is one.
+        args: The arguments as run.
+        decision: How the call was settled.
+        ref: Where the full text of a cut observation is kept.
+        started, ended: When the call ran (seconds since the epoch).
+        duration_ms: How long the tool ran.
+    """
+
+    status: Required[TaskStatus]
+    text: Required[str]
+    value: Required[str]
+    message: ToolMessage | None
+    args: dict[str, Any]
+    decision: CallDecision
+    ref: str | None
+    started: float
+    ended: float
+    duration_ms: float
 
 
 class Board:
@@ -110,30 +141,30 @@ class Board:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._results: dict[int, dict[str, Any]] = {}
+        self._results: dict[int, TaskResult] = {}
         self._events: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
-    def post(self, task_id: int, result: dict[str, Any]) -> None:
+    def post(self, task_id: int, result: TaskResult) -> None:
         with self._changed:
             self._results[task_id] = result
             self._changed.notify_all()
             for loop, event in self._events:
                 loop.call_soon_threadsafe(event.set)
 
-    def results(self, ids: Sequence[int]) -> dict[int, dict[str, Any]] | None:
+    def results(self, ids: Sequence[int]) -> dict[int, TaskResult] | None:
         """The results of ``ids`` once all are posted, else ``None``."""
         with self._changed:
             if all(i in self._results for i in ids):
                 return {i: self._results[i] for i in ids}
             return None
 
-    def wait_for(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def wait_for(self, ids: Sequence[int]) -> dict[int, TaskResult]:
         """Block until every task of ``ids`` has a result; return those results."""
         with self._changed:
             self._changed.wait_for(lambda: all(i in self._results for i in ids))
             return {i: self._results[i] for i in ids}
 
-    async def await_for(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    async def await_for(self, ids: Sequence[int]) -> dict[int, TaskResult]:
         """Wait, without blocking the loop, until every task of ``ids`` has a result."""
         event = asyncio.Event()
         with self._changed:
@@ -162,14 +193,14 @@ class WaitFor(Effect):
     def __init__(self, board: Board, ids: Sequence[int]):
         self.board, self.ids = board, ids
 
-    def run(self) -> dict[int, dict[str, Any]]:
+    def run(self) -> dict[int, TaskResult]:
         return self.board.wait_for(self.ids)
 
-    async def arun(self) -> dict[int, dict[str, Any]]:
+    async def arun(self) -> dict[int, TaskResult]:
         return await self.board.await_for(self.ids)
 
 
-def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
+def _task_body(job: Job, board: Board) -> Body[TaskResult]:
     """Wait for the task's deps, then run it — or skip it when a dep did not succeed."""
     task = job.task
     needed = yield WaitFor(board, task["deps"])
@@ -181,7 +212,7 @@ def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
         values = {dep: needed[dep]["value"] for dep in task["deps"]}
         args = TASK_RESULTS.substitute(task["args"], values)
         triage = TurnTriage(turn=job.turn, step=job.step)
-        settle_calls(job.run, dict(job.state), [_call(task, args)], triage)
+        settle_calls(job.run, job.state.copy(), [_call(task, args)], triage)
         if triage.answered:
             (answer,) = triage.answered
             return _answered(job.state, _call(task, args), answer)
@@ -191,25 +222,25 @@ def _task_body(job: Job, board: Board) -> Body[dict[str, Any]]:
     ran = yield from run_cleared(
         job.run.registry, call, observations, job.state, no_command=TASKS_ONLY
     )
-    return {
+    return TaskResult(
         **_outcome(ran["status"], ran["content"], ran["full_text"]),
-        "message": ran["message"],
-        "args": call["args"],
-        "decision": call["decision"],
-        "ref": ran["ref"],
-        "started": started,
-        "ended": time.time(),
-        "duration_ms": ran["duration_ms"],
-    }
+        message=ran["message"],
+        args=call["args"],
+        decision=call["decision"],
+        ref=ran["ref"],
+        started=started,
+        ended=time.time(),
+        duration_ms=ran["duration_ms"],
+    )
 
 
 run_task = durable_task("run_task", _task_body)
 
 
-def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, Any]]]:
     """Build the ``schedule`` node for ``setup``: one pass per run of the node."""
 
-    def schedule(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def schedule(state: LlmCompilerState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         plan: list[CompilerTask] = state.get("plan") or []
         turn, step = turn_number(state["messages"]), steps_used(state)
@@ -246,12 +277,12 @@ def make_schedule(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str
 
 def _ask_person(
     run: RunScope,
-    state: dict[str, Any],
+    state: LlmCompilerState,
     plan: Sequence[CompilerTask],
-    done: Mapping[int, dict[str, Any]],
+    done: Mapping[int, TaskResult],
     cleared: dict[str, ClearedCall],
     triage: TurnTriage,
-) -> dict[int, dict[str, Any]]:
+) -> dict[int, TaskResult]:
     """Settle the undecided dangerous tasks whose inputs are known, with them substituted.
 
     One interrupt for all that need a person; the cleared ones join ``cleared``,
@@ -268,23 +299,21 @@ def _ask_person(
     }
     settle_calls(run, state, [call for _, call in to_ask.values()], triage)
     cleared.update({call["id"]: call for _, call in triage.cleared})
-    settled: dict[int, dict[str, Any]] = {}
+    settled: dict[int, TaskResult] = {}
     for answer in triage.answered:
         task, call = to_ask[answer.tool_call_id]
         settled[task["id"]] = _answered(state, call, answer)
     return settled
 
 
-def round_settled(state: Mapping[str, Any]) -> bool:
+def round_settled(state: LlmCompilerState) -> bool:
     """Every task of the plan has its observation: the round is over."""
     plan: list[CompilerTask] = state.get("plan") or []
     answered = turn_answers(state["messages"])
     return all(task["call_id"] in answered for task in plan)
 
 
-def _settled_tasks(
-    state: Mapping[str, Any], plan: Sequence[CompilerTask]
-) -> dict[int, dict[str, Any]]:
+def _settled_tasks(state: LlmCompilerState, plan: Sequence[CompilerTask]) -> dict[int, TaskResult]:
     """The round's tasks settled by earlier passes, as the board holds them."""
     turn = turn_messages(state["messages"])
     answers = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
@@ -301,11 +330,9 @@ def _settled_tasks(
     }
 
 
-def _skipped(
-    plan: Sequence[CompilerTask], done: Mapping[int, dict[str, Any]]
-) -> dict[int, dict[str, Any]]:
+def _skipped(plan: Sequence[CompilerTask], done: Mapping[int, TaskResult]) -> dict[int, TaskResult]:
     """Tasks that need a task which did not succeed (plan order: deps come first)."""
-    skipped: dict[int, dict[str, Any]] = {}
+    skipped: dict[int, TaskResult] = {}
     for task in plan:
         if task["id"] in done:
             continue
@@ -322,7 +349,7 @@ def _skipped(
 def _this_pass(
     run: RunScope,
     plan: Sequence[CompilerTask],
-    done: Mapping[int, dict[str, Any]],
+    done: Mapping[int, TaskResult],
     cleared: Mapping[str, ClearedCall],
 ) -> list[CompilerTask]:
     """The tasks that go now: deps done or read-only in this pass, stateful ones in plan order."""
@@ -349,27 +376,27 @@ def _call(task: CompilerTask, args: dict[str, Any]) -> ToolCall:
     return ToolCall(name=task["tool"], args=args, id=task["call_id"], type="tool_call")
 
 
-def _values(done: Mapping[int, dict[str, Any]]) -> dict[int, str]:
+def _values(done: Mapping[int, TaskResult]) -> dict[int, str]:
     return {task_id: r["value"] for task_id, r in done.items() if r["status"] == "success"}
 
 
-def _answered(state: Mapping[str, Any], call: ToolCall, answer: ToolMessage) -> dict[str, Any]:
+def _answered(state: LlmCompilerState, call: ToolCall, answer: ToolMessage) -> TaskResult:
     """The board's form of a call already answered (by a run, the triage or a person)."""
     value = result_value(state["messages"], state.get("observations") or {}, answer)
     decision = decision_of(answer)
-    status = "skipped" if decision == "skipped" else answer.status
-    return {
+    status: TaskStatus = "skipped" if decision == "skipped" else answer.status
+    return TaskResult(
         **_outcome(status, content_text(answer.content), value),
-        "message": answer,
-        "args": call["args"],
-        "decision": decision,
-    }
+        message=answer,
+        args=call["args"],
+        decision=decision,
+    )
 
 
 def _record(
-    state: Mapping[str, Any],
+    state: LlmCompilerState,
     plan: Sequence[CompilerTask],
-    now: Mapping[int, dict[str, Any]],
+    now: Mapping[int, TaskResult],
     *,
     turn: int,
     step: int,
@@ -385,7 +412,9 @@ def _record(
             continue
         result, call_id = now[task["id"]], task["call_id"]
         decision = result.get("decision", "skipped")
-        status = "success" if result["status"] == "success" else "error"
+        status: Literal["success", "error"] = (
+            "success" if result["status"] == "success" else "error"
+        )
         args = result.get("args", task["args"])  # as run; as planned when it did not run
         calls.append(ToolCall(name=task["tool"], args=args, id=call_id, type="tool_call"))
         messages.append(_observation(result, call_id, task["tool"], status, decision))
@@ -401,8 +430,9 @@ def _record(
             duration_ms=result.get("duration_ms", 0.0),
         )
         events.append({**event, "started": result.get("started"), "ended": result.get("ended")})
-        if result.get("ref") and result["value"] != result["text"]:
-            observations[result["ref"]] = result["value"]
+        ref = result.get("ref")
+        if ref and result["value"] != result["text"]:
+            observations[ref] = result["value"]
     metadata = mark(
         RUNTIME,
         SCHEDULE_KIND,
@@ -425,7 +455,11 @@ def _current_round(messages: Sequence[AnyMessage]) -> int:
 
 
 def _observation(
-    result: Mapping[str, Any], call_id: str, tool: str, status: str, decision: CallDecision
+    result: TaskResult,
+    call_id: str,
+    tool: str,
+    status: Literal["success", "error"],
+    decision: CallDecision,
 ) -> ToolMessage:
     """The task's ``ToolMessage``: the tool's (or the triage's) own, when there is one."""
     own: ToolMessage | None = result.get("message")
@@ -434,20 +468,21 @@ def _observation(
     return with_decision(own, decision).model_copy(update={"status": status})
 
 
-def _outcome(status: str, text: str, value: str | None = None) -> dict[str, Any]:
+def _outcome(status: TaskStatus, text: str, value: str | None = None) -> TaskResult:
     """A task's result on the board: ``value`` replaces ``$n`` (the full text when cut)."""
-    return {"status": status, "text": text, "value": text if value is None else value}
+    return TaskResult(status=status, text=text, value=text if value is None else value)
 
 
 def _critical_path_ms(
-    plan: Sequence[CompilerTask], state: Mapping[str, Any], events: Sequence[Mapping[str, Any]]
+    plan: Sequence[CompilerTask], state: LlmCompilerState, events: Sequence[Mapping[str, Any]]
 ) -> float:
     """The longest chain of tool time through the deps so far: the least wall time the round's
     tasks could take."""
     ids = {task["call_id"] for task in plan}
-    durations = {
+    earlier: list[Mapping[str, Any]] = list(state.get("trajectory", []))
+    durations: dict[str, float] = {
         event["id"]: event.get("duration_ms", 0.0)
-        for event in [*state.get("trajectory", []), *events]
+        for event in [*earlier, *events]
         if event.get("kind") == "action" and event.get("id") in ids
     }
     finish: dict[int, float] = {}

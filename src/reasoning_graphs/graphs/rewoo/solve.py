@@ -40,7 +40,7 @@ from reasoning_graphs.state import Outcome
 NOT_RUN = "Not run: the run stopped before this step."
 
 
-def evidence_report(state: dict[str, Any]) -> str:
+def evidence_report(state: RewooState) -> str:
     """Every step of the plan with the call as it ran and what it returned."""
     plan = state.get("plan") or []
     if not plan:
@@ -79,16 +79,16 @@ def solver_prompt(
     )
 
 
-def ask_solver(run: RunScope, state: dict[str, Any], instruction: str) -> Body[ModelReply]:
+def ask_solver(run: RunScope, state: RewooState, instruction: str) -> Body[ModelReply]:
     """``finish``'s way to ask for a last answer: the solver prompt plus the instruction."""
     request = ModelRequest(prompt=solver_prompt(run.setup, state, instruction))
     return (yield from call_model(run.model, request, state))
 
 
-def make_solve(setup: AgentSetup) -> Callable[[dict[str, Any]], Body[dict[str, Any]]]:
+def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]]:
     """Build the ``solve`` node for ``setup``."""
 
-    def solve(state: dict[str, Any]) -> Body[dict[str, Any]]:
+    def solve(state: RewooState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         solver = yield from call_model(
             run.model, ModelRequest(prompt=solver_prompt(setup, state)), state

@@ -31,12 +31,14 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
+from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import EVIDENCE, RUNTIME, WORK_KIND, PlanStep
 from reasoning_graphs.metadata import mark, mark_of, written_by
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
+from reasoning_graphs.state import ActionEvent
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -72,7 +74,7 @@ def issued_calls(messages: Sequence[AnyMessage]) -> dict[str, ToolCall]:
     return issued
 
 
-def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
+def step_results(state: RewooState) -> dict[str, StepResult]:
     """The settled steps of the current plan, by variable, derived from the messages."""
     issued = issued_calls(state["messages"])
     answers = turn_answers(state["messages"])
@@ -80,7 +82,7 @@ def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
     results: dict[str, StepResult] = {}
     for step in state.get("plan") or []:
         call = issued.get(step["var"])
-        answer = answers.get(call["id"]) if call else None
+        answer = answers.get(call["id"] or "") if call else None  # work always gives an id
         if call is not None and answer is not None:
             value = result_value(state["messages"], full_texts, answer)
             results[step["var"]] = _result(answer, value)
@@ -96,10 +98,10 @@ def step_results(state: Mapping[str, Any]) -> dict[str, StepResult]:
     return results
 
 
-def make_work(setup: AgentSetup) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def make_work(setup: AgentSetup) -> Callable[[RewooState], dict[str, Any]]:
     """Build the ``work`` node for ``setup``."""
 
-    def work(state: dict[str, Any]) -> dict[str, Any]:
+    def work(state: RewooState) -> dict[str, Any]:
         run = setup.for_run()
         plan: list[PlanStep] = state.get("plan") or []
         results = step_results(state)
@@ -164,8 +166,8 @@ def _result(answer: ToolMessage, value: str) -> StepResult:
 
 
 def _skip_events(
-    state: Mapping[str, Any], plan: Sequence[PlanStep], results: Mapping[str, StepResult]
-) -> list[dict[str, Any]]:
+    state: RewooState, plan: Sequence[PlanStep], results: Mapping[str, StepResult]
+) -> list[ActionEvent]:
     """Trajectory records for steps newly found to be skipped (each recorded once per turn)."""
     turn = turn_number(state["messages"])
     recorded = {
