@@ -271,7 +271,7 @@ async def test_repo_config_serves_every_pattern_for_studio(
     assistant_id = await assistant_for(client, repo_server, graph_id)
 
     drawing = await client.assistants.get_graph(assistant_id)
-    local = importlib.import_module(PATTERNS[graph_id]).graph.get_graph()
+    local = importlib.import_module(f"{PATTERNS[graph_id]}.graph").graph.get_graph()
     assert {node["id"] for node in drawing["nodes"]} == set(local.nodes)
     edges = {(edge["source"], edge["target"]) for edge in drawing["edges"]}
     assert edges == {(edge.source, edge.target) for edge in local.edges}
