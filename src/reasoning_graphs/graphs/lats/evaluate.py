@@ -42,7 +42,7 @@ from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call, latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import Outcome, ThoughtEvent
 
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
 
@@ -104,7 +104,7 @@ def make_backpropagate(
 
 def _grade(
     run: RunScope, state: LatsState, task: str, trajectory: Sequence[LatsNode]
-) -> Body[tuple[Evaluation, dict[str, Any]]]:
+) -> Body[tuple[Evaluation, ThoughtEvent]]:
     """The judge's verdict on one trajectory, and the thought event of its call."""
     prompt = [
         SystemMessage(LATS_JUDGE_SYSTEM),
