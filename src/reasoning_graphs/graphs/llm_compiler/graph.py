@@ -14,16 +14,18 @@ or asks for another round; rounds and budgets are bounded, and past them
 ``finish`` gives an honest, incomplete answer. (Kim et al., 2023, "An LLM
 Compiler for Parallel Function Calling".)
 
-::
+The edges, node by node::
 
-    START → plan ──valid──→ schedule → join ──answer──→ END
-            │  ↺ invalid        ↺ passes │ │
-            │    (once)        replan ──┘ └── rounds or budget spent
-            invalid again      (→ plan)                │
-            ↓                                          ↓
-            finish ←───────────────────────────────────┘
-            ↓
-            END
+    START    → plan
+    plan     → schedule  the plan is valid
+             → plan      it is not: plan again, once
+             → finish    it is still not, or the budget is spent
+    schedule → schedule  tasks are left: another pass
+             → join      every task of the plan is settled
+    join     → END       answered
+             → plan      another round is needed
+             → finish    the rounds or a budget are spent
+    finish   → END
 """
 
 from __future__ import annotations

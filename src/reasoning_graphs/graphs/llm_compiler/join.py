@@ -95,13 +95,13 @@ def make_join(
         if not typed:
             prompt[0] = SystemMessage(f"{prompt[0].text}\n\n{JOIN_TEXT_FORMAT}")
         request = ModelRequest(prompt=prompt, schema=JoinDecision if typed else None)
-        answered = yield from call_model(run.model, request, state)
-        raw, decision = answered.message, _decision(answered)
+        joiner = yield from call_model(run.model, request, state)
+        raw, decision = joiner.message, _decision(joiner)
         if not decision.replan:
             reply = AIMessage(
                 content=decision.answer.strip() or NO_ANSWER, usage_metadata=raw.usage_metadata
             )
-            event = {**answered.event, "text": reply.text}
+            event = {**joiner.event, "text": reply.text}
             outcome: Outcome | None = {"status": "answered"}
             return {"messages": [reply], "trajectory": [event], "outcome": outcome}
         note = AIMessage(
@@ -109,7 +109,7 @@ def make_join(
             usage_metadata=raw.usage_metadata,
             response_metadata=mark(RUNTIME, JOIN_KIND, reason=decision.reason),
         )
-        event = {**answered.event, "text": note.text}
+        event = {**joiner.event, "text": note.text}
         after = {
             **state,
             "messages": [*state["messages"], note],

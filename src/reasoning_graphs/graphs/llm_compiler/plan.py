@@ -67,7 +67,7 @@ PLAN_FORM = PlanForm(
 )
 
 
-def lessons_so_far(state: LlmCompilerState) -> list[BaseMessage]:
+def replan_request(state: LlmCompilerState) -> list[BaseMessage]:
     """What the planner is told after the conversation: the results of a round the joiner
     wanted extended and why, or the plan of this round that could not run and what was wrong."""
     latest = next(
@@ -99,7 +99,7 @@ def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, 
             PLAN_FORM,
             state,
             specs,
-            follow_up=lessons_so_far(state),
+            follow_up=replan_request(state),
             check=lambda tasks: plan_problems(tasks, tool_names, limit),
         )
         tasks = draft.steps if draft.problem else topological_order(draft.steps)

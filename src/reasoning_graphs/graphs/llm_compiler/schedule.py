@@ -11,8 +11,8 @@ A pass:
    dangerous task whose referenced results are all known, with those results
    substituted — so what a person approves, edits or rejects is exactly what
    runs. A dangerous task that refers to no result is asked in the first pass;
-   one that does waits for the pass after its inputs are done. Decisions not
-   yet run are kept in ``pending``;
+   one that does waits for the pass after its inputs are done. Calls cleared
+   but not yet run are kept in ``to_run``;
 3. runs the tasks that can go now as LangGraph functional-API ``@task`` calls,
    each waiting on a shared :class:`Board` for the results it needs and
    starting the moment they are posted, not when a whole level is done.
@@ -40,7 +40,7 @@ depend on, so a finished task returns its saved result without running.
 Each pass is recorded like a model turn: one synthetic ``AIMessage`` of the
 calls it ran, as run, and one ``ToolMessage`` each, so the finish node, the
 repetition checks and the CLI read it like any other turn. The passes of a
-round share its number (``response_metadata["round"]``).
+round share its number (the ``round`` of its :class:`~reasoning_graphs.metadata.Mark`).
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ class Board:
             if error is None:
                 self.post(task_id, done.result())
             else:
-                self.post(task_id, _outcome("error", TASK_CRASHED.format(error=error)))
+                self.post(task_id, _task_result("error", TASK_CRASHED.format(error=error)))
 
         return post
 
@@ -206,7 +206,7 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
     needed = yield WaitFor(board, task["deps"])
     failed = [f"${dep}" for dep in task["deps"] if needed[dep]["status"] != "success"]
     if failed:
-        return _outcome("skipped", SKIPPED.format(refs=", ".join(failed)))
+        return _task_result("skipped", SKIPPED.format(refs=", ".join(failed)))
     call = job.cleared
     if call is None:
         values = {dep: needed[dep]["value"] for dep in task["deps"]}
@@ -215,7 +215,7 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
         settle_calls(job.run, job.state.copy(), [_call(task, args)], triage)
         if triage.answered:
             (answer,) = triage.answered
-            return _answered(job.state, _call(task, args), answer)
+            return _from_answer(job.state, _call(task, args), answer)
         ((_, call),) = triage.cleared
     started = time.time()
     observations = job.state.get("observations") or {}
@@ -223,7 +223,7 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
         job.run.registry, call, observations, job.state, no_command=TASKS_ONLY
     )
     return TaskResult(
-        **_outcome(ran["status"], ran["content"], ran["full_text"]),
+        **_task_result(ran["status"], ran["content"], ran["full_text"]),
         message=ran["message"],
         args=call["args"],
         decision=call["decision"],
@@ -245,29 +245,29 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[s
         plan: list[CompilerTask] = state.get("plan") or []
         turn, step = turn_number(state["messages"]), steps_used(state)
         done = _settled_tasks(state, plan)
-        now = _skipped(plan, done)
-        done.update(now)
+        this_pass = _skipped(plan, done)
+        done.update(this_pass)
         open_ids = {task["call_id"] for task in plan if task["id"] not in done}
         cleared = {call["id"]: call for call in state.get("to_run") or [] if call["id"] in open_ids}
         triage = TurnTriage(turn=turn, step=step)
-        now.update(_ask_person(run, state, plan, done, cleared, triage))
-        done.update(now)
+        this_pass.update(_ask_person(run, state, plan, done, cleared, triage))
+        done.update(this_pass)
 
         board = Board()
         for task_id, result in done.items():
             board.post(task_id, result)
-        batch = _this_pass(run, plan, done, cleared)
+        batch = _tasks_for_this_pass(run, plan, done, cleared)
         started = time.perf_counter()
         jobs = [Job(task, cleared.get(task["call_id"]), run, state, turn, step) for task in batch]
         yield Gather(
             [run_task(job, board, on_settled=board.poster(job.task["id"])) for job in jobs]
         )
         wall_ms = (time.perf_counter() - started) * 1000
-        now.update(board.wait_for([task["id"] for task in batch]))
-        ran = {plan_task["call_id"] for plan_task in plan if plan_task["id"] in now}
-        left = [call for call in cleared.values() if call["id"] not in ran]
+        this_pass.update(board.wait_for([task["id"] for task in batch]))
+        settled_ids = {task["call_id"] for task in plan if task["id"] in this_pass}
+        left = [call for call in cleared.values() if call["id"] not in settled_ids]
         return {
-            **_record(state, plan, now, turn=turn, step=step, wall_ms=wall_ms),
+            **_record_pass(state, plan, this_pass, turn=turn, step=step, wall_ms=wall_ms),
             "rejected": triage.rejected,
             "to_run": left,
         }
@@ -302,7 +302,7 @@ def _ask_person(
     settled: dict[int, TaskResult] = {}
     for answer in triage.answered:
         task, call = to_ask[answer.tool_call_id]
-        settled[task["id"]] = _answered(state, call, answer)
+        settled[task["id"]] = _from_answer(state, call, answer)
     return settled
 
 
@@ -324,7 +324,7 @@ def _settled_tasks(state: LlmCompilerState, plan: Sequence[CompilerTask]) -> dic
         for call in message.tool_calls
     }
     return {
-        task["id"]: _answered(state, calls[task["call_id"]], answers[task["call_id"]])
+        task["id"]: _from_answer(state, calls[task["call_id"]], answers[task["call_id"]])
         for task in plan
         if task["call_id"] in answers and task["call_id"] in calls
     }
@@ -342,11 +342,11 @@ def _skipped(plan: Sequence[CompilerTask], done: Mapping[int, TaskResult]) -> di
             if (found := done.get(dep) or skipped.get(dep)) and found["status"] != "success"
         ]
         if failed:
-            skipped[task["id"]] = _outcome("skipped", SKIPPED.format(refs=", ".join(failed)))
+            skipped[task["id"]] = _task_result("skipped", SKIPPED.format(refs=", ".join(failed)))
     return skipped
 
 
-def _this_pass(
+def _tasks_for_this_pass(
     run: RunScope,
     plan: Sequence[CompilerTask],
     done: Mapping[int, TaskResult],
@@ -380,23 +380,23 @@ def _values(done: Mapping[int, TaskResult]) -> dict[int, str]:
     return {task_id: r["value"] for task_id, r in done.items() if r["status"] == "success"}
 
 
-def _answered(state: LlmCompilerState, call: ToolCall, answer: ToolMessage) -> TaskResult:
+def _from_answer(state: LlmCompilerState, call: ToolCall, answer: ToolMessage) -> TaskResult:
     """The board's form of a call already answered (by a run, the triage or a person)."""
     value = result_value(state["messages"], state.get("observations") or {}, answer)
     decision = decision_of(answer)
     status: TaskStatus = "skipped" if decision == "skipped" else answer.status
     return TaskResult(
-        **_outcome(status, content_text(answer.content), value),
+        **_task_result(status, content_text(answer.content), value),
         message=answer,
         args=call["args"],
         decision=decision,
     )
 
 
-def _record(
+def _record_pass(
     state: LlmCompilerState,
     plan: Sequence[CompilerTask],
-    now: Mapping[int, TaskResult],
+    this_pass: Mapping[int, TaskResult],
     *,
     turn: int,
     step: int,
@@ -408,9 +408,9 @@ def _record(
     observations: dict[str, str] = {}
     calls: list[ToolCall] = []
     for task in plan:
-        if task["id"] not in now:
+        if task["id"] not in this_pass:
             continue
-        result, call_id = now[task["id"]], task["call_id"]
+        result, call_id = this_pass[task["id"]], task["call_id"]
         decision = result.get("decision", "skipped")
         status: Literal["success", "error"] = (
             "success" if result["status"] == "success" else "error"
@@ -468,7 +468,7 @@ def _observation(
     return with_decision(own, decision).model_copy(update={"status": status})
 
 
-def _outcome(status: TaskStatus, text: str, value: str | None = None) -> TaskResult:
+def _task_result(status: TaskStatus, text: str, value: str | None = None) -> TaskResult:
     """A task's result on the board: ``value`` replaces ``$n`` (the full text when cut)."""
     return TaskResult(status=status, text=text, value=text if value is None else value)
 

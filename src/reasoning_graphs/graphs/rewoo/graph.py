@@ -11,16 +11,24 @@ those of every other pattern. When no step is left, ``solve`` answers from
 the plan and its evidence. (Xu et al., 2023, "ReWOO: Decoupling Reasoning
 from Observations for Efficient Augmented Language Models".)
 
-::
+The edges, node by node::
 
-    START → plan ──valid──→ work ──steps ready──→ approve → act → observe
-            │  ↺ invalid     │  ↑                                     │
-            │    (once)      │  └──────────── within budget ──────────┤
-            invalid again    none left                      budget spent
-            ↓                ↓                                        ↓
-            solve ←──────────┘                                finish → END
-            ↓
-            END
+    START    → plan
+    plan     → work      the plan is valid
+             → plan      it is not: plan again, once
+             → solve     it is still not: the solver explains
+             → finish    the budget is spent
+    work     → approve   steps are ready, their references filled in
+             → solve     no step is left to run
+    approve  → act       calls are cleared to run
+             → observe   nothing is left to run (rejected, blocked, answered)
+    act      → act       the next stateful call, in plan order
+             → observe
+    observe  → work      within budget
+             → finish    a budget is spent
+             → END       a tool's result is the answer
+    solve    → END
+    finish   → END
 """
 
 from __future__ import annotations

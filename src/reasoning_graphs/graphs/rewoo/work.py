@@ -2,10 +2,11 @@
 
 A step is ready when every step it refers to has succeeded; its ``#E<n>``
 references are then replaced by those results. The ready steps go out as one
-synthetic ``AIMessage`` of tool calls (marked in ``response_metadata`` as
-this runtime's, not a model's), so ``approve`` → ``act`` → ``observe`` treat
-them exactly like a model's turn: the same approvals, concurrent read-only
-calls, ordered stateful calls and durable per-call writes.
+synthetic ``AIMessage`` of tool calls (marked with
+:func:`~reasoning_graphs.metadata.mark` as this pattern's, not a model's), so
+``approve`` → ``act`` → ``observe`` treat them exactly like a model's turn: the
+same approvals, concurrent read-only calls, ordered stateful calls and durable
+per-call writes.
 
 Stateful steps keep plan order across waves too: a stateful step is ready
 only once every earlier stateful step of the plan has settled or goes out in
