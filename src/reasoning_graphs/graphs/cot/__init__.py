@@ -1,4 +1,4 @@
-"""Chain-of-Thought, optionally with self-consistency: reason → answer.
+"""Chain-of-Thought, optionally with self-consistency: ``reason`` thinks, votes and answers.
 
 The wiring is in :mod:`.graph`.
 """

@@ -1,4 +1,4 @@
-"""Chain-of-Thought, optionally with self-consistency: reason → answer.
+"""Chain-of-Thought, optionally with self-consistency: ``reason`` thinks, votes and answers.
 
 ``reason`` asks the model to think step by step and end with ``Answer: ...``,
 reads the answer off tolerantly, and appends it as the reply. With

@@ -1,4 +1,4 @@
-"""Plan-and-Execute: plan → execute (one ReAct run per step) → replan → answer.
+"""Plan-and-Execute: plan → execute each step (a ReAct run) → replan → done, execute, or finish.
 
 The wiring is in :mod:`.graph`.
 """

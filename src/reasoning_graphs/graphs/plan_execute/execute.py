@@ -16,7 +16,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
-from reasoning_graphs.graphs.plan_execute.progress import describe_done, steps_done
+from reasoning_graphs.graphs.plan_execute.progress import describe_steps_done, steps_done
 from reasoning_graphs.graphs.plan_execute.prompts import STEP_TASK
 from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
 from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
@@ -32,7 +32,7 @@ def step_conversation(state: PlanExecuteState) -> list[AnyMessage]:
     """The step's own conversation: a self-contained description of the current step."""
     task = STEP_TASK.format(
         task=latest_request(state["messages"]),
-        done=describe_done(steps_done(state)),
+        done=describe_steps_done(steps_done(state)),
         step=state["plan"][0],
     )
     return [HumanMessage(task)]

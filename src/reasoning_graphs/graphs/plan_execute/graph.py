@@ -1,4 +1,4 @@
-"""Plan-and-Execute: plan → execute (one ReAct run per step) → replan → answer.
+"""Plan-and-Execute: plan → execute each step (a ReAct run) → replan → done, execute, or finish.
 
 ``plan`` writes an ordered list of steps in one structured call. ``execute``
 carries out the current step with the ReAct graph as a subgraph — its own

@@ -19,17 +19,17 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     REMAINING,
 )
 from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
-from reasoning_graphs.nodes.turn import latest_request, turn_number
+from reasoning_graphs.nodes.per_question import this_question
+from reasoning_graphs.nodes.turn import latest_request
 from reasoning_graphs.nodes.untrusted import as_data
 
 
 def steps_done(state: PlanExecuteState) -> list[PastStep]:
     """The steps executed for the current question, in order."""
-    turn = turn_number(state["messages"])
-    return [done for done in state.get("past_steps") or [] if done["turn"] == turn]
+    return this_question(state.get("past_steps"), state["messages"])
 
 
-def describe_done(steps: Sequence[PastStep]) -> str:
+def describe_steps_done(steps: Sequence[PastStep]) -> str:
     """Finished steps as a numbered list with their results, for a prompt.
 
     A result is the step's answer, written from tool output, so it is shown as
@@ -60,7 +60,7 @@ def progress_report(state: PlanExecuteState) -> str:
     planned = "\n".join(f"- {step}" for step in remaining)
     return PROGRESS.format(
         task=latest_request(state["messages"]),
-        done=describe_done(steps_done(state)),
+        done=describe_steps_done(steps_done(state)),
         remaining=REMAINING.format(steps=planned) if remaining else "",
     )
 

@@ -1,4 +1,4 @@
-"""Reflexion: act (a ReAct attempt) → evaluate → good enough? done : reflect → act.
+"""Reflexion: act (a ReAct attempt) → evaluate → passed or out of trials? done : reflect → act.
 
 The wiring is in :mod:`.graph`.
 """

@@ -16,9 +16,9 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
+from reasoning_graphs.graphs.reflexion.memory import describe_lessons, lessons_so_far, trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
 from reasoning_graphs.graphs.reflexion.state import Attempt, ReflexionState
-from reasoning_graphs.graphs.reflexion.trials import describe_lessons, lessons_of, trials_of
 from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
 from reasoning_graphs.nodes.turn import request_index
 
@@ -31,7 +31,7 @@ def make_attempt(attempt_graph: Pregel) -> RunnableLambda[ReflexionState, dict[s
 def attempt_conversation(state: ReflexionState) -> list[AnyMessage]:
     """The attempt's conversation: the user's, with the lessons so far added to the request."""
     messages = list(state["messages"])
-    lessons = lessons_of(state)
+    lessons = lessons_so_far(state)
     if not lessons:
         return messages
     index = request_index(messages)
@@ -43,5 +43,5 @@ def attempt_conversation(state: ReflexionState) -> list[AnyMessage]:
 def record_attempt(state: ReflexionState, run: SubgraphRun) -> dict[str, Any]:
     """Keep the attempt's answer for grading; its trajectory joins the run's, tagged by trial."""
     attempt = Attempt(answer=run.answer, outcome=run.outcome)
-    events = run.events(trial=len(trials_of(state)) + 1)
+    events = run.events(trial=len(trials_so_far(state)) + 1)
     return {"attempt": attempt, "trajectory": events, "outcome": None}

@@ -17,9 +17,9 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from reasoning_graphs.effects import Await, Blocking, Body, Effect
+from reasoning_graphs.graphs.reflexion.memory import trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
 from reasoning_graphs.graphs.reflexion.state import EvaluationEvent, ReflexionState, Trial
-from reasoning_graphs.graphs.reflexion.trials import trials_of
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
@@ -59,7 +59,7 @@ def make_evaluate(
             )
         done = Trial(
             turn=turn_number(state["messages"]),
-            trial=len(trials_of(state)) + 1,
+            trial=len(trials_so_far(state)) + 1,
             answer=answer,
             outcome=state["attempt"]["outcome"],
             score=evaluation["score"],
@@ -70,7 +70,7 @@ def make_evaluate(
         )
         events.append(grade)
         update: dict[str, Any] = {"trials": [done], "trajectory": events}
-        trials = [*trials_of(state), done]
+        trials = [*trials_so_far(state), done]
         if done["score"] >= threshold:
             final = AIMessage(answer, response_metadata=grade_metadata(done, trials))
             return {**update, "messages": [final], "outcome": {"status": "answered"}}

@@ -1,4 +1,4 @@
-"""Reflexion: act (a ReAct attempt) → evaluate → good enough? done : reflect → act.
+"""Reflexion: act (a ReAct attempt) → evaluate → passed or out of trials? done : reflect → act.
 
 ``act`` makes one attempt at the request with the ReAct graph as a subgraph —
 its own tools, budgets and approvals. ``evaluate`` grades the answer from 0 to

@@ -1,8 +1,9 @@
-"""What Reflexion keeps between trials: graded attempts and the lessons drawn from them.
+"""Reflexion's memory: the current question's graded trials and the lessons drawn from them.
 
-Both are plain lists in the state, tagged with the question's turn, so a
-checkpoint carries them across a pause or a new process, and a follow-up
-question starts with a clean slate without losing the record of the earlier one.
+Both are lists in the state (see :mod:`.state`) that outlive pauses and
+restarts; a follow-up question starts with a clean slate
+(:func:`~reasoning_graphs.nodes.per_question.this_question`). The lessons are
+what the next attempt and the next reflection read.
 """
 
 from __future__ import annotations
@@ -11,19 +12,17 @@ from collections.abc import Sequence
 
 from reasoning_graphs.graphs.reflexion.prompts import REFLECTION_LINE
 from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState, Trial
-from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.per_question import this_question
 
 
-def trials_of(state: ReflexionState) -> list[Trial]:
+def trials_so_far(state: ReflexionState) -> list[Trial]:
     """The current question's graded attempts, in order."""
-    turn = turn_number(state["messages"])
-    return [t for t in state.get("trials") or [] if t["turn"] == turn]
+    return this_question(state.get("trials"), state["messages"])
 
 
-def lessons_of(state: ReflexionState) -> list[Lesson]:
-    """The current question's reflections, in order."""
-    turn = turn_number(state["messages"])
-    return [lesson for lesson in state.get("reflections") or [] if lesson["turn"] == turn]
+def lessons_so_far(state: ReflexionState) -> list[Lesson]:
+    """The current question's lessons, in order."""
+    return this_question(state.get("reflections"), state["messages"])
 
 
 def describe_lessons(lessons: Sequence[Lesson]) -> str:

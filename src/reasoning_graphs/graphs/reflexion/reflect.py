@@ -15,13 +15,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.reflexion.memory import describe_lessons, lessons_so_far, trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import (
     EARLIER_REFLECTIONS,
     REFLECT_REQUEST,
     REFLECT_SYSTEM,
 )
 from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState
-from reasoning_graphs.graphs.reflexion.trials import describe_lessons, lessons_of, trials_of
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import latest_request
@@ -40,8 +40,8 @@ def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[dict[str,
     """Build the ``reflect`` node: one structured model call per failed trial."""
 
     def reflect(state: ReflexionState) -> Body[dict[str, Any]]:
-        last = trials_of(state)[-1]
-        earlier = lessons_of(state)
+        last = trials_so_far(state)[-1]
+        earlier = lessons_so_far(state)
         request = REFLECT_REQUEST.format(
             task=latest_request(state["messages"]),
             trial=last["trial"],
