@@ -13,7 +13,7 @@ from typing import Any
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.plan_execute.progress import (
-    progress_prompt,
+    conversation_prompt,
     progress_report,
     steps_done,
 )
@@ -32,7 +32,7 @@ def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dic
 
     def ask(run: RunScope, state: PlanExecuteState, instruction: str) -> Body[ModelReply]:
         request = FINISH_REQUEST.format(progress=progress_report(state), instruction=instruction)
-        prompt = progress_prompt(ANSWER_SYSTEM, state, request)
+        prompt = conversation_prompt(ANSWER_SYSTEM, state, request)
         return (yield from call_model(run.model, ModelRequest(prompt=prompt), state))
 
     return make_finish(setup, ask, evidence=step_evidence)

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.plan_execute.progress import progress_prompt, progress_report
+from reasoning_graphs.graphs.plan_execute.progress import conversation_prompt, progress_report
 from reasoning_graphs.graphs.plan_execute.prompts import (
     PLANNER_SYSTEM,
     PLANNER_TOOLS,
@@ -95,7 +95,7 @@ def make_replan(
         if spent:  # a revision would be a call past the budget; finish concludes
             return {"outcome": spent}
         request = REPLAN_REQUEST.format(progress=progress_report(state))
-        prompt = progress_prompt(REPLANNER_SYSTEM, state, request)
+        prompt = conversation_prompt(REPLANNER_SYSTEM, state, request)
         reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Replan), state)
         parsed = reply.parsed
         update: dict[str, Any] = {"trajectory": [reply.event]}

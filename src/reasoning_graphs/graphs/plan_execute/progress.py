@@ -65,8 +65,8 @@ def progress_report(state: PlanExecuteState) -> str:
     )
 
 
-def progress_prompt(system: str, state: PlanExecuteState, request: str) -> list[BaseMessage]:
-    """The conversation, then ``request`` as the last human message.
+def conversation_prompt(system: str, state: PlanExecuteState, request: str) -> list[BaseMessage]:
+    """``system``, the whole conversation, then ``request`` as the last human message.
 
     The whole conversation comes first so that a follow-up question is read in
     context; ``request`` carries the progress report and what to decide.

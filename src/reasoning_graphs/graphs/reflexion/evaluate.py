@@ -23,7 +23,7 @@ from reasoning_graphs.graphs.reflexion.state import EvaluationEvent, ReflexionSt
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
-from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import latest_request, turn_number
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
@@ -45,18 +45,10 @@ def make_evaluate(
     def evaluate(state: ReflexionState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         task, answer = latest_request(state["messages"]), state["attempt"]["answer"]
-        events: list[ThoughtEvent | EvaluationEvent] = []
         spent = budget_stop(state, run.limits)
         if evaluator is None and spent:
             return _ungraded(answer, spent)  # judging would be a call past the budget
-        if evaluator is None:
-            evaluation, event = yield from judge(run, task, answer, state)
-            events.append(event)
-        else:
-            result = yield _evaluation(evaluator, task, answer)
-            evaluation = Evaluation(
-                score=clamp_score(result["score"]), feedback=str(result["feedback"])
-            )
+        evaluation, calls = yield from _grade(run, evaluator, task, answer, state)
         done = Trial(
             turn=turn_number(state["messages"]),
             trial=len(trials_so_far(state)) + 1,
@@ -68,7 +60,7 @@ def make_evaluate(
         grade = EvaluationEvent(
             kind="evaluation", turn=done["turn"], trial=done["trial"], score=done["score"]
         )
-        events.append(grade)
+        events: list[ThoughtEvent | EvaluationEvent] = [*calls, grade]
         update: dict[str, Any] = {"trials": [done], "trajectory": events}
         trials = [*trials_so_far(state), done]
         if done["score"] >= threshold:
@@ -82,6 +74,17 @@ def make_evaluate(
         return update
 
     return evaluate
+
+
+def _grade(
+    run: RunScope, evaluator: Evaluator | None, task: str, answer: str, state: ReflexionState
+) -> Body[tuple[Evaluation, list[ThoughtEvent]]]:
+    """The answer's grade, and the model calls it took: the judge's one, or none."""
+    if evaluator is None:
+        evaluation, call = yield from judge(run, task, answer, state)
+        return evaluation, [call]
+    result = yield _evaluation(evaluator, task, answer)
+    return Evaluation(score=clamp_score(result["score"]), feedback=str(result["feedback"])), []
 
 
 def _evaluation(evaluator: Evaluator, task: str, answer: str) -> Effect:
