@@ -52,6 +52,8 @@ class Mark(TypedDict, total=False):
         tasks: LLM Compiler: call id → task number, for the round's calls.
         vars: ReWOO: call id → evidence variable (``E1`` …), for the plan's calls.
         reason: LLM Compiler's joiner: why it asked for another round.
+        wall_ms: LLM Compiler: how long a pass of the schedule took.
+        critical_path_ms: LLM Compiler: the longest chain of dependent tasks in the pass.
     """
 
     runtime: str
@@ -60,6 +62,8 @@ class Mark(TypedDict, total=False):
     tasks: dict[str, int]
     vars: dict[str, str]
     reason: str
+    wall_ms: float
+    critical_path_ms: float
 
 
 def settled(decision: CallDecision, *, reused: str | None = None) -> dict[str, Any]:

@@ -79,6 +79,8 @@ class ActionEvent(TypedDict):
         status: ``success`` or ``error``.
         decision: How the call was settled.
         duration_ms: How long the tool ran (0 when it did not run).
+        started, ended: When it ran (epoch seconds), where a pattern runs calls
+            concurrently and shows their overlap (LLM Compiler).
     """
 
     kind: Literal["action"]
@@ -91,6 +93,8 @@ class ActionEvent(TypedDict):
     status: Literal["success", "error"]
     decision: CallDecision
     duration_ms: float
+    started: NotRequired[float | None]
+    ended: NotRequired[float | None]
 
 
 TrajectoryEvent = ThoughtEvent | ActionEvent

@@ -29,7 +29,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import Mark, is_bookkeeping, reused_from
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
-from reasoning_graphs.nodes.prompts import NO_TOOLS, TOOL_ENTRY
+from reasoning_graphs.nodes.prompts import CANNOT_RUN_NOTE, NO_TOOLS, PLAN_FAILED_REPORT, TOOL_ENTRY
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_answers
 from reasoning_graphs.state import AgentState, Outcome, ThoughtEvent
@@ -38,13 +38,6 @@ from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
 UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
-CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
-PLAN_FAILED_REPORT = """\
-No tool was run, because no usable plan could be made. The last plan:
-{plan}
-
-What was wrong: {problem}
-Answer from what you know if you can, and say plainly that nothing was checked with tools."""
 
 NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
 

@@ -22,6 +22,15 @@ NO_ANSWER = "I could not finish this task."
 TOOL_ENTRY = "- {name}: {description}\n  arguments (JSON schema): {schema}"
 NO_TOOLS = "(none: give an empty plan)"
 
+# What a planner is told of a plan that cannot run.
+CANNOT_RUN_NOTE = "\n[This plan cannot run: {problem}]"
+PLAN_FAILED_REPORT = """\
+No tool was run, because no usable plan could be made. The last plan:
+{plan}
+
+What was wrong: {problem}
+Answer from what you know if you can, and say plainly that nothing was checked with tools."""
+
 # The answer judge (Reflexion grades attempts with it).
 JUDGE_SYSTEM = """\
 You grade an answer to a task. Read the task and the answer, decide how well the \
