@@ -20,7 +20,7 @@ from reasoning_graphs.graphs._durability import with_sync_durability
 from reasoning_graphs.graphs._resume import resume_checked
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import make_approve
-from reasoning_graphs.nodes.finish import AskFinal, ask_with_tools_off, make_finish
+from reasoning_graphs.nodes.finish import AskFinal, after_outcome, ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.observe import make_observe
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import steps_used, turn_number
@@ -74,9 +74,7 @@ def add_tool_loop(
 
     def after_observe(state: AgentState) -> str:
         outcome = state.get("outcome")
-        if not outcome:
-            return back_to
-        return END if outcome["status"] == "answered" else "finish"  # answered: a tool's result
+        return back_to if not outcome else after_outcome(outcome)  # answered: a tool's result
 
     builder.add_node("approve", make_approve(setup))
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))

@@ -11,7 +11,7 @@ the answer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -105,3 +105,9 @@ def _evidence(found: list[tuple[str, str]]) -> str:
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+
+
+def after_outcome(outcome: Outcome) -> Literal["finish", "__end__"]:
+    """Where a turn with an outcome goes: an answer ends it; anything else is
+    concluded honestly by ``finish``."""
+    return "__end__" if outcome["status"] == "answered" else "finish"

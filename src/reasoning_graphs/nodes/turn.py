@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple, TypeGuard
+from typing import Any, Literal, NamedTuple, TypeGuard, TypeVar
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
@@ -68,6 +68,26 @@ def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
     raise ValueError("The conversation has no model message yet.")
 
 
+Record = TypeVar("Record", bound=Mapping[str, Any])
+
+
+def this_question(records: Sequence[Record] | None, messages: Sequence[AnyMessage]) -> list[Record]:
+    """The records of the question ``messages`` are at, in order.
+
+    What a pattern keeps across a thread's questions (trajectory events, plan
+    steps, trials) is tagged with its question's ``turn``, so a follow-up
+    question starts clean while the earlier record stays in the checkpoint.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> messages = [HumanMessage("first"), HumanMessage("second")]
+        >>> this_question([{"turn": 1, "step": "a"}, {"turn": 2, "step": "b"}], messages)
+        [{'turn': 2, 'step': 'b'}]
+    """
+    turn = turn_number(messages)
+    return [record for record in records or [] if record["turn"] == turn]
+
+
 def thought_events(state: Mapping[str, Any]) -> list[ThoughtEvent]:
     """This graph's record of every model call of the current question, in order.
 
@@ -75,12 +95,8 @@ def thought_events(state: Mapping[str, Any]) -> list[ThoughtEvent]:
     message id makes ``add_messages`` replace an earlier reply, but every call
     still leaves its event.
     """
-    turn = turn_number(state["messages"])
-    return [
-        event
-        for event in state.get("trajectory") or []
-        if event["kind"] == "thought" and event["turn"] == turn
-    ]
+    events = this_question(state.get("trajectory"), state["messages"])
+    return [event for event in events if event["kind"] == "thought"]
 
 
 def steps_used(state: Mapping[str, Any]) -> int:

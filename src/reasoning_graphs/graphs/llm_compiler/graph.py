@@ -48,7 +48,7 @@ from reasoning_graphs.graphs.llm_compiler.plan import make_plan
 from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
 from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_settled
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
-from reasoning_graphs.nodes.finish import make_finish
+from reasoning_graphs.nodes.finish import after_outcome, make_finish
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
@@ -76,9 +76,7 @@ def after_schedule(state: LlmCompilerState) -> Literal["schedule", "join"]:
 def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
     """Answered: done. Another round wanted: plan, unless ``join`` found the bound reached."""
     outcome = state.get("outcome")
-    if outcome is None:
-        return "plan"
-    return "__end__" if outcome["status"] == "answered" else "finish"
+    return "plan" if outcome is None else after_outcome(outcome)
 
 
 def build_graph(

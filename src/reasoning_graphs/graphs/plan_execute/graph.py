@@ -31,6 +31,7 @@ from reasoning_graphs.graphs.plan_execute.execute import make_execute
 from reasoning_graphs.graphs.plan_execute.finish import make_plan_finish
 from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
+from reasoning_graphs.nodes.finish import after_outcome
 from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
@@ -45,9 +46,7 @@ def after_execute(state: PlanExecuteState) -> Literal["execute", "replan"]:
 def after_replan(state: PlanExecuteState) -> Literal["execute", "finish", "__end__"]:
     """Answered: done. Stopped (bound reached, nothing left to try): finish. Else: go on."""
     outcome = state.get("outcome")
-    if outcome is None:
-        return "execute"
-    return "__end__" if outcome["status"] == "answered" else "finish"
+    return "execute" if outcome is None else after_outcome(outcome)
 
 
 def build_graph(

@@ -19,8 +19,7 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     REMAINING,
 )
 from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
-from reasoning_graphs.nodes.per_question import this_question
-from reasoning_graphs.nodes.turn import latest_request
+from reasoning_graphs.nodes.turn import latest_request, this_question
 from reasoning_graphs.nodes.untrusted import as_data
 
 

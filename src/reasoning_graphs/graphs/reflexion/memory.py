@@ -2,7 +2,7 @@
 
 Both are lists in the state (see :mod:`.state`) that outlive pauses and
 restarts; a follow-up question starts with a clean slate
-(:func:`~reasoning_graphs.nodes.per_question.this_question`). The lessons are
+(:func:`~reasoning_graphs.nodes.turn.this_question`). The lessons are
 what the next attempt and the next reflection read.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from reasoning_graphs.graphs.reflexion.prompts import REFLECTION_LINE
 from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState, Trial
-from reasoning_graphs.nodes.per_question import this_question
+from reasoning_graphs.nodes.turn import this_question
 
 
 def trials_so_far(state: ReflexionState) -> list[Trial]:
