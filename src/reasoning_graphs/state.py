@@ -7,7 +7,7 @@ checkpointer can save it and a new process can pick the run up.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -149,3 +149,12 @@ class AgentState(StepInput):
     observations: Annotated[dict[str, str], merge_dicts]
     to_run: list[ClearedCall]
     outcome: Outcome | None
+
+
+StateT = TypeVar("StateT", contravariant=True)
+
+
+class Node(Protocol[StateT]):
+    """A node that does no outside work: LangGraph calls it with the state, by name."""
+
+    def __call__(self, state: StateT) -> dict[str, Any]: ...

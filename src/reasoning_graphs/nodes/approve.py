@@ -9,7 +9,7 @@ node has no side effects, so LangGraph may re-run it on resume.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +36,7 @@ from reasoning_graphs.review import (
     approval_request,
     parse_decisions,
 )
-from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall
+from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall, Node
 
 OVER_CALL_LIMIT = "Not run: at most {limit} tool calls per turn. Call it again next turn if needed."
 REJECTED_BEFORE = (
@@ -117,7 +117,7 @@ class TurnTriage:
         )
 
 
-def make_approve(setup: AgentSetup) -> Callable[[AgentState], dict[str, Any]]:
+def make_approve(setup: AgentSetup) -> Node[AgentState]:
     """Build the ``approve`` node for ``setup``."""
 
     def approve(state: AgentState) -> dict[str, Any]:

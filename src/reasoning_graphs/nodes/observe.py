@@ -9,7 +9,6 @@ its answer. A failed call leaves the model to decide what to do instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -18,7 +17,7 @@ from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
-from reasoning_graphs.state import AgentState, Outcome
+from reasoning_graphs.state import AgentState, Node, Outcome
 from reasoning_graphs.tools.output import content_text
 
 ANSWERED: Outcome = {"status": "answered"}
@@ -41,7 +40,7 @@ def direct_answer(state: AgentState) -> AIMessage | None:
     return AIMessage(content=content, response_metadata=metadata)
 
 
-def make_observe(setup: AgentSetup) -> Callable[[AgentState], dict[str, Any]]:
+def make_observe(setup: AgentSetup) -> Node[AgentState]:
     """Build the ``observe`` node for ``setup``."""
 
     def observe(state: AgentState) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call, latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
-from reasoning_graphs.state import Outcome, ThoughtEvent
+from reasoning_graphs.state import Node, Outcome, ThoughtEvent
 
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
 
@@ -80,9 +80,7 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
     return evaluate
 
 
-def make_backpropagate(
-    setup: AgentSetup, settings: SearchSettings
-) -> Callable[[LatsState], dict[str, Any]]:
+def make_backpropagate(setup: AgentSetup, settings: SearchSettings) -> Node[LatsState]:
     """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
 
     def backpropagate_node(state: LatsState) -> dict[str, Any]:

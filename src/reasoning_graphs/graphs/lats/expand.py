@@ -31,7 +31,7 @@ from reasoning_graphs.nodes.budget import affordable_batch
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import turn_number
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import Node, Outcome
 
 EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
 
@@ -40,7 +40,7 @@ CALLS_PER_CANDIDATE = 2
 """A candidate step costs its sample and the judge's grade of it."""
 
 
-def make_select(settings: SearchSettings) -> Callable[[LatsState], dict[str, Any]]:
+def make_select(settings: SearchSettings) -> Node[LatsState]:
     """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
 
     def select(state: LatsState) -> dict[str, Any]:

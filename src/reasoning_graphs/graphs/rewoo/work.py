@@ -25,7 +25,7 @@ served by knowing the step could not run.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,7 +39,7 @@ from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
-from reasoning_graphs.state import ActionEvent
+from reasoning_graphs.state import ActionEvent, Node
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -99,7 +99,7 @@ def step_results(state: RewooState) -> dict[str, StepResult]:
     return results
 
 
-def make_work(setup: AgentSetup) -> Callable[[RewooState], dict[str, Any]]:
+def make_work(setup: AgentSetup) -> Node[RewooState]:
     """Build the ``work`` node for ``setup``."""
 
     def work(state: RewooState) -> dict[str, Any]:
