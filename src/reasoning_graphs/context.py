@@ -8,22 +8,57 @@ Any client of the dev server can send these options, so a run may only make a
 graph stricter: its budgets may lower the graph's, never raise or remove them
 (at build time ``max_steps=None`` and ``token_budget=None`` mean "no limit");
 its ``approve`` and ``deny`` lists add to the graph's; its ``tools`` pick among
-the graph's tools. Only ``model`` replaces the graph's choice.
+the graph's tools; a ``mode`` is a preset of budgets and tightens the same way.
+Only ``model`` and the options that shape the prompt (``context_*``,
+``keep_messages``) replace the graph's choice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 BAD_CONTEXT = "Unknown run option(s) {names}; known options: {known}."
 BAD_BUDGET = "Run option {name!r} must be a whole number, not {value!r}."
 BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
 BAD_MODEL = "Run option 'model' must be a model spec string, not {value!r}."
+BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
+BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
 TOOLS_NOT_IN_GRAPH = "Run option 'tools' names {names}, which this graph does not enable: {known}."
 
-BUDGETS = ("max_steps", "max_tool_calls_per_turn", "token_budget")
+Mode = Literal["chat", "agent"]
+ContextStrategy = Literal["none", "window", "summary", "protective", "hybrid"]
+
+BUDGETS = (
+    "max_steps",
+    "max_tool_calls_per_turn",
+    "token_budget",
+    "max_tool_calls",
+    "time_budget",
+    "repeat_failure_limit",
+    "empty_result_streak",
+    "stale_round_limit",
+)
 """Limits a run may lower, never raise or remove."""
+CHOICES = {"mode": get_args(Mode), "context_strategy": get_args(ContextStrategy)}
+"""Options that pick one of a few named values."""
+FREE_NUMBERS = ("context_window", "keep_messages")
+"""Whole numbers a run may set freely: they shape the prompt, not what the agent may do."""
+
+MODES: dict[str, dict[str, Any]] = {
+    "chat": {"max_steps": 2, "max_tool_calls_per_turn": 5, "retries": 3},
+    "agent": {
+        "max_steps": 21,
+        "max_tool_calls_per_turn": 5,
+        "max_tool_calls": 200,
+        "token_budget": 200_000,
+        "retries": 5,
+    },
+}
+"""Presets over the explicit options. ``chat``: one round of tool calls, then the answer
+(two model calls), at most 5 calls in the round. ``agent``: 20 rounds of at most 5 calls
+and the answer, 200 tool calls and 200,000 tokens per question. ``retries``: attempts of a
+model call that failed for a transient reason (rate limit, timeout, server error)."""
 ADDED_LISTS = ("approve", "deny")
 """Tool lists a run adds to, never takes from."""
 TOOL_LISTS = (*ADDED_LISTS, "tools")
@@ -84,14 +119,87 @@ class AgentContext:
             "Empty: all of the graph's tools."
         },
     )
+    mode: Mode | None = field(
+        default=None,
+        metadata={
+            "description": "'chat' (one round of at most 5 tool calls) or 'agent' (20 rounds "
+            "of 5, 200 tool calls and 200k tokens per question): presets that only "
+            "tighten the graph's limits."
+        },
+    )
+    max_tool_calls: int | None = field(
+        default=None,
+        metadata={
+            "description": "Tool calls per question, in every round, step and trial. "
+            "May lower the graph's limit, not raise it."
+        },
+    )
+    time_budget: int | None = field(
+        default=None,
+        metadata={
+            "description": "Seconds of work (model calls and tool runs) per question; time "
+            "spent waiting for a person does not count. May lower the graph's, not raise it."
+        },
+    )
+    repeat_failure_limit: int | None = field(
+        default=None,
+        metadata={
+            "description": "Consecutive rounds with the same failing call before the run "
+            "stops with an explanation (default 2). May be lowered, not raised."
+        },
+    )
+    empty_result_streak: int | None = field(
+        default=None,
+        metadata={
+            "description": "Empty or 'not found' results in a row before the model is told "
+            "to change strategy (default 3). May be lowered, not raised."
+        },
+    )
+    stale_round_limit: int | None = field(
+        default=None,
+        metadata={
+            "description": "Rounds that bring no new information before the model is asked "
+            "to summarise and answer (default 5). May be lowered, not raised."
+        },
+    )
+    context_strategy: ContextStrategy | None = field(
+        default=None,
+        metadata={
+            "description": "How the prompt is kept within the model's window: 'none', "
+            "'window' (last messages), 'summary', 'protective' (question and recent steps "
+            "verbatim, the middle summarised) or 'hybrid' (each as the prompt grows)."
+        },
+    )
+    context_window: int | None = field(
+        default=None,
+        metadata={"description": "The model's context window in tokens (for 'hybrid')."},
+    )
+    context_threshold: float | None = field(
+        default=None,
+        metadata={
+            "description": "Share of the context window a prompt may fill before it is "
+            "compressed (default 0.8)."
+        },
+    )
+    keep_messages: int | None = field(
+        default=None,
+        metadata={"description": "Recent messages the 'window' strategy keeps (default 20)."},
+    )
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
             if _is_unset(value):
                 continue
-            if item.name in BUDGETS and (not isinstance(value, int) or isinstance(value, bool)):
+            whole = item.name in BUDGETS or item.name in FREE_NUMBERS
+            if whole and (not isinstance(value, int) or isinstance(value, bool)):
                 raise ValueError(BAD_BUDGET.format(name=item.name, value=value))
+            if item.name in CHOICES and value not in CHOICES[item.name]:
+                raise ValueError(
+                    BAD_CHOICE.format(name=item.name, choices=list(CHOICES[item.name]), value=value)
+                )
+            if item.name == "context_threshold" and not _is_fraction(value):
+                raise ValueError(BAD_FRACTION.format(name=item.name, value=value))
             if item.name in TOOL_LISTS and (
                 not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value)
             ):
@@ -108,12 +216,41 @@ class Limits:
     max_steps: int | None = 10
     max_tool_calls_per_turn: int = 8
     token_budget: int | None = None
+    max_tool_calls: int | None = None
+    time_budget: int | None = None
+    repeat_failure_limit: int = 2
+    empty_result_streak: int = 3
+    stale_round_limit: int = 5
     approve: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     tools: tuple[str, ...] | None = None
+    mode: Mode | None = None
+    context_strategy: ContextStrategy = "none"
+    context_window: int | None = None
+    context_threshold: float = 0.8
+    keep_messages: int = 20
+
+    @classmethod
+    def preset(cls, mode: Mode | None) -> Limits:
+        """The default limits, or ``mode``'s: what a graph built with ``mode`` starts from."""
+        if mode is None:
+            return cls()
+        preset = {name: value for name, value in MODES[mode].items() if name in BUDGETS}
+        return cls(mode=mode, **preset)
+
+    def with_mode(self, mode: Mode | None) -> Limits:
+        """These limits tightened by ``mode``'s preset; ``None`` leaves them as they are."""
+        if mode is None:
+            return self
+        preset = {name: value for name, value in MODES[mode].items() if name in BUDGETS}
+        return replace(self, mode=mode, **self._tightened(preset))
 
     def apply(self, context: AgentContext | dict[str, Any] | None) -> Limits:
-        """These limits made no looser by the options a run's context names."""
+        """These limits made no looser by the options a run's context names.
+
+        A run's ``mode`` tightens like the budgets it presets; budgets the run
+        names tighten further.
+        """
         if context is None:
             return self
         if isinstance(context, dict):
@@ -122,21 +259,30 @@ class Limits:
             if unknown:
                 raise ValueError(BAD_CONTEXT.format(names=unknown, known=sorted(known)))
             context = AgentContext(**context)
-        changes: dict[str, Any] = {}
-        for item in fields(AgentContext):
-            value = getattr(context, item.name)
-            if _is_unset(value):
-                continue  # the graph's default, as Studio leaves blank fields
-            built = getattr(self, item.name)
-            if item.name in BUDGETS:
-                changes[item.name] = value if built is None else min(built, value)
-            elif item.name in ADDED_LISTS:
-                changes[item.name] = tuple(dict.fromkeys((*built, *value)))
-            elif item.name == "tools":
-                changes[item.name] = self._narrowed_tools(value)
-            else:
-                changes[item.name] = value
-        return replace(self, **changes)
+        limits = self.with_mode(context.mode)
+        named = {
+            item.name: getattr(context, item.name)
+            for item in fields(AgentContext)
+            if item.name != "mode" and not _is_unset(getattr(context, item.name))
+        }  # the rest are the graph's values, as Studio leaves blank fields
+        changes: dict[str, Any] = limits._tightened(
+            {name: value for name, value in named.items() if name in BUDGETS}
+        )
+        for name, value in named.items():
+            if name in ADDED_LISTS:
+                changes[name] = tuple(dict.fromkeys((*getattr(limits, name), *value)))
+            elif name == "tools":
+                changes[name] = limits._narrowed_tools(value)
+            elif name not in BUDGETS:
+                changes[name] = value
+        return replace(limits, **changes)
+
+    def _tightened(self, budgets: dict[str, int]) -> dict[str, int]:
+        """``budgets`` as new values: each no looser than this one's (``None``: no limit)."""
+        return {
+            name: value if getattr(self, name) is None else min(getattr(self, name), value)
+            for name, value in budgets.items()
+        }
 
     def _narrowed_tools(self, enabled: list[str]) -> tuple[str, ...]:
         """A run's tool selection, refused if it names a tool the graph does not enable."""
@@ -150,3 +296,7 @@ class Limits:
 def _is_unset(value: Any) -> bool:
     """``None``, ``""`` and an empty list all mean "the graph's value"."""
     return value is None or (isinstance(value, (str, list, tuple)) and not value)
+
+
+def _is_fraction(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1

@@ -8,7 +8,7 @@ approval lists and the limits through its context (see :mod:`reasoning_graphs.co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict, Unpack
 
-from reasoning_graphs.context import Limits
+from reasoning_graphs.context import ContextStrategy, Limits, Mode
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
@@ -28,6 +28,22 @@ from reasoning_graphs.tools.spec import (
     ToolDefaults,
     ToolSpec,
 )
+
+LIMIT_OPTIONS = (
+    "max_steps",
+    "max_tool_calls_per_turn",
+    "token_budget",
+    "max_tool_calls",
+    "time_budget",
+    "repeat_failure_limit",
+    "empty_result_streak",
+    "stale_round_limit",
+    "context_strategy",
+    "context_window",
+    "context_threshold",
+    "keep_messages",
+)
+"""Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly."""
 
 
 class AgentOptions(TypedDict, total=False):
@@ -48,6 +64,14 @@ class AgentOptions(TypedDict, total=False):
         deny: Tools that are never run.
         rules: Checks that may block a call before anyone is asked.
         system_prompt: The model's instructions (patterns bring their own default).
+        mode: ``"chat"`` or ``"agent"``: a preset that tightens the budgets above
+            (see :data:`~reasoning_graphs.context.MODES`).
+        max_tool_calls: Tool calls per question (default and ``None``: no limit).
+        time_budget: Seconds of work per question (default and ``None``: no limit).
+        repeat_failure_limit, empty_result_streak, stale_round_limit: When the
+            loop guards step in (see :class:`~reasoning_graphs.context.AgentContext`).
+        context_strategy, context_window, context_threshold, keep_messages: How
+            the prompt is kept within the model's window.
     """
 
     max_steps: int | None
@@ -59,6 +83,16 @@ class AgentOptions(TypedDict, total=False):
     deny: Sequence[str]
     rules: Sequence[Rule]
     system_prompt: str
+    mode: Mode | None
+    max_tool_calls: int | None
+    time_budget: int | None
+    repeat_failure_limit: int
+    empty_result_streak: int
+    stale_round_limit: int
+    context_strategy: ContextStrategy
+    context_window: int | None
+    context_threshold: float
+    keep_messages: int
 
 
 def agent_setup(
@@ -68,22 +102,20 @@ def agent_setup(
 ) -> AgentSetup:
     """The setup a pattern's nodes share; ``tools=None`` means the built-in tools."""
     spec_string = model if isinstance(model, str) else None
-    defaults = Limits()
+    defaults = Limits.preset(options.get("mode"))
+    given: Mapping[str, Any] = options
     tool_defaults = ToolDefaults(
         timeout=options.get("tool_timeout", DEFAULT_TIMEOUT_SECONDS),
         max_observation_chars=options.get("max_observation_chars", DEFAULT_MAX_OBSERVATION_CHARS),
     )
     return AgentSetup(
         registry=ToolRegistry.for_graph(default_tools() if tools is None else tools, tool_defaults),
-        limits=Limits(
+        limits=replace(
+            defaults,
             model=spec_string,
-            max_steps=options.get("max_steps", defaults.max_steps),
-            max_tool_calls_per_turn=options.get(
-                "max_tool_calls_per_turn", defaults.max_tool_calls_per_turn
-            ),
-            token_budget=options.get("token_budget"),
             approve=tuple(options.get("approve", ())),
             deny=tuple(options.get("deny", ())),
+            **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
         ),
         model=None if spec_string else model,
         rules=tuple(options.get("rules", ())),
