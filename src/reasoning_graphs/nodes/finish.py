@@ -43,7 +43,7 @@ def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Bo
     ]
     tools = run.usable_tools(state)
     request = ModelRequest(prompt=prompt, tools=tools, tool_choice="none" if tools else None)
-    return (yield from call_model(run.model, request, state))
+    return (yield from call_model(run, request, state))
 
 
 Evidence = Callable[[State], list[tuple[str, str]]]

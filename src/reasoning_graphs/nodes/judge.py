@@ -67,7 +67,7 @@ def grade(
 
     An unreadable reply scores 0: an unreadable grade must never pass as a good one.
     """
-    reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Judgement), state)
+    reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Judgement), state)
     parsed, event = reply.parsed, reply.event
     if not isinstance(parsed, Judgement):
         return Evaluation(score=0.0, feedback=UNREADABLE_JUDGEMENT), event

@@ -9,10 +9,13 @@ context overflow, an idle timeout) is added once, in :func:`call_model`.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
+    >>> from reasoning_graphs.context import Limits
     >>> from reasoning_graphs.effects import drive
+    >>> from reasoning_graphs.nodes.setup import RunScope, agent_setup
     >>> from reasoning_graphs.testing import ScriptedChatModel
+    >>> run = RunScope(agent_setup(ScriptedChatModel(script=["Hello"]), []), Limits())
     >>> request = ModelRequest(prompt=[HumanMessage("Hi")])
-    >>> reply = drive(call_model(ScriptedChatModel(script=["Hello"]), request))
+    >>> reply = drive(call_model(run, request))
     >>> reply.message.text, reply.event["kind"]
     ('Hello', 'thought')
 """
@@ -33,6 +36,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body, Invoke
+from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.state import ThoughtEvent
 
@@ -87,13 +91,14 @@ class ModelReply:
 
 
 def call_model(
-    model: BaseChatModel, request: ModelRequest, state: Mapping[str, Any] | None = None
+    run: RunScope, request: ModelRequest, state: Mapping[str, Any] | None = None
 ) -> Body[ModelReply]:
-    """Ask ``model`` once; yields the call as an effect, returns the :class:`ModelReply`.
+    """Ask the run's model once; yields the call as an effect, returns the :class:`ModelReply`.
 
-    ``state`` places the thought event in its turn and step.
+    ``state`` places the thought event in its turn and step; ``run`` gives the
+    model and the options its guards read.
     """
-    runnable = _bound(model, request)
+    runnable = _bound(run.model, request)
     prompt = list(request.prompt)
     started = time.perf_counter()
     result = yield Invoke(runnable, prompt)

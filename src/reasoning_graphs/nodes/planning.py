@@ -184,7 +184,7 @@ def draft_plan(
         text_format=None if typed else form.text_format,
     )
     request = ModelRequest(prompt=[*opening, *follow_up], schema=form.schema if typed else None)
-    reply = yield from call_model(run.model, request, state)
+    reply = yield from call_model(run, request, state)
     problems: list[str] = []
     if reply.parsed is not None:
         steps = form.from_schema(reply.parsed)

@@ -35,7 +35,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[dict[str, Any]]
             return {"outcome": spent, "to_run": []}
         prompt = [SystemMessage(setup.system_prompt), *state["messages"]]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
-        reply = yield from call_model(run.model, request, state)
+        reply = yield from call_model(run, request, state)
         outcome = None if wants_tools(reply.message) else {"status": "answered"}
         return {
             "messages": [reply.message],

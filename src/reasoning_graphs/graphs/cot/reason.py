@@ -68,6 +68,6 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
 def _sample(run: RunScope, state: CotState) -> Body[tuple[Sample, ThoughtEvent]]:
     """One chain of thought over the conversation, and its trajectory event."""
     prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
-    reply = yield from call_model(run.model, ModelRequest(prompt=prompt), state)
+    reply = yield from call_model(run, ModelRequest(prompt=prompt), state)
     text = reply.message.text
     return Sample(reasoning=text, answer=extract_answer(text)), reply.event

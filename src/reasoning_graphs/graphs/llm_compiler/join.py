@@ -80,7 +80,7 @@ def results_report(state: LlmCompilerState) -> str:
 def ask_joiner(run: RunScope, state: LlmCompilerState, instruction: str) -> Body[ModelReply]:
     """``finish``'s way to ask for a last answer: the joiner prompt plus the instruction."""
     request = ModelRequest(prompt=joiner_prompt(run.setup, state, instruction))
-    return (yield from call_model(run.model, request, state))
+    return (yield from call_model(run, request, state))
 
 
 def make_join(
@@ -95,7 +95,7 @@ def make_join(
         if not typed:
             prompt[0] = SystemMessage(f"{prompt[0].text}\n\n{JOIN_TEXT_FORMAT}")
         request = ModelRequest(prompt=prompt, schema=JoinDecision if typed else None)
-        joiner = yield from call_model(run.model, request, state)
+        joiner = yield from call_model(run, request, state)
         raw, decision = joiner.message, _decision(joiner)
         if not decision.replan:
             reply = AIMessage(

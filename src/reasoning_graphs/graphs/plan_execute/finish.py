@@ -33,7 +33,7 @@ def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dic
     def ask(run: RunScope, state: PlanExecuteState, instruction: str) -> Body[ModelReply]:
         request = FINISH_REQUEST.format(progress=progress_report(state), instruction=instruction)
         prompt = conversation_prompt(ANSWER_SYSTEM, state, request)
-        return (yield from call_model(run.model, ModelRequest(prompt=prompt), state))
+        return (yield from call_model(run, ModelRequest(prompt=prompt), state))
 
     return make_finish(setup, ask, evidence=step_evidence)
 

@@ -65,7 +65,7 @@ def make_plan(
     def plan(state: PlanExecuteState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         prompt = [SystemMessage(_planner_system(run, state)), *state["messages"]]
-        reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Plan), state)
+        reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Plan), state)
         parsed, event = reply.parsed, reply.event
         steps = _clean(parsed.steps if isinstance(parsed, Plan) else [])
         return {
@@ -96,7 +96,7 @@ def make_replan(
             return {"outcome": spent}
         request = REPLAN_REQUEST.format(progress=progress_report(state))
         prompt = conversation_prompt(REPLANNER_SYSTEM, state, request)
-        reply = yield from call_model(run.model, ModelRequest(prompt=prompt, schema=Replan), state)
+        reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Replan), state)
         parsed = reply.parsed
         update: dict[str, Any] = {"trajectory": [reply.event]}
         if not isinstance(parsed, Replan):

@@ -101,7 +101,7 @@ class TextFormat:
         specs = run.usable_specs(state)
         prompt = [*self.prompt(specs, state["messages"]), HumanMessage(instruction)]
         request = ModelRequest(prompt=prompt, stop=stop_sequences(self.labels))
-        reply = yield from call_model(run.model, request, state)
+        reply = yield from call_model(run, request, state)
         step = self.parse(reply.message.text, specs)
         answer = step.answer if step.kind == "final" and step.answer else reply.message.text
         usage = reply.message.usage_metadata
@@ -118,7 +118,7 @@ def make_think_text(
         specs = run.usable_specs(state)
         prompt = text_format.prompt(specs, state["messages"])
         request = text_format.request(run.model, specs, prompt)
-        replied = yield from call_model(run.model, request, state)
+        replied = yield from call_model(run, request, state)
         reply = replied.message
         step = text_format.parse(reply.text, specs)
         message = _step_message(step, reply, text_format.labels, specs)

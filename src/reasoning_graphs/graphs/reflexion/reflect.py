@@ -53,8 +53,8 @@ def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[dict[str,
             else "",
         )
         prompt = [SystemMessage(REFLECT_SYSTEM), HumanMessage(request)]
-        model = setup.for_run().model
-        reply = yield from call_model(model, ModelRequest(prompt=prompt, schema=Reflection), state)
+        run = setup.for_run()
+        reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Reflection), state)
         parsed, event = reply.parsed, reply.event
         if isinstance(parsed, Reflection):
             diagnosis, advice = parsed.diagnosis.strip(), parsed.advice.strip()

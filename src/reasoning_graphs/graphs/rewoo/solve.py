@@ -82,7 +82,7 @@ def solver_prompt(
 def ask_solver(run: RunScope, state: RewooState, instruction: str) -> Body[ModelReply]:
     """``finish``'s way to ask for a last answer: the solver prompt plus the instruction."""
     request = ModelRequest(prompt=solver_prompt(run.setup, state, instruction))
-    return (yield from call_model(run.model, request, state))
+    return (yield from call_model(run, request, state))
 
 
 def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]]:
@@ -90,9 +90,7 @@ def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]
 
     def solve(state: RewooState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        solver = yield from call_model(
-            run.model, ModelRequest(prompt=solver_prompt(setup, state)), state
-        )
+        solver = yield from call_model(run, ModelRequest(prompt=solver_prompt(setup, state)), state)
         raw = solver.message  # text only: the solver has no tools, whatever it replied
         reply = AIMessage(content=raw.text or NO_ANSWER, usage_metadata=raw.usage_metadata)
         problem = state.get("plan_problem")
