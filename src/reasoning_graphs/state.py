@@ -107,6 +107,60 @@ class Outcome(TypedDict):
     reason: NotRequired[str]
 
 
+ClaimKind = Literal["name", "number", "date"]
+"""What an answer's claim is: a proper name, a quantity, or a date."""
+
+
+class ClaimSupport(TypedDict):
+    """The tool observation an answer's claim was found in.
+
+    Attributes:
+        call_id: The tool call whose observation holds the claim.
+        tool: That call's tool.
+        excerpt: The observation's text around the claim.
+    """
+
+    call_id: str
+    tool: str
+    excerpt: str
+
+
+class Claim(TypedDict):
+    """One checkable claim of a final answer, and whether a tool backs it.
+
+    Attributes:
+        text: The claim as the answer wrote it.
+        kind: Name, number or date.
+        supported: Whether a tool observation of the question holds it.
+        found_in: Where it was found: ``observation`` (supported), else
+            ``thought`` (the model wrote it before its answer) or ``answer``
+            (only in the answer itself).
+        support: The observation that holds it, when supported.
+    """
+
+    text: str
+    kind: ClaimKind
+    supported: bool
+    found_in: Literal["observation", "thought", "answer"]
+    support: ClaimSupport | None
+
+
+class GroundingReport(TypedDict):
+    """Which claims of a question's final answer a tool observation backs.
+
+    Attributes:
+        turn: The question (its number among the human messages).
+        claims: The answer's claims, in the order the answer makes them.
+        supported: How many of them a tool observation backs.
+        unsupported: How many rest on the model's word alone.
+    """
+
+    turn: int
+    claims: list[Claim]
+    supported: int
+    unsupported: int
+
+
 class AgentInput(TypedDict):
     """What a caller sends: LangGraph's usual chat input."""
 
@@ -143,12 +197,15 @@ class AgentState(StepInput):
         to_run: Calls of the current turn that are cleared to run (approved, or
             needing no approval), in the model's order.
         outcome: Set when the turn has ended or must end.
+        grounding: For the question just answered, which claims of its final
+            answer a tool observation backs.
     """
 
     trajectory: Annotated[list[TrajectoryEvent], operator.add]
     observations: Annotated[dict[str, str], merge_dicts]
     to_run: list[ClearedCall]
     outcome: Outcome | None
+    grounding: NotRequired[GroundingReport | None]
 
 
 StateT = TypeVar("StateT", contravariant=True)
