@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.messages.utils import count_tokens_approximately
 
+from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import ActionEvent, CallDecision, ThoughtEvent
 
@@ -21,14 +21,15 @@ def thought_event(
 ) -> ThoughtEvent:
     """Record the model call that makes the turn's next step.
 
-    Token counts come from the provider when it reports them, else an estimate.
+    Token counts come from the provider when it reports them, else an estimate
+    that counts CJK text as such (see :mod:`~reasoning_graphs.nodes.tokens`).
     """
     usage = reply.usage_metadata
     if usage:
         input_tokens, output_tokens = usage["input_tokens"], usage["output_tokens"]
     else:
-        input_tokens = count_tokens_approximately(prompt)
-        output_tokens = count_tokens_approximately([reply])
+        input_tokens = estimate_tokens(prompt)
+        output_tokens = estimate_tokens([reply])
     return ThoughtEvent(
         kind="thought",
         turn=turn_number(state["messages"]),
