@@ -133,15 +133,15 @@ class Claim(TypedDict):
         kind: Name, number or date.
         supported: Whether a tool observation of the question holds it.
         found_in: Where it was found: ``observation`` (supported), else
-            ``thought`` (the model wrote it before its answer) or ``answer``
-            (only in the answer itself).
+            ``question`` (the person's own words, restated), ``thought`` (the
+            model wrote it before its answer) or ``answer`` (only there).
         support: The observation that holds it, when supported.
     """
 
     text: str
     kind: ClaimKind
     supported: bool
-    found_in: Literal["observation", "thought", "answer"]
+    found_in: Literal["observation", "question", "thought", "answer"]
     support: ClaimSupport | None
 
 
@@ -152,7 +152,8 @@ class GroundingReport(TypedDict):
         turn: The question (its number among the human messages).
         claims: The answer's claims, in the order the answer makes them.
         supported: How many of them a tool observation backs.
-        unsupported: How many rest on the model's word alone.
+        unsupported: How many rest on the model's word alone (found only in
+            its thoughts or its answer; a restated part of the question is neither).
     """
 
     turn: int
