@@ -205,6 +205,77 @@ def test_text_plans_tolerate_common_drift(tools) -> None:
     assert plan_problems(steps, ["lookup", "summarize"]) == []
 
 
+@pytest.mark.parametrize(
+    ("line", "args"),
+    [
+        ('#E1 = lookup("paris")', {"item": "paris"}),
+        ("#E1 = lookup(paris)", {"item": "paris"}),
+        ("#E1 = lookup('paris, france')", {"item": "paris, france"}),
+        ('#E1 = lookup(item="paris")', {"item": "paris"}),
+        ("#E1 = lookup(2*(3+4))", {"item": "2*(3+4)"}),
+        ('#E1 = lookup({"item": "paris"})', {"item": "paris"}),
+    ],
+    ids=["quoted", "bare", "quoted-comma", "keyword", "nested-parens", "json"],
+)
+def test_text_plans_read_call_syntax(tools, line, args) -> None:
+    steps, problems = parse_plan_text(f"Plan: find it. {line}", [tool_spec(t) for t in tools])
+    assert [(s["var"], s["tool"], s["args"], s["reason"]) for s in steps] == [
+        ("E1", "lookup", args, "find it.")
+    ]
+    assert problems == []
+
+
+def test_text_plans_read_several_keyword_arguments() -> None:
+    def search(query: str, limit: int = 3) -> str:
+        """Search."""
+        return query
+
+    steps, problems = parse_plan_text('#E1 = search(query="a, b", limit=2)', [tool_spec(search)])
+    assert steps[0]["args"] == {"query": "a, b", "limit": 2}
+    assert problems == []
+
+
+def test_text_plans_in_call_syntax_keep_their_references(tools) -> None:
+    text = "Plan: look. #E1 = lookup(paris)\nPlan: use it. #E2 = summarize(#E1)"
+    steps, problems = parse_plan_text(text, [tool_spec(t) for t in tools])
+    assert [(s["var"], s["tool"], s["args"]) for s in steps] == [
+        ("E1", "lookup", {"item": "paris"}),
+        ("E2", "summarize", {"item": "#E1"}),
+    ]
+    assert problems == []
+    assert plan_problems(steps, ["lookup", "summarize"]) == []
+
+
+def test_a_plan_in_call_syntax_runs_with_its_references(tools, log) -> None:
+    text = 'Plan: find the city. #E1 = lookup("paris")\nPlan: sum up. #E2 = summarize(#E1)'
+    model = ScriptedChatModel(script=[text, "ok"])
+
+    build_graph(model, tools=tools).invoke(ask("Paris?"))
+
+    assert [run["args"]["item"] for run in log.runs] == ["paris", "lookup done with paris"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['#E1 = lookup("paris"', "Plan: look. #E1 = lookup[paris] and then stop", "#E1 = lookup(x=1)"],
+    ids=["unclosed", "trailing-text", "unknown-keyword"],
+)
+def test_a_malformed_step_line_is_a_plan_problem(tools, line) -> None:
+    _steps, problems = parse_plan_text(line, [tool_spec(t) for t in tools])
+    assert len(problems) == 1
+    assert "#E1" in problems[0]
+
+
+def test_a_malformed_step_line_makes_the_planner_write_again(tools, log) -> None:
+    model = ScriptedChatModel(script=['#E1 = lookup("paris"', "#E1 = lookup(paris)", "ok"])
+
+    state = build_graph(model, tools=tools).invoke(ask("Paris?"))
+
+    assert 'lookup("paris"' in text_of(model.prompts[1])  # the planner is told which line
+    assert [run["args"]["item"] for run in log.runs] == ["paris"]
+    assert state["outcome"] == {"status": "answered"}
+
+
 def test_a_dangerous_step_waits_for_approval_and_a_rejection_skips_what_needs_it(
     tools, log, thread
 ) -> None:

@@ -9,6 +9,7 @@ costs one more planning call, never a wasted or harmful tool run.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,7 +33,15 @@ EMPTY_PLAN = "Plan: no tool is needed."
 EVIDENCE = ReferenceSyntax(re.compile(r"#([Ee]\d+)"), lambda match: match.group(1).upper())
 """``#E<n>`` in a step's arguments: the result of the step whose variable is ``E<n>``."""
 VARIABLE = re.compile(r"#?([Ee]\d+)")
-ASSIGNMENT = re.compile(r"#([Ee]\d+)\s*[=:]\s*([\w.-]+)\s*\[(.*)\]\s*$")
+ASSIGNMENT = re.compile(
+    r"#([Ee]\d+)\s*[=:]\s*([\w.-]+)\s*(?:\[(?P<bracketed>.*)\]|\((?P<called>.*)\))\s*$"
+)
+"""``#E1 = tool[input]``, or ``#E1 = tool(input)`` as models that write code spell it."""
+STEP_START = re.compile(r"#([Ee]\d+)\s*[=:]\s*[\w.-]+\s*[\[(]")
+"""The opening of a step, to tell a step written wrongly from a line of prose."""
+KEYWORD_ARGUMENT = re.compile(
+    r"""\s*(\w+)\s*=(?!=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^,]*?)\s*(?:,|$)"""
+)
 PLAN_LABEL = re.compile(r"^\W*plan\s*\d*\s*[:：]\s*", re.IGNORECASE)
 
 BAD_VARIABLE = "Step {index} has the variable {var!r}; name the steps E1, E2, E3, … in order."
@@ -45,6 +54,9 @@ LATER_REFERENCE = (
 )
 CYCLE = "Steps depend on each other in a circle ({path}), so none of them can run first."
 REPEATED_STEP = "#{var} repeats #{earlier} exactly; use #{earlier} instead."
+MALFORMED_STEP = (
+    "#{var}: cannot read the step {line!r}; write it as #{var} = <tool>[<arguments as JSON>]."
+)
 UNMAPPED_INPUT = (
     "#{var}: cannot tell which argument of {tool!r} the input {input!r} is for; "
     "write the arguments as a JSON object."
@@ -101,8 +113,15 @@ def parse_plan_text(text: str, specs: Iterable[ToolSpec]) -> tuple[list[PlanStep
 
     Tolerates what models commonly write: the ``Plan:`` line before or on the
     same line as ``#E1 = tool[input]``, numbered labels, ``:`` instead of
-    ``=``, and an input that is a JSON object or a bare value for a tool with a
-    single argument.
+    ``=``, call syntax (``tool("x")``, ``tool(x)``, ``tool(query="x")``), and
+    an input that is a JSON object or a bare value for a tool with a single
+    argument. A line that starts a step but cannot be read is a problem, not
+    prose.
+
+    Example:
+        >>> steps, problems = parse_plan_text('#E1 = search(query="Paris")', [])
+        >>> steps[0]["tool"], steps[0]["args"], problems
+        ('search', {'query': 'Paris'}, [])
     """
     by_name = {spec.name: spec for spec in specs}
     steps: list[PlanStep] = []
@@ -112,10 +131,21 @@ def parse_plan_text(text: str, specs: Iterable[ToolSpec]) -> tuple[list[PlanStep
         match = ASSIGNMENT.search(line)
         before = PLAN_LABEL.sub("", line[: match.start()] if match else line).strip()
         if not match:
+            started = STEP_START.search(line)
+            if started:
+                var = started.group(1).upper()
+                problems.append(MALFORMED_STEP.format(var=var, line=line.strip()))
             reason = before or reason
             continue
-        var, tool, raw = match.group(1).upper(), match.group(2), match.group(3).strip()
-        args = _text_arguments(raw, by_name.get(tool))
+        var, tool = match.group(1).upper(), match.group(2)
+        spec = by_name.get(tool)
+        if match.group("called") is not None:
+            raw = match.group("called").strip()
+            keywords = _keyword_arguments(raw)
+            args = _text_arguments(raw, spec) if keywords is None else _known(keywords, spec)
+        else:
+            raw = match.group("bracketed").strip()
+            args = _text_arguments(raw, spec)
         if args is None:
             problems.append(UNMAPPED_INPUT.format(var=var, tool=tool, input=raw))
             args = {}
@@ -192,6 +222,40 @@ def _path(needs: Mapping[str, list[str]], start: str, goal: str) -> list[str] | 
                 seen.add(ref)
                 stack.append([*path, ref])
     return None
+
+
+def _keyword_arguments(raw: str) -> dict[str, Any] | None:
+    """``query="x", limit=3`` as a dict; ``None`` when ``raw`` is not in keyword form."""
+    args: dict[str, Any] = {}
+    position = 0
+    while position < len(raw):
+        match = KEYWORD_ARGUMENT.match(raw, position)
+        if not match or match.end() == position:
+            return None
+        args[match.group(1)] = _keyword_value(match.group(2))
+        position = match.end()
+    return args or None
+
+
+def _known(args: dict[str, Any], spec: ToolSpec | None) -> dict[str, Any] | None:
+    """``args`` when the tool takes every one of them (an unknown tool is reported elsewhere)."""
+    if spec is None:
+        return args
+    names = spec.argument_schema().get("properties", {})
+    return args if all(name in names for name in args) else None
+
+
+def _keyword_value(text: str) -> Any:
+    """A keyword argument's value: a quoted string unquoted, a number or flag as such."""
+    if text[:1] in "\"'":
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text.strip("\"'")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _text_arguments(raw: str, spec: ToolSpec | None) -> dict[str, Any] | None:
