@@ -4,8 +4,10 @@ It binds the tools or the structured-output schema, applies stop sequences and
 the llama.cpp grammar, times the call and records its thought event; a node
 gets back the reply and, for a typed request, the parsed object. Because every
 call passes here, a guard that must see each model call (a token budget while
-streaming, continuing a reply cut by the length limit, recovering from a
-context overflow, an idle timeout) is added once, in :func:`call_model`.
+streaming, continuing a reply cut by the length limit, an idle timeout) is added
+once, in :func:`call_model` — as are fitting the prompt to the context window
+and recovering when a provider refuses it as too large
+(:mod:`~reasoning_graphs.nodes.context_window`).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -26,7 +28,7 @@ import inspect
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -36,6 +38,13 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body, Invoke
+from reasoning_graphs.nodes.context_window import (
+    Fitted,
+    Summarise,
+    emergency_fit,
+    fit_prompt,
+    is_context_overflow,
+)
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.state import ThoughtEvent
@@ -81,6 +90,7 @@ class ModelReply:
         parsing_error: Why a typed reply did not fit, when it did not.
         latency_ms: Wall time of the call.
         event: The call's trajectory event (tokens from the provider when reported).
+        summaries: The thought events of the summary calls that fitted the prompt.
     """
 
     message: AIMessage
@@ -88,6 +98,15 @@ class ModelReply:
     parsing_error: BaseException | None
     latency_ms: float
     event: ThoughtEvent
+    summaries: tuple[ThoughtEvent, ...] = ()
+
+    @property
+    def events(self) -> list[ThoughtEvent]:
+        """Every model call this reply cost: the summaries that fitted its prompt, then itself.
+
+        A node records these rather than :attr:`event` alone, so budgets count the summaries.
+        """
+        return [*self.summaries, self.event]
 
 
 def call_model(
@@ -96,10 +115,29 @@ def call_model(
     """Ask the run's model once; yields the call as an effect, returns the :class:`ModelReply`.
 
     ``state`` places the thought event in its turn and step; ``run`` gives the
-    model and the options its guards read.
+    model and the options its guards read. The prompt is first fitted to the
+    context window by the run's strategy; a provider that still refuses it as
+    too large gets an emergency summary and one more try. A summary is a model
+    call too: its thought event comes back in :attr:`ModelReply.events`.
     """
+    summarise = _summariser(run, state)
+    fitted = yield from fit_prompt(request.prompt, run.limits, summarise)
+    try:
+        reply = yield from _ask(run, request, fitted.prompt, state)
+    except Exception as error:
+        if not is_context_overflow(error):
+            raise
+        emergency = yield from emergency_fit(fitted.prompt, summarise)
+        fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
+        reply = yield from _ask(run, request, fitted.prompt, state)
+    return _after(fitted.events, reply)
+
+
+def _ask(
+    run: RunScope, request: ModelRequest, prompt: list[BaseMessage], state: Mapping[str, Any] | None
+) -> Body[ModelReply]:
+    """One call of the model on ``prompt`` as given, with its thought event."""
     runnable = _bound(run.model, request)
-    prompt = list(request.prompt)
     started = time.perf_counter()
     result = yield Invoke(runnable, prompt)
     latency_ms = (time.perf_counter() - started) * 1000
@@ -111,6 +149,28 @@ def call_model(
     message = with_runtime_ids(message, (state or NO_STATE)["messages"])
     event = thought_event(state or NO_STATE, reply=message, prompt=prompt, latency_ms=latency_ms)
     return ModelReply(message, parsed, error, latency_ms, event)
+
+
+def _summariser(run: RunScope, state: Mapping[str, Any] | None) -> Summarise:
+    """A summary call through this seam, as the fitting strategies ask for one."""
+
+    def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
+        reply = yield from _ask(run, ModelRequest(prompt=prompt), prompt, state)
+        return reply.message.text, reply.event
+
+    return summarise
+
+
+def _after(summaries: list[ThoughtEvent], reply: ModelReply) -> ModelReply:
+    """``reply`` numbered after the summary calls made for its prompt, which it carries."""
+    if not summaries:
+        return reply
+    numbered = [
+        ThoughtEvent(**{**event, "step": event["step"] + index})
+        for index, event in enumerate(summaries)
+    ]
+    event = ThoughtEvent(**{**reply.event, "step": reply.event["step"] + len(summaries)})
+    return replace(reply, event=event, summaries=tuple(numbered))
 
 
 def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) -> AIMessage:

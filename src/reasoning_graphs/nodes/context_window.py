@@ -1,0 +1,310 @@
+"""Keeping a prompt within the model's context window.
+
+Only the prompt is fitted, never the state: the full transcript stays in the
+checkpoint, and every model call starts from it again. The strategies
+(``run.limits.context_strategy``):
+
+- ``window``: the system messages, the question (the latest human message) and
+  the last ``keep_messages`` messages;
+- ``summary``: the same, with the messages left out summarised by one model call
+  (the goal, tool results and progress);
+- ``protective``: the system prompt, the question and the last 3 steps verbatim;
+  the middle is summarised, each message clipped first, once it holds more than
+  6 messages;
+- ``hybrid``: nothing while the estimated prompt is within ``context_threshold``
+  of ``context_window``; past it ``protective``, then ``window``, then fewer
+  steps and clipped results, until it fits.
+
+:func:`emergency_fit` is what a provider's "request too large" error gets: the
+last 2 steps verbatim and the rest summarised. Whatever the strategy, a step is
+never split (a tool call stays with its results), and the question, system
+messages and calls a person decided (an observation whose decision is not
+``auto``) are always kept.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+    >>> call = AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "c1"}])
+    >>> result = ToolMessage("1", tool_call_id="c1")
+    >>> prompt = [SystemMessage("sys"), HumanMessage("q"), call, result,
+    ...           AIMessage("thinking"), AIMessage("more")]
+    >>> [m.text for m in sliding_window(prompt, keep=2)]
+    ['sys', 'q', 'thinking', 'more']
+    >>> [type(m).__name__ for m in sliding_window(prompt, keep=4)]
+    ['SystemMessage', 'HumanMessage', 'AIMessage', 'ToolMessage', 'AIMessage', 'AIMessage']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from reasoning_graphs.context import Limits
+from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import decision_of
+from reasoning_graphs.nodes.tokens import estimate_tokens
+from reasoning_graphs.nodes.turn import request_index
+from reasoning_graphs.state import ThoughtEvent
+
+PROTECTED_STEPS = 3
+"""Steps the protective strategy keeps verbatim."""
+EMERGENCY_STEPS = 2
+"""Steps an emergency summary keeps verbatim."""
+SUMMARY_MIN_MESSAGES = 6
+"""The protective strategy summarises the middle only when it holds more messages than this."""
+PROTECTIVE_CLIP_CHARS = 300
+"""Length each middle message is clipped to before the protective summary."""
+SUMMARY_CLIP_CHARS = 2000
+"""Length each message is clipped to before the plain summary."""
+SHORTEST_CLIP_CHARS = 80
+"""The least of a message the last resort of ``hybrid`` keeps."""
+
+SUMMARY_INSTRUCTIONS = (
+    "You compress an agent's working notes. Summarise the transcript below in a few "
+    "short lines: the goal, every tool result that matters (names, numbers, dates, "
+    "file names exactly), and what is done and what is left. Write only the summary."
+)
+SUMMARY_HEADING = "Summary of earlier steps (the full record is kept):"
+CLIPPED = " …[clipped]"
+
+OVERFLOW_NAMES = frozenset({"ContextOverflowError", "ContextWindowExceededError"})
+OVERFLOW_PHRASES = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "context size",
+    "exceed_context_size",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "request too large",
+    "payload too large",
+)
+"""How providers word a refusal of a prompt too large (OpenAI, llama.cpp, proxies)."""
+
+Summarise = Callable[[list[BaseMessage]], Body[tuple[str, ThoughtEvent]]]
+"""One model call on a summary prompt: the summary text and the call's thought event."""
+
+
+@dataclass
+class Fitted:
+    """A fitted prompt and the thought events of the summaries made for it."""
+
+    prompt: list[BaseMessage]
+    events: list[ThoughtEvent] = field(default_factory=list)
+
+
+def fit_prompt(prompt: Sequence[BaseMessage], limits: Limits, summarise: Summarise) -> Body[Fitted]:
+    """``prompt`` fitted by the run's strategy (unchanged for ``none``)."""
+    messages = list(prompt)
+    strategy = limits.context_strategy
+    if strategy == "window":
+        return Fitted(sliding_window(messages, limits.keep_messages))
+    if strategy == "summary":
+        return (yield from summarised(messages, limits.keep_messages, summarise))
+    if strategy == "protective":
+        return (yield from protected(messages, summarise))
+    if strategy == "hybrid":
+        return (yield from hybrid(messages, limits, summarise))
+    return Fitted(messages)
+
+
+def is_context_overflow(error: BaseException) -> bool:
+    """Whether a provider refused the request as too large for the model's context.
+
+    Recognised: HTTP 413; LangChain's ``ContextOverflowError`` (langchain-openai
+    raises it for OpenAI's ``context_length_exceeded``); and the message texts of
+    OpenAI-compatible servers, llama.cpp's server (``exceed_context_size_error``)
+    and llama-cpp-python ("Requested tokens (…) exceed context window").
+    """
+    if any(cls.__name__ in OVERFLOW_NAMES for cls in type(error).__mro__):
+        return True
+    if _status_code(error) == 413:
+        return True
+    text = f"{error} {getattr(error, 'code', '') or ''} {getattr(error, 'body', '') or ''}".lower()
+    return any(phrase in text for phrase in OVERFLOW_PHRASES)
+
+
+def _status_code(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    if status is None:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def prompt_limit(limits: Limits) -> int | None:
+    """The estimated tokens a prompt may reach before ``hybrid`` compresses it."""
+    if limits.context_window is None:
+        return None
+    return int(limits.context_window * limits.context_threshold)
+
+
+def steps(messages: Sequence[BaseMessage]) -> list[list[int]]:
+    """Indexes of ``messages`` grouped in steps: a message with the tool results after it.
+
+    Cutting only between steps keeps every tool call with its results, which
+    providers require.
+    """
+    grouped: list[list[int]] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolMessage) and grouped:
+            grouped[-1].append(index)
+        else:
+            grouped.append([index])
+    return grouped
+
+
+def sliding_window(messages: Sequence[BaseMessage], keep: int) -> list[BaseMessage]:
+    """The system messages, the question, decided calls and the last ``keep`` messages."""
+    recent = _recent_steps(messages, keep)
+    return [messages[i] for i in sorted(_always_kept(messages) | recent)]
+
+
+def summarised(messages: Sequence[BaseMessage], keep: int, summarise: Summarise) -> Body[Fitted]:
+    """The window of :func:`sliding_window`, with what it leaves out summarised."""
+    kept = _always_kept(messages) | _recent_steps(messages, keep)
+    return (yield from _summarise_rest(messages, kept, SUMMARY_CLIP_CHARS, summarise))
+
+
+def protected(messages: Sequence[BaseMessage], summarise: Summarise) -> Body[Fitted]:
+    """System prompt, question and the last 3 steps verbatim; a middle of more than
+    6 messages summarised, each clipped first."""
+    kept = _always_kept(messages) | _last_steps(messages, PROTECTED_STEPS)
+    if len(messages) - len(kept) <= SUMMARY_MIN_MESSAGES:
+        return Fitted(list(messages))
+    return (yield from _summarise_rest(messages, kept, PROTECTIVE_CLIP_CHARS, summarise))
+
+
+def emergency_fit(messages: Sequence[BaseMessage], summarise: Summarise) -> Body[Fitted]:
+    """After a provider refused the prompt as too large: the last 2 steps verbatim, the
+    rest summarised, and long messages clipped when there was nothing to summarise."""
+    kept = _always_kept(messages) | _last_steps(messages, EMERGENCY_STEPS)
+    if len(kept) < len(messages):
+        return (yield from _summarise_rest(messages, kept, PROTECTIVE_CLIP_CHARS, summarise))
+    return Fitted(_clip_unprotected(messages, SUMMARY_CLIP_CHARS))
+
+
+def hybrid(messages: Sequence[BaseMessage], limits: Limits, summarise: Summarise) -> Body[Fitted]:
+    """Each strategy in turn, from the gentlest, while the prompt is past the threshold.
+
+    Without a known ``context_window`` there is no threshold: the prompt is sent
+    as it is (a provider's refusal still gets :func:`emergency_fit`).
+    """
+    limit = prompt_limit(limits)
+    if limit is None or estimate_tokens(messages) <= limit:
+        return Fitted(list(messages))
+    fitted = yield from protected(messages, summarise)
+    if estimate_tokens(fitted.prompt) > limit:
+        fitted.prompt = sliding_window(fitted.prompt, limits.keep_messages)
+    if estimate_tokens(fitted.prompt) > limit:
+        fitted.prompt = _shrunk(fitted.prompt, limit)
+    return fitted
+
+
+def _shrunk(messages: list[BaseMessage], limit: int) -> list[BaseMessage]:
+    """The last resort: fewer recent steps, then shorter messages, until the prompt fits."""
+    always = _always_kept(messages)
+    for count in range(len(steps(messages)) - 1, 0, -1):
+        fewer = [messages[i] for i in sorted(always | _last_steps(messages, count))]
+        if estimate_tokens(fewer) <= limit:
+            return fewer
+    messages = [messages[i] for i in sorted(always | _last_steps(messages, 1))]
+    clip = SUMMARY_CLIP_CHARS
+    clipped = _clip_unprotected(messages, clip)
+    while estimate_tokens(clipped) > limit and clip > SHORTEST_CLIP_CHARS:
+        clip //= 2
+        clipped = _clip_unprotected(messages, clip)
+    return clipped
+
+
+def _always_kept(messages: Sequence[BaseMessage]) -> set[int]:
+    """System messages, the question, and every step that holds a call a person decided."""
+    question = request_index(messages)
+    kept = {i for i, m in enumerate(messages) if isinstance(m, SystemMessage) or i == question}
+    for step in steps(messages):
+        if any(_is_decided(messages[i]) for i in step):
+            kept.update(step)
+    return kept
+
+
+def _is_decided(message: BaseMessage) -> bool:
+    return isinstance(message, ToolMessage) and decision_of(message) != "auto"
+
+
+def _recent_steps(messages: Sequence[BaseMessage], keep: int) -> set[int]:
+    """The whole steps that fit in the last ``keep`` messages (at least the last step)."""
+    chosen: set[int] = set()
+    for step in reversed(steps(messages)):
+        if chosen and len(chosen) + len(step) > keep:
+            break
+        chosen.update(step)
+    return chosen
+
+
+def _last_steps(messages: Sequence[BaseMessage], count: int) -> set[int]:
+    """The last ``count`` steps after the question (the question itself is kept anyway)."""
+    question = request_index(messages)
+    after = [s for s in steps(messages) if question is None or s[0] > question]
+    return {i for step in after[-count:] for i in step}
+
+
+def _summarise_rest(
+    messages: Sequence[BaseMessage], kept: set[int], clip: int, summarise: Summarise
+) -> Body[Fitted]:
+    """``messages`` with those not ``kept`` replaced by one summary, placed where they began
+    (after the question when some of them follow it)."""
+    dropped = [i for i in range(len(messages)) if i not in kept]
+    if not dropped:
+        return Fitted(list(messages))
+    text, event = yield from summarise(_summary_prompt([messages[i] for i in dropped], clip))
+    summary = AIMessage(f"{SUMMARY_HEADING}\n{text}")
+    question = request_index(messages)
+    place = dropped[0]
+    if question is not None and dropped[-1] > question:
+        place = max(place, question + 1)
+    fitted = [m for i, m in enumerate(messages) if i in kept and i < place]
+    fitted.append(summary)
+    fitted.extend(m for i, m in enumerate(messages) if i in kept and i >= place)
+    return Fitted(fitted, [event])
+
+
+def _summary_prompt(messages: Sequence[BaseMessage], clip: int) -> list[BaseMessage]:
+    transcript = "\n".join(f"{_role(m)}: {_clipped(_described(m), clip)}" for m in messages)
+    return [SystemMessage(SUMMARY_INSTRUCTIONS), HumanMessage(transcript)]
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, ToolMessage):
+        return f"result of {message.name or message.tool_call_id}"
+    return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
+
+
+def _described(message: BaseMessage) -> str:
+    """The message's text, with the calls it makes."""
+    calls = message.tool_calls if isinstance(message, AIMessage) else []
+    named = "; ".join(f"calls {c['name']}({c['args']})" for c in calls)
+    return " ".join(part for part in (message.text, named) if part)
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + CLIPPED
+
+
+def _clip_unprotected(messages: Sequence[BaseMessage], clip: int) -> list[BaseMessage]:
+    """Every message that is not always kept, its text cut to ``clip`` characters."""
+    kept = _always_kept(messages)
+    return [
+        m if i in kept or len(m.text) <= clip else _with_text(m, _clipped(m.text, clip))
+        for i, m in enumerate(messages)
+    ]
+
+
+def _with_text(message: BaseMessage, text: str) -> BaseMessage:
+    return message.model_copy(update={"content": text})
