@@ -1,49 +1,98 @@
-"""The question's budgets: model calls (``max_steps``) and tokens, over the whole question.
+"""The question's budgets: model calls (``max_steps``), tokens, tool calls and time of work.
 
-Every model call of a question counts — thinking, planning, judging, the
-closing answer, and the calls of a subgraph run per plan step or trial (they
-arrive as ``earlier_calls``). A node checks :func:`budget_stop` before a model
-call; once a budget is spent, one last call may conclude the question
-(:func:`may_conclude`), and no more. So a run makes at most one model call past
-its budget, whatever the pattern.
+Every model call and tool run of a question counts — thinking, planning,
+judging, the closing answer, and the work of a subgraph run per plan step or
+trial (it arrives as ``earlier_work``). A node checks :func:`budget_stop` before
+a model call and after a round of tools; once a budget is spent, one last call
+may conclude the question (:func:`may_conclude`), and no more. So a run makes
+at most one model call past its budget, whatever the pattern.
+
+The time budget counts work, not waiting: model-call latencies and tool
+durations, as the trajectory records them. Time spent waiting for a person
+is in neither, and a resumed run reads the same record from its state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from itertools import accumulate
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
 
 from reasoning_graphs.context import Limits
-from reasoning_graphs.nodes.turn import question_calls
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.nodes.turn import this_question
+from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
 TOKEN_LIMIT = "spent {used} of {budget} tokens"
+TOOL_LIMIT = "reached the limit of {limit} tool calls"
+TIME_LIMIT = "spent {used:.1f} of {budget} seconds of work"
+
+
+class Work(TypedDict):
+    """One model call or tool run of a question, as the budgets count it.
+
+    Attributes:
+        kind: ``thought`` for a model call, ``action`` for a tool that really ran.
+        tokens: The call's prompt plus completion tokens (0 for a tool).
+        ms: The call's latency, or how long the tool ran.
+    """
+
+    kind: Literal["thought", "action"]
+    tokens: int
+    ms: float
+
+
+@dataclass(frozen=True)
+class Spending:
+    """What a question has spent so far: model calls, tokens, tool calls, milliseconds."""
+
+    calls: int = 0
+    tokens: int = 0
+    tool_calls: int = 0
+    ms: float = 0.0
+
+    def after(self, work: Work) -> Spending:
+        if work["kind"] == "action":
+            return replace(self, tool_calls=self.tool_calls + 1, ms=self.ms + work["ms"])
+        return replace(
+            self, calls=self.calls + 1, tokens=self.tokens + work["tokens"], ms=self.ms + work["ms"]
+        )
+
+
+def question_work(state: Mapping[str, Any]) -> list[Work]:
+    """Every model call and tool run of the question so far, in order, across graphs.
+
+    A pattern that runs a subgraph per step or trial hands it the work done
+    before (``earlier_work``; where only ``earlier_calls`` came, the earlier
+    model calls' tokens).
+    """
+    earlier: list[Work] | None = state.get("earlier_work")
+    if earlier is None:
+        earlier = [_model_call(tokens) for tokens in state.get("earlier_calls") or []]
+    events = this_question(state.get("trajectory"), state["messages"])
+    return [*earlier, *(work for event in events if (work := _as_work(event)) is not None)]
+
+
+def question_spending(state: Mapping[str, Any]) -> Spending:
+    """The question's spending so far (see :func:`question_work`)."""
+    return _total(question_work(state))
 
 
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
     """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
-    calls = question_calls(state)
-    return _spent(limits, len(calls), sum(calls))
+    return _spent(limits, question_spending(state))
 
 
 def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
     """How many model calls of the question started when a budget was already spent."""
-    tokens_before = list(accumulate(question_calls(state), initial=0))[:-1]
-    return sum(
-        _spent(limits, index, tokens) is not None for index, tokens in enumerate(tokens_before)
-    )
-
-
-def _spent(limits: Limits, calls: int, tokens: int) -> Outcome | None:
-    """Why ``calls`` model calls costing ``tokens`` have spent a budget, if they have."""
-    if limits.max_steps is not None and calls >= limits.max_steps:
-        return {"status": "incomplete", "reason": STEP_LIMIT.format(limit=limits.max_steps)}
-    if limits.token_budget is not None and tokens >= limits.token_budget:
-        reason = TOKEN_LIMIT.format(used=tokens, budget=limits.token_budget)
-        return {"status": "incomplete", "reason": reason}
-    return None
+    past, spending = 0, Spending()
+    for work in question_work(state):
+        if work["kind"] == "thought" and _spent(limits, spending) is not None:
+            past += 1
+        spending = spending.after(work)
+    return past
 
 
 def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:
@@ -51,20 +100,79 @@ def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:
     return calls_past_budget(state, limits) == 0
 
 
+def tool_calls_left(state: Mapping[str, Any], limits: Limits) -> int | None:
+    """How many tool calls the question may still run (``None``: no limit)."""
+    if limits.max_tool_calls is None:
+        return None
+    return max(0, limits.max_tool_calls - question_spending(state).tool_calls)
+
+
+def turn_call_limit(state: Mapping[str, Any], limits: Limits) -> int:
+    """How many calls of the next round may run: the per-turn limit, and no more than
+    the question's tool-call budget has left."""
+    left = tool_calls_left(state, limits)
+    per_turn = limits.max_tool_calls_per_turn
+    return per_turn if left is None else min(per_turn, left)
+
+
 def affordable_batch(state: Mapping[str, Any], limits: Limits, wanted: int, cost: int) -> int:
     """How many of ``wanted`` concurrent samples, ``cost`` model calls each, the step budget
     allows, ending at most one call past it — at least one, so a search always moves.
 
-    Token use is known only after a call, so a batch started under the token budget
-    may end past it by the batch's own calls.
+    Token use and time are known only after a call, so a batch started under
+    those budgets may end past them by the batch's own calls.
     """
     if limits.max_steps is None:
         return wanted
-    left = limits.max_steps - len(question_calls(state))
+    left = limits.max_steps - question_spending(state).calls
     return max(1, min(wanted, (left + 1) // cost))
 
 
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a subgraph run for one step or trial must honour of its question:
-    the rejections so far and the model calls already made."""
-    return {"rejected": dict(state.get("rejected") or {}), "earlier_calls": question_calls(state)}
+    the rejections so far and the work already done (model calls and tool runs)."""
+    work = question_work(state)
+    return {
+        "rejected": dict(state.get("rejected") or {}),
+        "earlier_calls": [item["tokens"] for item in work if item["kind"] == "thought"],
+        "earlier_work": work,
+    }
+
+
+def _spent(limits: Limits, spending: Spending) -> Outcome | None:
+    """Why ``spending`` has used up a budget, if it has."""
+    if limits.max_steps is not None and spending.calls >= limits.max_steps:
+        return _incomplete(STEP_LIMIT.format(limit=limits.max_steps))
+    if limits.token_budget is not None and spending.tokens >= limits.token_budget:
+        return _incomplete(TOKEN_LIMIT.format(used=spending.tokens, budget=limits.token_budget))
+    if limits.max_tool_calls is not None and spending.tool_calls >= limits.max_tool_calls:
+        return _incomplete(TOOL_LIMIT.format(limit=limits.max_tool_calls))
+    if limits.time_budget is not None and spending.ms >= limits.time_budget * 1000:
+        return _incomplete(TIME_LIMIT.format(used=spending.ms / 1000, budget=limits.time_budget))
+    return None
+
+
+def _total(work: Sequence[Work]) -> Spending:
+    spending = Spending()
+    for item in work:
+        spending = spending.after(item)
+    return spending
+
+
+def _as_work(event: TrajectoryEvent) -> Work | None:
+    """The event as the budgets count it; a call that never ran, or a record of
+    something else (a trial's evaluation), costs nothing."""
+    if event["kind"] == "thought":
+        tokens = event["input_tokens"] + event["output_tokens"]
+        return _model_call(tokens, event.get("latency_ms", 0.0))
+    if event["kind"] == "action" and event["decision"] in EXECUTED:
+        return {"kind": "action", "tokens": 0, "ms": event.get("duration_ms", 0.0)}
+    return None
+
+
+def _model_call(tokens: int, ms: float = 0.0) -> Work:
+    return {"kind": "thought", "tokens": tokens, "ms": ms}
+
+
+def _incomplete(reason: str) -> Outcome:
+    return {"status": "incomplete", "reason": reason}

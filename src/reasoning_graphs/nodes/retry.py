@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from langgraph.types import RetryPolicy
 
+from reasoning_graphs.context import MODES, Mode
+
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 TRANSIENT_NAMES = frozenset(
     {"RateLimitError", "APITimeoutError", "APIConnectionError", "InternalServerError"}
@@ -26,7 +28,19 @@ def is_transient_model_error(error: BaseException) -> bool:
     return isinstance(status, int) and (status in TRANSIENT_STATUS or status >= 500)
 
 
-def model_retry_policy(initial_interval: float = 1.0, max_attempts: int = 4) -> RetryPolicy:
+DEFAULT_ATTEMPTS = 4
+
+
+def mode_retry_policy(mode: Mode | None) -> RetryPolicy:
+    """The model-call retry policy of a graph built with ``mode``: as many attempts as the
+    mode's ``retries`` (see :data:`~reasoning_graphs.context.MODES`), else the default."""
+    attempts = DEFAULT_ATTEMPTS if mode is None else MODES[mode]["retries"]
+    return model_retry_policy(max_attempts=attempts)
+
+
+def model_retry_policy(
+    initial_interval: float = 1.0, max_attempts: int = DEFAULT_ATTEMPTS
+) -> RetryPolicy:
     """Exponential backoff with jitter for model calls."""
     return RetryPolicy(
         initial_interval=initial_interval,

@@ -8,17 +8,19 @@ approval lists and the limits through its context (see :mod:`reasoning_graphs.co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
+from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict, Unpack
 
 from reasoning_graphs.context import ContextStrategy, Limits, Mode
 from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.nodes.retry import mode_retry_policy
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -65,7 +67,8 @@ class AgentOptions(TypedDict, total=False):
         rules: Checks that may block a call before anyone is asked.
         system_prompt: The model's instructions (patterns bring their own default).
         mode: ``"chat"`` or ``"agent"``: a preset that tightens the budgets above
-            (see :data:`~reasoning_graphs.context.MODES`).
+            and sets how often a model call is tried (see
+            :data:`~reasoning_graphs.context.MODES`).
         max_tool_calls: Tool calls per question (default and ``None``: no limit).
         time_budget: Seconds of work per question (default and ``None``: no limit).
         repeat_failure_limit, empty_result_streak, stale_round_limit: When the
@@ -120,18 +123,24 @@ def agent_setup(
         model=None if spec_string else model,
         rules=tuple(options.get("rules", ())),
         system_prompt=options.get("system_prompt", ""),
+        retry_policy=mode_retry_policy(options.get("mode")),
     )
 
 
 @dataclass(frozen=True)
 class AgentSetup:
-    """Build-time choices of a graph; run-time context may override the limits."""
+    """Build-time choices of a graph; run-time context may override the limits.
+
+    ``retry_policy`` is the model-call nodes' retry policy: it is fixed when the
+    graph is compiled, so a run's ``mode`` tightens the budgets but not the retries.
+    """
 
     registry: ToolRegistry
     limits: Limits
     model: BaseChatModel | None = None
     rules: Sequence[Rule] = ()
     system_prompt: str = ""
+    retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
 
     def for_run(self) -> RunScope:
         """The setup as the current run sees it (its context applied)."""
