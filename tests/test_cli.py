@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.tools import tool
+from langgraph.config import get_stream_writer
 
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.render import Printer
-from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 
 
 @pytest.fixture
@@ -502,3 +504,275 @@ def test_reflective_and_search_patterns_run_from_the_cli(
     assert code == 0, err
     answers = [line for line in out.splitlines() if line.startswith("Answer:")]
     assert answers == ["Answer: 42"]
+
+
+def test_mode_chat_limits_the_run_and_stays_with_the_thread(db, monkeypatch, capsys) -> None:
+    rounds = [tool_call("calculator", expression=f"{n}+1") for n in range(3)]
+    use_model(monkeypatch, *rounds, "Counted.")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Count.")
+    assert code == 0
+    assert "Answer: Counted." in out.splitlines()
+
+    use_model(monkeypatch, *rounds, "Counted.")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Count.", "--mode", "chat")
+    thread_id = thread_id_from(out)
+
+    assert code == 0
+    assert "Answer: Counted." not in out.splitlines()
+    _, listing, _ = run_cli(monkeypatch, capsys, "threads", "--json")
+    record = next(r for r in map(json.loads, listing.splitlines()) if r["thread_id"] == thread_id)
+    assert record["status"] == "incomplete"
+    assert record["limits"]["mode"] == "chat"
+
+    use_model(monkeypatch, *rounds, "Counted.")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Again.", "--thread", thread_id)
+    assert code == 0
+    assert "Answer: Counted." not in out.splitlines()  # the follow-up keeps the thread's mode
+
+
+def test_an_unknown_mode_is_a_usage_error(db, capsys) -> None:
+    code = cli.main(["run", "q", "--mode", "turbo"])
+
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_quiet_shows_progress_and_the_answer_only(db, monkeypatch, capsys) -> None:
+    thinking = tool_calls(("calculator", {"expression": "23*17+4"}), content="I should compute.")
+    use_model(monkeypatch, thinking, "23*17+4 = 395")
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--quiet")
+
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line for line in lines if "calculator" in line] == ["Calling calculator…"]
+    assert [line for line in lines if "395" in line] == ["Answer: 23*17+4 = 395"]
+    assert not [line for line in lines if line.startswith(("Thought", "Observation"))]
+    assert lines[0].startswith("Note: Thread ")  # how to find the thread again
+
+    use_model(monkeypatch, thinking, "23*17+4 = 395")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?")
+    assert "Thought: I should compute." in out.splitlines()  # the default shows thoughts
+
+
+def test_quiet_still_asks_for_approval(db, workspace, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "written")
+
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "write", "--workspace", str(workspace), "--quiet", stdin="a\n"
+    )
+
+    assert code == 0
+    assert "Approval: write_file(path='a.txt', content='hi')" in out
+    assert (workspace / "a.txt").read_text() == "hi"
+
+
+@tool
+def flaky_lookup(topic: str) -> str:
+    """Look a topic up; reports a retry while it waits."""
+    get_stream_writer()({"event": "retry", "text": "retrying in 2 s", "delay": 2})
+    return f"{topic}: found"
+
+
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]])
+def test_progress_reports_are_shown(db, monkeypatch, capsys, quiet) -> None:
+    use_model(monkeypatch, tool_call("flaky_lookup", topic="tides"), "Tides: found.")
+    monkeypatch.setattr(cli, "default_tools", lambda workspace, docs: [flaky_lookup])
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "tides?", *quiet)
+
+    assert code == 0
+    assert "retrying in 2 s" in out.splitlines()
+    use_model(monkeypatch, tool_call("flaky_lookup", topic="tides"), "Tides: found.")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "tides?", "--json", *quiet)
+    retry = next(e for e in map(json.loads, out.splitlines()) if e["event"] == "retry")
+    assert retry["delay"] == 2
+
+
+def read_trace(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_trace_holds_every_event_even_when_quiet(db, tmp_path, monkeypatch, capsys) -> None:
+    trace = tmp_path / "trace.jsonl"
+    use_model(monkeypatch, tool_call("calculator", expression="2+2"), "4")
+    code, shown, _ = run_cli(monkeypatch, capsys, "run", "2+2?", "--json")
+    assert code == 0
+
+    use_model(monkeypatch, tool_call("calculator", expression="2+2"), "4")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "2+2?", "--quiet", "--trace", str(trace))
+
+    assert code == 0
+    events = read_trace(trace)
+    kinds = [json.loads(line)["event"] for line in shown.splitlines()]
+    assert [e["event"] for e in events] == kinds
+    assert "Observation" not in out
+    observation = next(e for e in events if e["event"] == "observation")
+    assert observation["text"] == "4"
+    assert {e["thread_id"] for e in events} == {thread_id_from(out)}
+
+
+def test_trace_of_plain_output_has_the_answer_and_a_resume_appends(
+    db, workspace, tmp_path, monkeypatch, capsys
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), STREAMED_ANSWER)
+    _, out, _ = run_cli(
+        monkeypatch, capsys, "run", "write", "--workspace", str(workspace), "--trace", str(trace)
+    )
+    thread_id = thread_id_from(out)
+    first_run = read_trace(trace)
+    assert first_run[-1]["event"] == "note"  # waiting for a person
+
+    use_model(monkeypatch, STREAMED_ANSWER)
+    code, _, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "resume",
+        thread_id,
+        "--workspace",
+        str(workspace),
+        "--approve-all",
+        "--trace",
+        str(trace),
+    )
+
+    assert code == 0
+    events = read_trace(trace)
+    assert events[: len(first_run)] == first_run
+    assert "decision" in [e["event"] for e in events[len(first_run) :]]
+    answer = next(e for e in events if e["event"] == "answer")
+    assert answer["text"] == STREAMED_ANSWER
+    tokens = [e["text"] for e in events if e["event"] == "token"]
+    assert "".join(tokens) == STREAMED_ANSWER
+    assert all(e["thread_id"] == thread_id for e in events)
+
+
+def test_a_trace_file_that_cannot_be_written_is_a_usage_error(db, tmp_path, capsys) -> None:
+    code = cli.main(["run", "q", "--trace", str(tmp_path)])
+
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err + out
+
+
+GROUNDED_ANSWER = "Lyon had 522,250 inhabitants, says Marie."
+REPORT = {
+    "turn": 1,
+    "claims": [
+        {
+            "text": "522,250",
+            "kind": "number",
+            "supported": True,
+            "found_in": "observation",
+            "support": {"call_id": "c1", "tool": "population", "excerpt": "Lyon: 522,250"},
+        },
+        {
+            "text": "Marie",
+            "kind": "name",
+            "supported": False,
+            "found_in": "answer",
+            "support": None,
+        },
+    ],
+    "supported": 1,
+    "unsupported": 1,
+}
+
+
+def reporting_graph(report: dict | None):
+    """A one-node graph that answers and leaves ``report`` in state, as a pattern would."""
+    from langgraph.graph import END, START, StateGraph
+
+    from reasoning_graphs.state import AgentState
+
+    def answer(state: AgentState) -> dict:
+        update = {"messages": [AIMessage(GROUNDED_ANSWER)], "outcome": {"status": "answered"}}
+        return {**update, "grounding": report} if report is not None else update
+
+    def build(*, model, tools, checkpointer, **limits):
+        graph = StateGraph(AgentState)
+        graph.add_node("answer", answer)
+        graph.add_edge(START, "answer")
+        graph.add_edge("answer", END)
+        return graph.compile(checkpointer=checkpointer)
+
+    return lambda pattern: build
+
+
+@pytest.mark.parametrize("output", [[], ["--quiet"]])
+def test_explain_shows_each_claim_and_its_observation(db, monkeypatch, capsys, output) -> None:
+    use_model(monkeypatch)
+    monkeypatch.setattr(cli, "graph_builder", reporting_graph(REPORT))
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "Lyon?", "--explain", *output)
+
+    assert code == 0, err
+    lines = out.splitlines()
+    backed = next(line for line in lines if "522,250" in line and "population" in line)
+    assert "c1" in backed
+    assert "Lyon: 522,250" in backed
+    unbacked = next(
+        line for line in lines if "Marie" in line and line != f"Answer: {GROUNDED_ANSWER}"
+    )
+    assert "population" not in unbacked
+    assert lines.index(backed) > lines.index(f"Answer: {GROUNDED_ANSWER}")
+
+    use_model(monkeypatch)
+    _, plain, _ = run_cli(monkeypatch, capsys, "run", "Lyon?", *output)
+    assert "population" not in plain  # only asked for
+
+
+@pytest.mark.parametrize("output", [[], ["--quiet"]])
+def test_explain_as_json_carries_the_report(db, monkeypatch, capsys, output) -> None:
+    use_model(monkeypatch)
+    monkeypatch.setattr(cli, "graph_builder", reporting_graph(REPORT))
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Lyon?", "--explain", "--json", *output)
+
+    assert code == 0
+    grounding = next(e for e in map(json.loads, out.splitlines()) if e["event"] == "grounding")
+    assert grounding["report"] == REPORT
+
+
+def test_explain_never_shows_an_earlier_questions_report(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch)
+    monkeypatch.setattr(cli, "graph_builder", reporting_graph(REPORT))
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "Lyon?")
+
+    monkeypatch.setattr(cli, "graph_builder", reporting_graph(None))
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "And Paris?", "--thread", thread_id_from(out), "--explain"
+    )
+
+    assert code == 0
+    assert "Lyon: 522,250" not in out
+    assert "No grounding report" in out
+
+
+def test_the_library_logs_and_never_prints() -> None:
+    import ast
+
+    import reasoning_graphs
+
+    package = Path(reasoning_graphs.__file__).parent
+    printing = [
+        f"{path.relative_to(package)}:{node.lineno}"
+        for path in package.rglob("*.py")
+        if "cli" not in path.relative_to(package).parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"
+    ]
+    assert printing == []
+
+
+def test_log_level_debug_shows_why_a_run_failed(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, ValueError("the server said no"))
+
+    code, _, err = run_cli(monkeypatch, capsys, "--log-level", "debug", "run", "hi")
+
+    assert code == 1
+    assert "Traceback" in err
+    assert "the server said no" in err

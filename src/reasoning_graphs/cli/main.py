@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sqlite3
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -21,14 +23,22 @@ from platformdirs import user_data_dir
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.threads import ThreadIndex
+from reasoning_graphs.context import MODES
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
+from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.review import APPROVAL_KIND, ApprovalError, parse_decisions
+from reasoning_graphs.state import GroundingReport
 from reasoning_graphs.tools.builtins import default_tools
 
 DB_ENV = "REASONING_GRAPHS_DB"
 DEFAULT_PATTERN = "react"
 USAGE_ERROR = 2
+LIBRARY_LOGGER = "reasoning_graphs"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+logger = logging.getLogger(__name__)
 
 NO_THREAD = "No thread {thread_id!r} in {db}; `reasoning-graphs threads` lists them."
 WAITING = (
@@ -41,6 +51,7 @@ FINISHED = "Thread {thread_id} has finished; nothing to resume."
 BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
 UNFIT_DECISIONS = "--decisions do not answer the pending calls: {error}"
 NULL_DECISIONS = "--decisions null answers nothing; give the value the paused run asks for."
+BAD_TRACE = "cannot write the trace file {path}: {error}"
 
 
 class UsageError(Exception):
@@ -67,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help=f"SQLite file for threads (default: ${DB_ENV} or the user data directory)",
     )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="warning",
+        help="what the library logs to stderr (default: warning)",
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="ask a question and stream the steps")
@@ -78,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     run.add_argument("--max-steps", type=int, help="model steps before an incomplete answer")
     run.add_argument("--token-budget", type=int, help="tokens allowed for this question")
+    run.add_argument(
+        "--mode",
+        choices=list(MODES),
+        help="'chat': one round of tool calls; 'agent': up to 20 rounds (kept with the thread)",
+    )
     run.add_argument(
         "--approve",
         action="append",
@@ -103,13 +125,24 @@ def _decision_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--approve-all", action="store_true", help="approve every dangerous call")
     group.add_argument("--reject-all", action="store_true", help="reject every dangerous call")
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+    parser.add_argument(
+        "--quiet", action="store_true", help="show only progress lines and the final answer"
+    )
+    parser.add_argument(
+        "--trace", type=Path, metavar="FILE", help="append every event to FILE as JSON lines"
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the answer, show which of its claims a tool observation backs",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reasoning-graphs`` command."""
     try:
         args = build_parser().parse_args(argv)
-        with _Store(args.db or default_db_path()) as store:
+        with _library_logs(args.log_level), _Store(args.db or default_db_path()) as store:
             if args.command == "threads":
                 return _list_threads(store, as_json=args.json)
             if args.command == "run":
@@ -118,6 +151,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"reasoning-graphs: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+
+
+@contextmanager
+def _library_logs(level: str) -> Iterator[None]:
+    """Show the library's log records at ``level`` and above on stderr while the command runs."""
+    library = logging.getLogger(LIBRARY_LOGGER)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    previous = library.level
+    library.setLevel(level.upper())
+    library.addHandler(handler)
+    try:
+        yield
+    finally:
+        library.removeHandler(handler)
+        library.setLevel(previous)
+
+
+@contextmanager
+def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator[Printer]:
+    """The run's printer, with the ``--trace`` file open while it runs."""
+    trace = _open_trace(args.trace) if args.trace else None
+    try:
+        yield Printer(
+            as_json=args.json,
+            answer_nodes=ANSWER_NODES.get(pattern, ()),
+            quiet=args.quiet,
+            trace=trace,
+            trace_fields={"thread_id": thread_id},
+        )
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _open_trace(path: Path) -> TextIO:
+    """The trace file, appended to so that a resume continues the run's trace."""
+    try:
+        return path.open("a", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(BAD_TRACE.format(path=path, error=error)) from error
 
 
 class _Store:
@@ -179,6 +253,7 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
         "max_steps": args.max_steps,
         "token_budget": args.token_budget,
         "approve": args.approve,
+        "mode": args.mode,
     }
     limits = {
         **(record.limits if record else {}),
@@ -188,18 +263,20 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
     config = {"configurable": {"thread_id": thread_id}}
     if graph.get_state(config).interrupts:
         raise UsageError(WAITING.format(thread_id=thread_id))
-    printer = Printer(as_json=args.json, answer_nodes=ANSWER_NODES.get(pattern, ()))
-    printer.notice(f"Thread {thread_id}", thread_id=thread_id, pattern=pattern, model=model_spec)
-    store.threads.save(
-        thread_id,
-        pattern=pattern,
-        model=model_spec,
-        question=args.question,
-        status="running",
-        limits=limits,
-    )
-    payload = {"messages": [HumanMessage(args.question)]}
-    return _drive(store, graph, payload, thread_id, printer, _decision_mode(args))
+    with _printer(args, pattern, thread_id) as printer:
+        printer.notice(
+            f"Thread {thread_id}", thread_id=thread_id, pattern=pattern, model=model_spec
+        )
+        store.threads.save(
+            thread_id,
+            pattern=pattern,
+            model=model_spec,
+            question=args.question,
+            status="running",
+            limits=limits,
+        )
+        payload = {"messages": [HumanMessage(args.question)]}
+        return _drive(store, graph, payload, thread_id, printer, args)
 
 
 def _resume(store: _Store, args: argparse.Namespace) -> int:
@@ -210,8 +287,16 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
     pattern = record.pattern if record else DEFAULT_PATTERN
     model_spec = record.model if record else default_model_spec()
     graph = _graph(store, pattern, model_spec, args, record.limits if record else None)
+    with _printer(args, pattern, args.thread_id) as printer:
+        return _continue(store, graph, printer, args)
+
+
+def _continue(
+    store: _Store, graph: CompiledStateGraph, printer: Printer, args: argparse.Namespace
+) -> int:
+    """Resume a thread: answer its pending approval, then drive it to its end."""
+    config = {"configurable": {"thread_id": args.thread_id}}
     snapshot = graph.get_state(config)
-    printer = Printer(as_json=args.json, answer_nodes=ANSWER_NODES.get(pattern, ()))
     if not snapshot.next:
         printer.notice(FINISHED.format(thread_id=args.thread_id))
         return 0
@@ -231,7 +316,7 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
                 printer.notice(RESUME_HINT.format(thread_id=args.thread_id))
                 return 0
         payload = Command(resume=decisions)
-    return _drive(store, graph, payload, args.thread_id, printer, _decision_mode(args))
+    return _drive(store, graph, payload, args.thread_id, printer, args)
 
 
 def _parse_decisions(text: str, request: Any) -> Any:
@@ -268,23 +353,28 @@ def _drive(
     payload: Any,
     thread_id: str,
     printer: Printer,
-    mode: Mode,
+    args: argparse.Namespace,
 ) -> int:
     """Stream the run, answering approval interrupts until it ends or nobody can answer."""
     config = {"configurable": {"thread_id": thread_id}}
+    mode = _decision_mode(args)
     try:
         while True:
             request = None
             for namespace, kind, chunk in graph.stream(
                 payload,
                 config,
-                stream_mode=["updates", "messages"],  # messages: the answer's tokens
+                # messages: the answer's tokens; custom: progress reports (a retry's wait)
+                stream_mode=["updates", "messages", "custom"],
                 subgraphs=True,  # a pattern's inner ReAct steps stream too
                 durability="sync",
             ):
                 if kind == "messages":
                     message, metadata = chunk
                     printer.token(message, metadata, inner=bool(namespace))
+                    continue
+                if kind == "custom":
+                    printer.progress(chunk)
                     continue
                 for node, update in chunk.items():
                     if node == "__interrupt__":
@@ -306,14 +396,26 @@ def _drive(
         printer.notice(RESUME_HINT.format(thread_id=thread_id))
         return 130
     except Exception as error:  # the user gets one line; the thread stays resumable
+        logger.debug("thread %s failed", thread_id, exc_info=True)
         store.threads.set_status(thread_id, "failed")
         print(f"reasoning-graphs: error: {type(error).__name__}: {error}", file=sys.stderr)
         printer.notice(RESUME_HINT.format(thread_id=thread_id))
         return 1
-    outcome = graph.get_state(config).values.get("outcome") or {"status": "answered"}
+    values = graph.get_state(config).values
+    outcome = values.get("outcome") or {"status": "answered"}
     store.threads.set_status(thread_id, outcome["status"])
+    if args.explain:
+        printer.grounding(_this_questions_report(values))
     printer.notice(CONTINUE_HINT.format(thread_id=thread_id), thread_id=thread_id)
     return 0
+
+
+def _this_questions_report(values: Mapping[str, Any]) -> GroundingReport | None:
+    """The grounding report of the question just answered, not one left by an earlier question."""
+    report = values.get("grounding")
+    if report and report.get("turn") == turn_number(values.get("messages", [])):
+        return report
+    return None
 
 
 def _list_threads(store: _Store, *, as_json: bool) -> int:

@@ -2,12 +2,21 @@
 
 The answer streams: its tokens are printed as the model writes them, on the
 ``Answer:`` line that the finished answer then completes.
+
+Quiet output keeps what a person waits for: progress lines (``Calling
+calculator…``, a retry's ``retrying in 2 s``), approvals, notes and the final
+answer. A trace file receives every event, shown or not, as one JSON object per line.
+
+A node or tool reports progress through LangGraph's stream writer, e.g.
+``get_stream_writer()({"event": "retry", "text": "retrying in 2 s"})``: the
+run streams it as a ``custom`` chunk and the printer shows it as a progress line.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -16,6 +25,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
 from reasoning_graphs.nodes.turn import describe_call
+from reasoning_graphs.state import Claim, GroundingReport
 
 ANSWER_NODES: Mapping[str, frozenset[str]] = {
     "react": frozenset({"think", "finish"}),
@@ -31,6 +41,12 @@ reflections are structured output; ``react_text`` writes its Thought/Action form
 ``cot`` reasons before it answers (and samples several chains at once); Reflexion's
 attempts are judged before one becomes the answer; plan steps are results.
 """
+QUIET_EVENTS = frozenset({"action", "approval", "decision", "answer", "grounding", "note"})
+"""What quiet output shows: progress, what a person must answer, the answer and its report."""
+PROGRESS = "progress"
+"""The event of a progress report that names no event of its own."""
+NO_GROUNDING = "No grounding report for this answer."
+GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
 
 
 @dataclass
@@ -51,20 +67,61 @@ class Printer:
         as_json: bool,
         out: TextIO | None = None,
         answer_nodes: Collection[str] = (),
+        quiet: bool = False,
+        trace: TextIO | None = None,
+        trace_fields: Mapping[str, Any] | None = None,
     ) -> None:
+        """Print to ``out`` (default stdout); ``trace`` gets every event as a JSON line.
+
+        ``trace_fields`` (such as the thread id) are added to each trace line.
+        """
         self.as_json = as_json
         self.out = out or sys.stdout
         self.answer_nodes = frozenset(answer_nodes)
+        self.quiet = quiet
+        self.trace = trace
+        self.trace_fields = dict(trace_fields or {})
         self._streaming: _StreamedAnswer | None = None
 
     def emit(self, event: str, text: str, **fields: Any) -> None:
+        """Trace the event, and print it unless quiet output leaves it out."""
+        self._emit(event, text, fields, progress=False)
+
+    def _emit(self, event: str, text: str, fields: Mapping[str, Any], *, progress: bool) -> None:
+        self._record(event, text, fields)
+        if self.quiet and not progress and event not in QUIET_EVENTS:
+            return
         self._end_line()
         if self.as_json:
             print(json.dumps({"event": event, "text": text, **fields}, default=str), file=self.out)
+        elif progress:
+            print(text, file=self.out)
+        elif self.quiet and event == "action":
+            print(f"Calling {fields.get('tool') or text}…", file=self.out)
         else:
             label = event.replace("_", " ").capitalize()
             print(f"{label}: {text}" if text else label, file=self.out)
         self.out.flush()
+
+    def _record(self, event: str, text: str, fields: Mapping[str, Any]) -> None:
+        """One JSON line in the trace file, with the time it was rendered."""
+        if self.trace is None:
+            return
+        line = {"time": time.time(), **self.trace_fields, "event": event, "text": text, **fields}
+        print(json.dumps(line, default=str, ensure_ascii=False), file=self.trace, flush=True)
+
+    def progress(self, report: Any) -> None:
+        """Show a progress report a node or tool wrote to LangGraph's ``custom`` stream.
+
+        A mapping names its ``event`` and ``text`` (other keys become fields);
+        anything else is shown as text. Quiet output shows every progress report.
+        """
+        if not isinstance(report, Mapping):
+            self._emit(PROGRESS, str(report), {}, progress=True)
+            return
+        fields = {key: value for key, value in report.items() if key not in ("event", "text")}
+        event = str(report.get("event") or PROGRESS)
+        self._emit(event, str(report.get("text", "")), fields, progress=True)
 
     def token(
         self, chunk: BaseMessage, metadata: Mapping[str, Any], *, inner: bool = False
@@ -84,9 +141,10 @@ class Printer:
         text = chunk.text
         if not text:
             return
-        if self.as_json:
+        if self.as_json or self.quiet:  # quiet output prints the answer once it is whole
             self.emit("token", text, node=node, message_id=chunk.id)
             return
+        self._record("token", text, {"node": node, "message_id": chunk.id})
         streaming = self._streaming
         if streaming is None or (streaming.node, streaming.message_id) != (node, chunk.id):
             if not text.strip():
@@ -168,8 +226,35 @@ class Printer:
             else:
                 outcome = outcome_of(message) or {"status": "answered"}
                 if not inner and self._finish_answer(node, text):
+                    self._record("answer", text, {"outcome": outcome})
                     return
                 self.emit("result" if inner else "answer", text, outcome=outcome)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)
+
+    def grounding(self, report: GroundingReport | None) -> None:
+        """Show which claims of the answer a tool observation backs, and which one."""
+        if not report:
+            self.notice(NO_GROUNDING)
+            return
+        claims = report["claims"]
+        summary = GROUNDING_SUMMARY.format(supported=report["supported"], total=len(claims))
+        if self.as_json:
+            self.emit("grounding", summary, report=report)
+            return
+        self._record("grounding", summary, {"report": report})
+        self._end_line()
+        print(f"Grounding: {summary}", file=self.out)
+        for claim in claims:
+            print(f"  {_claim_line(claim)}", file=self.out)
+        self.out.flush()
+
+
+def _claim_line(claim: Claim) -> str:
+    """``✓ 395 (number): calculator [call_1] "…395…"``, or where an unbacked claim was found."""
+    head = f"{claim['text']} ({claim['kind']})"
+    support = claim["support"]
+    if claim["supported"] and support:
+        return f"✓ {head}: {support['tool']} [{support['call_id']}] {support['excerpt']!r}"
+    return f"✗ {head}: only in the model's {claim['found_in']}"
