@@ -155,6 +155,60 @@ def test_the_trial_bound_returns_the_best_attempt_with_its_score() -> None:
     assert len(model.calls) == len(script)
 
 
+def lookup(item: str) -> str:
+    """Look an item up."""
+    return f"{item} is in Texas. " + "x" * 2000 if item == "paris" else f"{item}: nothing found"
+
+
+def test_the_reflection_sees_the_attempts_calls_and_observations() -> None:
+    script = [
+        tool_call("lookup", item="paris"),
+        "Paris is in Texas.",
+        LESSON,
+        tool_call("lookup", item="paris france"),
+        "Paris is in France.",
+        LESSON,
+        "Paris is in France.",
+    ]
+    model = ScriptedChatModel(script=script)
+    scores = {"Paris is in Texas.": 0.2}
+    graph = build_graph(
+        model,
+        tools=[tool_spec(lookup, concurrency_safe=True)],
+        evaluator=lambda task, answer: {"score": scores.get(answer, 0.5), "feedback": "Not it."},
+        max_trials=3,
+    )
+
+    graph.invoke(ask("Which country is Paris in?"))
+
+    first_reflection, second_reflection = text_of(model.prompts[2]), text_of(model.prompts[5])
+    # the call, and its observation as a data block naming the call
+    assert "lookup(item='paris')" in first_reflection
+    block = first_reflection.split("<<<data from lookup(item='paris')>>>\n")[1]
+    assert block.startswith("paris is in Texas. xxx")
+    assert len(block.split("<<<end of data>>>")[0]) < 1000  # the long observation is clipped
+    # each reflection reads its own trial's work
+    assert "lookup(item='paris france')" in second_reflection
+    assert "paris france: nothing found" in second_reflection
+    assert "lookup(item='paris')" not in second_reflection
+
+
+def test_a_reflection_on_an_attempt_without_tools_shows_no_data() -> None:
+    model = ScriptedChatModel(script=["A", LESSON, "B"])
+    graph = build_graph(
+        model,
+        tools=[],
+        evaluator=lambda task, answer: {"score": 0.1, "feedback": "no"},
+        max_trials=2,
+    )
+
+    graph.invoke(ask("Pick."))
+
+    request = str(model.prompts[1][-1].content)
+    assert "Task: Pick." in request
+    assert "<<<data from" not in request
+
+
 def test_bad_options_are_refused() -> None:
     with pytest.raises(ValueError, match="threshold"):
         build_graph(ScriptedChatModel(), threshold=1.5)

@@ -6,20 +6,34 @@ user's request so the attempt's model reads them where it reads the task.
 The judge's text is shared with other patterns, so it is in :mod:`reasoning_graphs.nodes.prompts`.
 """
 
-REFLECT_SYSTEM = """\
-You help an assistant learn from a failed attempt. Given the task, the attempt's \
-answer and the feedback it got, explain briefly why the attempt fell short and \
-what to do differently next time. Be specific to this task: the advice is all \
-the next attempt will see of this one."""
+from reasoning_graphs.nodes.untrusted import DATA_RULE
+
+REFLECT_SYSTEM = (
+    """\
+You help an assistant learn from a failed attempt. Given the task, the tool calls \
+the attempt made and what they returned, its answer and the feedback it got, \
+explain briefly why the attempt fell short and what to do differently next time \
+(a better tool or argument, a step it skipped, a result it misread or ignored). \
+Be specific to this task: the advice is all the next attempt will see of this one. """
+    + DATA_RULE
+)
 
 REFLECT_REQUEST = """\
 Task: {task}
+
+{work}
 
 Attempt {trial} answered:
 {answer}
 
 Feedback (score {score:.2f}):
 {feedback}{earlier}"""
+
+ATTEMPT_WORK = "Attempt {trial} made these tool calls, in order:\n{steps}"
+NO_TOOL_CALLS = "Attempt {trial} made no tool calls."
+EARLIER_CALLS = "({count} earlier calls not shown.)"
+CALL_LINE = "{number}. {call} ({how})\n{observation}"
+CLIPPED = "… [cut: {total} characters in all]"
 
 EARLIER_REFLECTIONS = "\n\nLessons from earlier attempts:\n{reflections}"
 
