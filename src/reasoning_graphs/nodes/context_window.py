@@ -107,10 +107,11 @@ def fit_prompt(prompt: Sequence[BaseMessage], limits: Limits, summarise: Summari
     strategy = limits.context_strategy
     if strategy == "window":
         return Fitted(sliding_window(messages, limits.keep_messages))
+    budget = prompt_limit(limits)
     if strategy == "summary":
-        return (yield from summarised(messages, limits.keep_messages, summarise))
+        return (yield from summarised(messages, limits.keep_messages, summarise, budget))
     if strategy == "protective":
-        return (yield from protected(messages, summarise))
+        return (yield from protected(messages, summarise, budget))
     if strategy == "hybrid":
         return (yield from hybrid(messages, limits, summarise))
     return Fitted(messages)
@@ -167,27 +168,38 @@ def sliding_window(messages: Sequence[BaseMessage], keep: int) -> list[BaseMessa
     return [messages[i] for i in sorted(_always_kept(messages) | recent)]
 
 
-def summarised(messages: Sequence[BaseMessage], keep: int, summarise: Summarise) -> Body[Fitted]:
-    """The window of :func:`sliding_window`, with what it leaves out summarised."""
+def summarised(
+    messages: Sequence[BaseMessage], keep: int, summarise: Summarise, budget: int | None = None
+) -> Body[Fitted]:
+    """The window of :func:`sliding_window`, with what it leaves out summarised.
+
+    ``budget``: the estimated tokens the summary request may reach (``None``: any).
+    """
     kept = _always_kept(messages) | _recent_steps(messages, keep)
-    return (yield from _summarise_rest(messages, kept, SUMMARY_CLIP_CHARS, summarise))
+    return (yield from _summarise_rest(messages, kept, SUMMARY_CLIP_CHARS, summarise, budget))
 
 
-def protected(messages: Sequence[BaseMessage], summarise: Summarise) -> Body[Fitted]:
+def protected(
+    messages: Sequence[BaseMessage], summarise: Summarise, budget: int | None = None
+) -> Body[Fitted]:
     """System prompt, question and the last 3 steps verbatim; a middle of more than
-    6 messages summarised, each clipped first."""
+    6 messages summarised, each clipped first (``budget`` as in :func:`summarised`)."""
     kept = _always_kept(messages) | _last_steps(messages, PROTECTED_STEPS)
     if len(messages) - len(kept) <= SUMMARY_MIN_MESSAGES:
         return Fitted(list(messages))
-    return (yield from _summarise_rest(messages, kept, PROTECTIVE_CLIP_CHARS, summarise))
+    clip = PROTECTIVE_CLIP_CHARS
+    return (yield from _summarise_rest(messages, kept, clip, summarise, budget))
 
 
-def emergency_fit(messages: Sequence[BaseMessage], summarise: Summarise) -> Body[Fitted]:
+def emergency_fit(
+    messages: Sequence[BaseMessage], summarise: Summarise, budget: int | None = None
+) -> Body[Fitted]:
     """After a provider refused the prompt as too large: the last 2 steps verbatim, the
     rest summarised, and long messages clipped when there was nothing to summarise."""
     kept = _always_kept(messages) | _last_steps(messages, EMERGENCY_STEPS)
     if len(kept) < len(messages):
-        return (yield from _summarise_rest(messages, kept, PROTECTIVE_CLIP_CHARS, summarise))
+        clip = PROTECTIVE_CLIP_CHARS
+        return (yield from _summarise_rest(messages, kept, clip, summarise, budget))
     return Fitted(_clip_unprotected(messages, SUMMARY_CLIP_CHARS))
 
 
@@ -200,7 +212,7 @@ def hybrid(messages: Sequence[BaseMessage], limits: Limits, summarise: Summarise
     limit = prompt_limit(limits)
     if limit is None or estimate_tokens(messages) <= limit:
         return Fitted(list(messages))
-    fitted = yield from protected(messages, summarise)
+    fitted = yield from protected(messages, summarise, limit)
     if estimate_tokens(fitted.prompt) > limit:
         fitted.prompt = sliding_window(fitted.prompt, limits.keep_messages)
     if estimate_tokens(fitted.prompt) > limit:
@@ -256,14 +268,19 @@ def _last_steps(messages: Sequence[BaseMessage], count: int) -> set[int]:
 
 
 def _summarise_rest(
-    messages: Sequence[BaseMessage], kept: set[int], clip: int, summarise: Summarise
+    messages: Sequence[BaseMessage],
+    kept: set[int],
+    clip: int,
+    summarise: Summarise,
+    budget: int | None,
 ) -> Body[Fitted]:
     """``messages`` with those not ``kept`` replaced by one summary, placed where they began
     (after the question when some of them follow it)."""
     dropped = [i for i in range(len(messages)) if i not in kept]
     if not dropped:
         return Fitted(list(messages))
-    text, event = yield from summarise(_summary_prompt([messages[i] for i in dropped], clip))
+    request = _summary_prompt([messages[i] for i in dropped], clip, budget)
+    text, event = yield from summarise(request)
     summary = AIMessage(f"{SUMMARY_HEADING}\n{text}")
     question = request_index(messages)
     place = dropped[0]
@@ -275,9 +292,24 @@ def _summarise_rest(
     return Fitted(fitted, [event])
 
 
-def _summary_prompt(messages: Sequence[BaseMessage], clip: int) -> list[BaseMessage]:
-    transcript = "\n".join(f"{_role(m)}: {_clipped(_described(m), clip)}" for m in messages)
-    return [SystemMessage(SUMMARY_INSTRUCTIONS), HumanMessage(transcript)]
+def _summary_prompt(
+    messages: Sequence[BaseMessage], clip: int, budget: int | None
+) -> list[BaseMessage]:
+    """The request for a summary of ``messages``, each clipped to ``clip`` characters.
+
+    Past ``budget`` the messages are clipped shorter, then the oldest left out, so the
+    summary call itself stays within the window.
+    """
+    entries = [f"{_role(m)}: {_described(m)}" for m in messages]
+    while True:
+        transcript = "\n".join(_clipped(entry, clip) for entry in entries)
+        request = [SystemMessage(SUMMARY_INSTRUCTIONS), HumanMessage(transcript)]
+        if budget is None or estimate_tokens(request) <= budget or len(entries) == 1:
+            return request
+        if clip > SHORTEST_CLIP_CHARS:
+            clip = max(SHORTEST_CLIP_CHARS, clip // 2)
+        else:
+            entries = entries[max(1, len(entries) // 4) :]
 
 
 def _role(message: BaseMessage) -> str:

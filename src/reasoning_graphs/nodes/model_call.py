@@ -44,6 +44,7 @@ from reasoning_graphs.nodes.context_window import (
     emergency_fit,
     fit_prompt,
     is_context_overflow,
+    prompt_limit,
 )
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
@@ -127,7 +128,8 @@ def call_model(
     except Exception as error:
         if not is_context_overflow(error):
             raise
-        emergency = yield from emergency_fit(fitted.prompt, summarise)
+        limit = prompt_limit(run.limits)
+        emergency = yield from emergency_fit(fitted.prompt, summarise, limit)
         fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
         reply = yield from _ask(run, request, fitted.prompt, state)
     return _after(fitted.events, reply)
