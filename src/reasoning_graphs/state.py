@@ -110,6 +110,9 @@ class Outcome(TypedDict):
 ClaimKind = Literal["name", "number", "date"]
 """What an answer's claim is: a proper name, a quantity, or a date."""
 
+ClaimSource = Literal["observation", "question", "thought", "answer"]
+"""Where an answer's claim was found (see :class:`Claim`)."""
+
 
 class ClaimSupport(TypedDict):
     """The tool observation an answer's claim was found in.
@@ -141,7 +144,7 @@ class Claim(TypedDict):
     text: str
     kind: ClaimKind
     supported: bool
-    found_in: Literal["observation", "question", "thought", "answer"]
+    found_in: ClaimSource
     support: ClaimSupport | None
 
 
