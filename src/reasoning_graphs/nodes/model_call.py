@@ -121,7 +121,7 @@ def call_model(
     too large gets an emergency summary and one more try. A summary is a model
     call too: its thought event comes back in :attr:`ModelReply.events`.
     """
-    summarise = _summariser(run, state)
+    summarise = summariser(run, state)
     fitted = yield from fit_prompt(request.prompt, run.limits, summarise)
     try:
         reply = yield from _ask(run, request, fitted.prompt, state)
@@ -153,7 +153,7 @@ def _ask(
     return ModelReply(message, parsed, error, latency_ms, event)
 
 
-def _summariser(run: RunScope, state: Mapping[str, Any] | None) -> Summarise:
+def summariser(run: RunScope, state: Mapping[str, Any] | None) -> Summarise:
     """A summary call through this seam, as the fitting strategies ask for one."""
 
     def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
