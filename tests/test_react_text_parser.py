@@ -9,6 +9,7 @@ tests check that no input makes the parser raise or leak cut-off text.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +252,65 @@ def test_the_prompts_own_example_parses_step_by_step() -> None:
     assert (step.kind, step.level, step.tool) == ("action", "exact", "days_between")
     answer = example.split(observation_line("45", "days_between") + "\n")[1]
     assert parse_step(answer, {}, ENGLISH).kind == "final"
+
+
+def worked_examples(prompt: str, labels: Labels) -> list[list[str]]:
+    """Each worked example of the prompt as the model turns it is made of.
+
+    An example is a paragraph with a final answer that is not a ``<hint>``; its
+    turns are what the model writes between the runtime's observation blocks.
+    """
+    final = f"{labels.final_answer}: "
+    observation = re.compile(
+        rf"^{re.escape(labels.observation)}: <<<data from [^\n]*>>>\n.*?\n<<<end of data>>>$",
+        re.MULTILINE | re.DOTALL,
+    )
+    examples = []
+    for paragraph in prompt.split("\n\n"):
+        lines = paragraph.splitlines()
+        if not any(line.startswith(final) and not line.startswith(f"{final}<") for line in lines):
+            continue
+        first_thought = next(i for i, line in enumerate(lines) if line.startswith(labels.thought))
+        examples.append(observation.split("\n".join(lines[first_thought:])))
+    return examples
+
+
+def example_tools(prompt: str, labels: Labels) -> dict[str, dict[str, Any]]:
+    action = f"{labels.action}: "
+    return {line[len(action) :]: {} for line in prompt.splitlines() if line.startswith(action)}
+
+
+@pytest.mark.parametrize("labels", [ENGLISH, CHINESE], ids=["en", "zh"])
+def test_the_prompt_shows_a_direct_answer_and_a_multi_step_exchange(labels: Labels) -> None:
+    prompt = build_system_prompt(TOOL_SPECS, labels)
+    tools = example_tools(prompt, labels)
+    shapes = []
+    for turns in worked_examples(prompt, labels):
+        steps = [parse_step(turn, tools, labels) for turn in turns]
+        # as the runtime reads it: an action before every observation, then the answer
+        assert [step.kind for step in steps] == ["action"] * (len(turns) - 1) + ["final"]
+        assert all(step.level == "exact" for step in steps)
+        calls = [(step.tool, json.dumps(step.args, sort_keys=True)) for step in steps[:-1]]
+        assert len(set(calls)) == len(calls)  # no example repeats a call
+        shapes.append(len(calls))
+    assert 0 in shapes  # a direct answer, with no tool
+    assert max(shapes) >= 2  # several steps, each a new call
+
+
+def rules_of(prompt: str, labels: Labels) -> list[str]:
+    heading = "Rules:" if labels is ENGLISH else "规则："
+    section = prompt.split(f"\n\n{heading}\n")[1].split("\n\n")[0]
+    return section.splitlines()
+
+
+def test_the_prompt_rules_forbid_repeats_and_ask_for_progress_in_both_languages() -> None:
+    english = rules_of(build_system_prompt(TOOL_SPECS, ENGLISH), ENGLISH)
+    chinese = rules_of(build_system_prompt(TOOL_SPECS, CHINESE), CHINESE)
+    assert len(english) == len(chinese)  # the same rules in each language
+    assert any("repeat" in rule for rule in english)
+    assert any("progress" in rule for rule in english)
+    assert any("重复" in rule for rule in chinese)
+    assert any("进展" in rule for rule in chinese)
 
 
 @pytest.mark.parametrize("labels", [ENGLISH, CHINESE], ids=["en", "zh"])
