@@ -286,9 +286,9 @@ NOT_NAMES = _words(
 """Words that start a sentence or a heading with a capital, rather than name something."""
 
 _CAP_WORD = r"[A-Z][A-Za-z'’\-]*[A-Za-z]|[A-Z]"
-_LINK = r"(?:[ \t]+(?:of|the|de|da|del|di|du|la|le|van|von|der|den|and|&))*"
+_LINK = r"(?:[ \t]+(?:of|the|de|da|del|di|du|la|le|van|von|der|den))*"
 LATIN_NAME = re.compile(
-    rf"(?<![A-Za-z])(?:{_CAP_WORD})(?:{_LINK}[ \t]+(?:{_CAP_WORD}))*(?![A-Za-z])"
+    rf"(?<![A-Za-z0-9])(?:{_CAP_WORD})(?:{_LINK}[ \t]+(?:{_CAP_WORD}))*(?![A-Za-z0-9])"
 )
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAN_BREAK_CHARS = "的是在于和与及从到向对把被为了也都就而并或即由将以有位叫称约共达占"
@@ -322,7 +322,7 @@ def _latin_names(text: str) -> Iterator[Found]:
     for match in LATIN_NAME.finditer(text):
         words = match.group().split()
         start = match.start()
-        while words and (words[0].lower() in NOT_NAMES or words[0] in ("I", "&")):
+        while words and words[0].lower() in NOT_NAMES:
             start = text.index(words[1], start + len(words[0])) if len(words) > 1 else start
             words = words[1:]
         if not words or len(" ".join(words)) < 2:  # a lone letter names nothing
