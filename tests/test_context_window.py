@@ -64,20 +64,23 @@ def trajectory(count: int, *, result_chars: int = 1500) -> list[BaseMessage]:
     return messages
 
 
-def fixed_summary(prompt: list[BaseMessage]) -> Iterator[Any]:
-    """A summariser that answers without a model (a body that yields nothing)."""
-    yield from ()
-    event = ThoughtEvent(
+def fixed_summary_event(step: int) -> ThoughtEvent:
+    return ThoughtEvent(
         kind="thought",
         turn=1,
-        step=1,
+        step=step,
         text=SUMMARY,
         tool_calls=[],
-        input_tokens=estimate_tokens(prompt),
+        input_tokens=100,
         output_tokens=20,
         latency_ms=0.0,
     )
-    return SUMMARY, event
+
+
+def fixed_summary(prompt: list[BaseMessage]) -> Iterator[Any]:
+    """A summariser that answers without a model (a body that yields nothing)."""
+    yield from ()
+    return SUMMARY, fixed_summary_event(1)
 
 
 def is_summary_request(messages: list[BaseMessage]) -> bool:
@@ -229,6 +232,23 @@ def test_a_summary_is_a_model_call_with_its_thought_event() -> None:
     assert reply.events[0]["text"] == SUMMARY
     assert reply.events[0]["step"] < reply.event["step"]
     assert all(e["input_tokens"] > 0 for e in reply.events)
+
+
+def test_the_closing_call_past_the_budget_makes_no_summary_call() -> None:
+    model = ScriptedChatModel(script=["Report 18, as far as I got."])
+    limits = Limits(context_strategy="protective", max_steps=3)
+    run = RunScope(agent_setup(model, []), limits)
+    messages = trajectory(20)
+    spent = [fixed_summary_event(step) for step in (1, 2, 3)]
+    state = {"messages": messages[1:], "trajectory": spent}
+
+    reply = drive(call_model(run, ModelRequest(prompt=messages), state))
+
+    assert len(model.calls) == 1
+    assert reply.summaries == ()
+    assert model.prompts[0][:2] == messages[:2]
+    assert model.prompts[0][-6:] == messages[-6:]
+    assert estimate_tokens(model.prompts[0]) < estimate_tokens(messages) / 2
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,10 @@ OVERFLOW_PHRASES = (
 """How providers word a refusal of a prompt too large (OpenAI, llama.cpp, proxies)."""
 
 Summarise = Callable[[list[BaseMessage]], Body[tuple[str, ThoughtEvent]]]
-"""One model call on a summary prompt: the summary text and the call's thought event."""
+"""One model call on a summary prompt: the summary text and the call's thought event.
+
+Where a strategy takes ``Summarise | None``, ``None`` means no model call may be
+spent (the question's budget is): what would be summarised is left out instead."""
 
 
 @dataclass
@@ -101,7 +104,9 @@ class Fitted:
     events: list[ThoughtEvent] = field(default_factory=list)
 
 
-def fit_prompt(prompt: Sequence[BaseMessage], limits: Limits, summarise: Summarise) -> Body[Fitted]:
+def fit_prompt(
+    prompt: Sequence[BaseMessage], limits: Limits, summarise: Summarise | None
+) -> Body[Fitted]:
     """``prompt`` fitted by the run's strategy (unchanged for ``none``)."""
     messages = list(prompt)
     strategy = limits.context_strategy
@@ -169,7 +174,10 @@ def sliding_window(messages: Sequence[BaseMessage], keep: int) -> list[BaseMessa
 
 
 def summarised(
-    messages: Sequence[BaseMessage], keep: int, summarise: Summarise, budget: int | None = None
+    messages: Sequence[BaseMessage],
+    keep: int,
+    summarise: Summarise | None,
+    budget: int | None = None,
 ) -> Body[Fitted]:
     """The window of :func:`sliding_window`, with what it leaves out summarised.
 
@@ -180,7 +188,7 @@ def summarised(
 
 
 def protected(
-    messages: Sequence[BaseMessage], summarise: Summarise, budget: int | None = None
+    messages: Sequence[BaseMessage], summarise: Summarise | None, budget: int | None = None
 ) -> Body[Fitted]:
     """System prompt, question and the last 3 steps verbatim; a middle of more than
     6 messages summarised, each clipped first (``budget`` as in :func:`summarised`)."""
@@ -192,7 +200,7 @@ def protected(
 
 
 def emergency_fit(
-    messages: Sequence[BaseMessage], summarise: Summarise, budget: int | None = None
+    messages: Sequence[BaseMessage], summarise: Summarise | None, budget: int | None = None
 ) -> Body[Fitted]:
     """After a provider refused the prompt as too large: the last 2 steps verbatim, the
     rest summarised, and long messages clipped when there was nothing to summarise."""
@@ -203,7 +211,9 @@ def emergency_fit(
     return Fitted(_clip_unprotected(messages, SUMMARY_CLIP_CHARS))
 
 
-def hybrid(messages: Sequence[BaseMessage], limits: Limits, summarise: Summarise) -> Body[Fitted]:
+def hybrid(
+    messages: Sequence[BaseMessage], limits: Limits, summarise: Summarise | None
+) -> Body[Fitted]:
     """Each strategy in turn, from the gentlest, while the prompt is past the threshold.
 
     Without a known ``context_window`` there is no threshold: the prompt is sent
@@ -271,7 +281,7 @@ def _summarise_rest(
     messages: Sequence[BaseMessage],
     kept: set[int],
     clip: int,
-    summarise: Summarise,
+    summarise: Summarise | None,
     budget: int | None,
 ) -> Body[Fitted]:
     """``messages`` with those not ``kept`` replaced by one summary, placed where they began
@@ -279,6 +289,8 @@ def _summarise_rest(
     dropped = [i for i in range(len(messages)) if i not in kept]
     if not dropped:
         return Fitted(list(messages))
+    if summarise is None:
+        return Fitted([m for i, m in enumerate(messages) if i in kept])
     request = _summary_prompt([messages[i] for i in dropped], clip, budget)
     text, event = yield from summarise(request)
     summary = AIMessage(f"{SUMMARY_HEADING}\n{text}")

@@ -38,6 +38,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body, Invoke
+from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.context_window import (
     Fitted,
     Summarise,
@@ -119,9 +120,12 @@ def call_model(
     model and the options its guards read. The prompt is first fitted to the
     context window by the run's strategy; a provider that still refuses it as
     too large gets an emergency summary and one more try. A summary is a model
-    call too: its thought event comes back in :attr:`ModelReply.events`.
+    call too: its thought event comes back in :attr:`ModelReply.events`. Once the
+    question's budget is spent, the one closing call gets no summary call before
+    it: what would be summarised is left out.
     """
-    summarise = summariser(run, state)
+    spent = budget_stop(state or NO_STATE, run.limits) is not None
+    summarise = None if spent else summariser(run, state)
     fitted = yield from fit_prompt(request.prompt, run.limits, summarise)
     try:
         reply = yield from _ask(run, request, fitted.prompt, state)
