@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from reasoning_graphs.context import AgentContext, Limits
+from reasoning_graphs.context import BUDGETS, AgentContext, Limits
 from reasoning_graphs.graphs import react, rewoo
 from reasoning_graphs.nodes.observe import budget_stop
-from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.setup import agent_setup
+from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator, read_observation
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import (
@@ -115,6 +119,96 @@ def test_no_limit_budgets_never_stop_and_the_context_schema_accepts_them() -> No
     for name in ("max_steps", "token_budget"):
         types = {option.get("type") for option in schema["properties"][name]["anyOf"]}
         assert types == {"integer", "null"}
+
+
+# modes
+
+
+def always_counting(calls_per_turn: int = 1) -> ScriptedChatModel:
+    """A model that asks for new counting every turn, never answering."""
+    numbers = itertools.count()
+
+    def turn(messages: list[Any]) -> Any:
+        return tool_calls(*(("count", {"n": next(numbers)}) for _ in range(calls_per_turn)))
+
+    return ScriptedChatModel(script=[turn], cycle=True)
+
+
+def tool_runs(state: dict[str, Any]) -> int:
+    return sum(
+        event["kind"] == "action" and event["decision"] == "auto" for event in state["trajectory"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "documented", "attempts"),
+    [
+        ("chat", {"max_steps": 2, "max_tool_calls_per_turn": 5}, 3),
+        (
+            "agent",
+            {
+                "max_steps": 21,
+                "max_tool_calls_per_turn": 5,
+                "max_tool_calls": 200,
+                "token_budget": 200_000,
+            },
+            5,
+        ),
+    ],
+)
+def test_a_mode_gives_its_documented_limits_at_build_and_at_run_time(
+    mode: str, documented: dict[str, int], attempts: int
+) -> None:
+    built = agent_setup(None, [count], mode=mode)
+    run_on_unlimited = Limits(max_steps=None, token_budget=None).apply({"mode": mode})
+
+    for limits in (built.limits, run_on_unlimited):
+        assert {name: getattr(limits, name) for name in documented} == documented
+        assert limits.mode == mode
+    assert built.retry_policy.max_attempts == attempts
+
+
+def test_without_a_mode_the_limits_and_retries_stay_the_defaults() -> None:
+    setup = agent_setup(None, [count])
+    assert setup.limits == replace(Limits(), tools=setup.limits.tools)
+    assert setup.retry_policy.max_attempts == model_retry_policy().max_attempts
+
+
+def test_a_chat_run_makes_one_round_of_at_most_five_calls_then_concludes() -> None:
+    model = always_counting(calls_per_turn=7)
+    graph = react.build_graph(model, tools=[count], max_steps=None)
+
+    state = graph.invoke(ask("Count."), context={"mode": "chat"})
+
+    assert len(model.calls) <= 3, "two steps and one closing call"
+    assert tool_runs(state) <= 2 * 5, "the calls past five in a round are skipped"
+    assert state["outcome"]["status"] == "incomplete"
+
+
+def no_looser(after: Limits, before: Limits) -> bool:
+    """Every budget of ``after`` is set wherever ``before``'s is, and no higher."""
+    return all(
+        getattr(before, name) is None or getattr(after, name) <= getattr(before, name)
+        for name in BUDGETS
+    )
+
+
+def test_a_runs_mode_never_loosens_the_graphs_limits() -> None:
+    strict = Limits(max_steps=1, max_tool_calls_per_turn=2, max_tool_calls=3, token_budget=100)
+    assert replace(strict.apply({"mode": "agent"}), mode=None) == strict
+    for graph_limits in (Limits(), Limits.preset("chat"), Limits.preset("agent")):
+        for mode in ("chat", "agent"):
+            assert no_looser(graph_limits.apply({"mode": mode}), graph_limits)
+
+    model = always_counting()
+    graph = react.build_graph(model, tools=[count], max_steps=None, max_tool_calls=2)
+    state = graph.invoke(ask("Count."), context={"mode": "agent"})
+    assert tool_runs(state) == 2, "the graph's 2 calls, not the mode's 200"
+
+    model = always_counting()
+    graph = react.build_graph(model, tools=[count], mode="chat")
+    graph.invoke(ask("Count."), context={"mode": "agent"})
+    assert len(model.calls) <= 3, "the graph's chat limits, not the run's agent ones"
 
 
 # graph-wide tool defaults
