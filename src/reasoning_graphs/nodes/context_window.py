@@ -37,9 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from langchain_core.messages import (
     AIMessage,
+    AnyMessage,
     BaseMessage,
     HumanMessage,
     SystemMessage,
@@ -248,12 +250,17 @@ def _shrunk(messages: list[BaseMessage], limit: int) -> list[BaseMessage]:
 
 def _always_kept(messages: Sequence[BaseMessage]) -> set[int]:
     """System messages, the question, and every step that holds a call a person decided."""
-    question = request_index(messages)
+    question = _question_index(messages)
     kept = {i for i, m in enumerate(messages) if isinstance(m, SystemMessage) or i == question}
     for step in steps(messages):
         if any(_is_decided(messages[i]) for i in step):
             kept.update(step)
     return kept
+
+
+def _question_index(messages: Sequence[BaseMessage]) -> int | None:
+    """Where the question (the latest human message) is in the prompt."""
+    return request_index(cast("Sequence[AnyMessage]", messages))
 
 
 def _is_decided(message: BaseMessage) -> bool:
@@ -272,7 +279,7 @@ def _recent_steps(messages: Sequence[BaseMessage], keep: int) -> set[int]:
 
 def _last_steps(messages: Sequence[BaseMessage], count: int) -> set[int]:
     """The last ``count`` steps after the question (the question itself is kept anyway)."""
-    question = request_index(messages)
+    question = _question_index(messages)
     after = [s for s in steps(messages) if question is None or s[0] > question]
     return {i for step in after[-count:] for i in step}
 
@@ -294,7 +301,7 @@ def _summarise_rest(
     request = _summary_prompt([messages[i] for i in dropped], clip, budget)
     text, event = yield from summarise(request)
     summary = AIMessage(f"{SUMMARY_HEADING}\n{text}")
-    question = request_index(messages)
+    question = _question_index(messages)
     place = dropped[0]
     if question is not None and dropped[-1] > question:
         place = max(place, question + 1)

@@ -48,6 +48,7 @@ from reasoning_graphs.nodes.context_window import (
     prompt_limit,
 )
 from reasoning_graphs.nodes.setup import RunScope
+from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.state import ThoughtEvent
 
@@ -132,7 +133,8 @@ def call_model(
     except Exception as error:
         if not is_context_overflow(error):
             raise
-        limit = prompt_limit(run.limits)
+        # the summary request must fit where the refused prompt did not
+        limit = prompt_limit(run.limits) or estimate_tokens(fitted.prompt) // 2
         emergency = yield from emergency_fit(fitted.prompt, summarise, limit)
         fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
         reply = yield from _ask(run, request, fitted.prompt, state)

@@ -61,7 +61,7 @@ def text_tokens(text: str) -> int:
 
 def message_tokens(message: BaseMessage) -> int:
     """Estimated tokens of one message: its text, its tool calls and the role overhead."""
-    parts = [message.text]
+    parts: list[str] = [message.text]
     if isinstance(message, AIMessage) and message.tool_calls:
         parts.append(json.dumps(message.tool_calls, ensure_ascii=False, default=str))
     return MESSAGE_OVERHEAD_TOKENS + sum(text_tokens(part) for part in parts)
