@@ -1,6 +1,10 @@
 """``approve``: decide the fate of every call of a model turn before any of them runs.
 
-Order of checks per call: the per-turn call limit, an earlier rejection of
+First, a turn that repeats a call which failed, with the same arguments, in
+the rounds just before (``repeat_failure_limit`` rounds in a row with this
+one) runs nothing: the run stops with the reason, stateful tools too, since
+running a failing call again is no way forward. Otherwise, order of checks
+per call: the per-turn call limit, an earlier rejection of
 the same call, the policy's block rules, reuse of an identical read-only call
 whose result is still current, and finally approval by a person for
 dangerous calls. All dangerous calls of the turn go into one interrupt. The
@@ -18,6 +22,7 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
 from reasoning_graphs.metadata import is_bookkeeping, settled
+from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import (
@@ -132,7 +137,12 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
                 call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
             )
 
-        settle_calls(run, state, reply.tool_calls, triage)
+        stop = _repeated_failure(state, reply, run.limits.repeat_failure_limit)
+        if stop is None:
+            settle_calls(run, state, reply.tool_calls, triage)
+        else:  # nothing of this turn runs: the run stops before repeating the failure
+            for call in reply.tool_calls:
+                triage.answer_without_running(call, STOPPED_CALL.format(reason=stop), "skipped")
 
         update: dict[str, Any] = {
             "messages": triage.answered,
@@ -146,9 +156,23 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
         if by_model and triage.repeats and len(triage.repeats) == len(reply.tool_calls):
             reason = REPEATED_ONLY.format(calls=", ".join(triage.repeats))
             update["outcome"] = {"status": "incomplete", "reason": reason}
+        if stop is not None:
+            update["outcome"] = {"status": "incomplete", "reason": stop}
         return update
 
     return approve
+
+
+def _repeated_failure(state: AgentState, reply: AIMessage, limit: int) -> str | None:
+    """Why the run stops instead of settling ``reply``: one of its calls failed, with the
+    same arguments, in the rounds just before (see :func:`~.progress.repeated_failure`)."""
+    rounds = tool_rounds(state["messages"])
+    earlier = rounds[:-1] if rounds and rounds[-1].message is reply else rounds
+    for call in reply.tool_calls:
+        reason = repeated_failure(earlier, call, limit)
+        if reason is not None:
+            return reason
+    return None
 
 
 def settle_calls(

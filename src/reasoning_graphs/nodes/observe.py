@@ -1,4 +1,11 @@
-"""``observe``: close a turn's tool round and check the budgets before thinking again.
+"""``observe``: close a turn's tool round and check the budgets and progress before thinking again.
+
+Two progress guards read the rounds here (:mod:`~reasoning_graphs.nodes.progress`):
+after ``empty_result_streak`` empty or "not found" results in a row, the
+round's last empty observation gains a note telling the model to change
+strategy (the tool's text stays); after ``stale_round_limit`` rounds in a row
+with no new information, the loop ends and ``finish`` asks the model to
+summarise and answer.
 
 A round whose every call went to a tool that answers for the model
 (``return_direct=True``, or a ``Command`` with ``goto=END``) and succeeded
@@ -15,6 +22,7 @@ from langchain_core.messages import AIMessage
 
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.progress import stale_stop, tool_rounds, with_strategy_hint
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
 from reasoning_graphs.state import AgentState, Node, Outcome
@@ -49,6 +57,9 @@ def make_observe(setup: AgentSetup) -> Node[AgentState]:
         answer = direct_answer(state)
         if answer is not None:
             return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
-        return {"to_run": [], "outcome": budget_stop(state, setup.for_run().limits)}
+        limits = setup.for_run().limits
+        hinted = with_strategy_hint(tool_rounds(state["messages"]), limits.empty_result_streak)
+        outcome = budget_stop(state, limits) or stale_stop(state, limits.stale_round_limit)
+        return {"to_run": [], "outcome": outcome, "messages": hinted}
 
     return observe

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.state import EXECUTED, ThoughtEvent
-from reasoning_graphs.tools.output import content_text
+from reasoning_graphs.tools.output import TRANSIENT, content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
 
@@ -133,6 +133,7 @@ def reusable_results(
     A read-only (concurrency-safe) call repeated with the same arguments would
     return the same text or the same error, unless a stateful call ran in
     between — so any successful stateful call forgets what was read before it.
+    A transient failure (a timeout, a lost connection) is not kept: it may pass.
     """
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     results: dict[str, EarlierResult] = {}
@@ -145,6 +146,8 @@ def reusable_results(
                 if message.status == "success":
                     results.clear()
                 continue
+            if message.response_metadata.get(TRANSIENT):
+                continue  # it may pass next time: run it again rather than reuse the error
             results[call_signature(name, args)] = EarlierResult(
                 content_text(message.content), message.status, message.tool_call_id
             )

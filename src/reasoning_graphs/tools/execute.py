@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -49,6 +51,7 @@ TOOL_TIMED_OUT = (
     "Error: {name!r} did not finish within {seconds:g} s and was abandoned. "
     "Try a smaller request or another approach."
 )
+TRANSIENT_NAME = re.compile(r"Timeout|Timed?Out|Connect(ion)?(Error|Refused|Reset)")
 
 __all__ = [
     "CUT_MARKER",
@@ -139,7 +142,7 @@ def execute_call(
             tools=registry.tools(),
         )
         call = ToolCall(name=name, args={**args, **extra}, id=call_id, type="tool_call")
-        output = yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout))
+        output = yield from _invoke(spec, call, retry=registry.is_read_only(name))
         message, command = read_output(output, call_id=call_id, name=name)
     except GraphBubbleUp:  # an interrupt inside the tool: LangGraph pauses the run
         raise
@@ -149,9 +152,38 @@ def execute_call(
         return failed(CANNOT_USE.format(problem=exc))
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
-        return failed(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind))
+        result = failed(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind))
+        return replace(result, transient=is_transient_error(exc))
     elapsed = (time.perf_counter() - started) * 1000
     return _recorded(message, command, spec, observation_ref(call_id), elapsed)
+
+
+def _invoke(spec: ToolSpec, call: ToolCall, *, retry: bool) -> Body[Any]:
+    """The tool's answer to ``call``; a transient failure is tried once more when ``retry``.
+
+    Only read-only (concurrency-safe) tools are retried: a stateful call that
+    timed out may have done its work, and running it blindly again could do it
+    twice. A call abandoned at its own timeout is not retried either — it had
+    its whole time, and its worker may still be running.
+    """
+    try:
+        return (yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout)))
+    except Exception as exc:
+        if not (retry and is_transient_error(exc)):
+            raise
+    return (yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout)))
+
+
+def is_transient_error(exc: BaseException) -> bool:
+    """A failure that may pass on its own: a timeout or a lost or refused connection.
+
+    Client libraries have their own classes for these (``httpx.ConnectError``,
+    ``requests.Timeout``) that do not derive from the built-in ones, so their
+    names count too.
+    """
+    if isinstance(exc, (TimeoutError, ConnectionError)):
+        return True
+    return any(TRANSIENT_NAME.search(kind.__name__) for kind in type(exc).__mro__)
 
 
 def _recorded(

@@ -48,6 +48,9 @@ PARENT_REQUEST = "hand over to the parent graph"
 MEDIA_PLACEHOLDER = "[{kind}]"
 
 MESSAGES = "messages"
+TRANSIENT = "transient_failure"
+"""Observation metadata: the call failed in a way that may pass (a timeout, a lost
+connection) even after a retry, so its error is no result to reuse."""
 Status = Literal["success", "error"]
 
 
@@ -108,6 +111,8 @@ class ToolResult:
             blocks, artifact; its text cut when long), or one made from ``content``.
         command: The rest of a ``Command`` the tool returned, if any.
         return_direct: The tool's result is the answer of the turn.
+        transient: The call failed in a way that may pass (its own timeout, a
+            lost connection), even after its one retry: not a result to reuse.
     """
 
     content: str
@@ -118,6 +123,7 @@ class ToolResult:
     message: ToolMessage | None = field(default=None, compare=False)
     command: ToolCommand | None = None
     return_direct: bool = False
+    transient: bool = False
 
     def to_message(self, call_id: str, name: str) -> ToolMessage:
         """The call's ``ToolMessage``: the tool's own when there is one."""

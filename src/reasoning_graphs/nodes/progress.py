@@ -1,0 +1,198 @@
+"""Loop and progress guards: signs, read from the messages, that tool rounds go nowhere.
+
+A round is one message of tool calls (a model's turn, or a plan's wave) with
+the observations that answer it. Three guards read the rounds of the current
+question; their thresholds are run options (:class:`~reasoning_graphs.context.Limits`):
+
+- :func:`repeated_failure` (``repeat_failure_limit``): the same call, same
+  arguments, failed in the rounds just before — ``approve`` stops the run
+  instead of running it again, for stateful tools too.
+- :func:`empty_streak` (``empty_result_streak``): the latest results in a row
+  were empty or "not found" — ``observe`` adds :data:`CHANGE_STRATEGY` to the
+  observation the model reads, keeping the tool's own text.
+- :func:`stale_rounds` (``stale_round_limit``): the latest rounds in a row
+  brought no observation that differs from every earlier one — ``observe``
+  ends the loop and ``finish`` asks the model once to summarise and answer.
+
+A transient failure (a tool's own timeout or connection error) is retried once
+where the call runs (:mod:`reasoning_graphs.tools.execute`), and a result that
+still failed that way is never reused (:func:`is_transient`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+
+from reasoning_graphs.metadata import decision_of
+from reasoning_graphs.nodes.turn import call_signature, describe_call, turn_messages
+from reasoning_graphs.state import EXECUTED, Outcome
+from reasoning_graphs.tools.output import TRANSIENT, content_text
+
+REPEATED_FAILURE = (
+    "{call} failed in {rounds} rounds in a row (last error: {error}); "
+    "stopped instead of running it again"
+)
+STOPPED_CALL = "Not run: the run stopped because {reason}."
+STALE_ROUNDS = "{rounds} rounds in a row brought no new information; asked to summarise and answer"
+CHANGE_STRATEGY = (
+    "\n(Note: the latest results in a row were all empty or found nothing. Change strategy: "
+    "try other terms or another tool, or answer from what you already have.)"
+)
+ERROR_CHARS = 160
+EMPTY_TEXTS = frozenset({"", "[]", "{}", "()", "null", "none", "nil", '""', "''", "n/a"})
+NOTHING_FOUND = re.compile(
+    r"\b(not found|no results?|no matches|no match|nothing found|found nothing|0 results)\b"
+    r"|未找到|找不到|没有结果|无结果|没有找到",
+    re.IGNORECASE,
+)
+SHORT_REPLY_CHARS = 200
+"""Only a short reply saying "not found" is empty: a long one says more than that."""
+
+OBSERVED = EXECUTED | {"reused", "responded"}
+"""Decisions under which an observation carries a result (the tool's, reused, or a person's)."""
+
+
+class Round(NamedTuple):
+    """One message of tool calls and the observations answering it, in message order."""
+
+    message: AIMessage
+    answers: list[ToolMessage]
+
+
+def tool_rounds(messages: Sequence[AnyMessage]) -> list[Round]:
+    """The rounds of the current question, in order."""
+    rounds: list[Round] = []
+    round_of: dict[str, Round] = {}
+    for message in turn_messages(messages):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            rounds.append(Round(message, []))
+            round_of.update({call["id"] or "": rounds[-1] for call in message.tool_calls})
+        elif isinstance(message, ToolMessage) and message.tool_call_id in round_of:
+            round_of[message.tool_call_id].answers.append(message)
+    return rounds
+
+
+def observed_text(message: ToolMessage) -> str:
+    """The observation's text as the tool gave it, without a guard's note."""
+    return content_text(message.content).removesuffix(CHANGE_STRATEGY)
+
+
+def is_transient(message: ToolMessage) -> bool:
+    """Whether the call failed in a way that may pass (timeout, lost connection)."""
+    return bool(message.response_metadata.get(TRANSIENT))
+
+
+def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str | None:
+    """Why the run stops rather than make ``call`` again, if it failed in the latest rounds.
+
+    ``rounds`` are the rounds before the one proposing ``call``. With a limit of
+    two, one failure in the round just before is enough: the second identical
+    round would be the repeat. A transient failure does not count — it may
+    pass, so it runs again (a service that stays down brings no new
+    information, and :func:`stale_rounds` ends that loop).
+    """
+    signature = call_signature(call["name"], call["args"])
+    needed = max(limit - 1, 1)
+    failures: list[ToolMessage] = []
+    for earlier in reversed(rounds):
+        failure = _failure_of(earlier, signature)
+        if failure is None:
+            break
+        failures.append(failure)
+    if len(failures) < needed:
+        return None
+    error = " ".join(observed_text(failures[0]).split())
+    error = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"
+    shown = describe_call(call["name"], call["args"])
+    return REPEATED_FAILURE.format(call=shown, rounds=len(failures) + 1, error=error)
+
+
+def _failure_of(round_: Round, signature: str) -> ToolMessage | None:
+    """The observation of ``round_`` in which the call ``signature`` failed, if any."""
+    calls = {call["id"]: call for call in round_.message.tool_calls}
+    for answer in round_.answers:
+        call = calls.get(answer.tool_call_id)
+        if (
+            call is not None
+            and answer.status == "error"
+            and decision_of(answer) in OBSERVED
+            and not is_transient(answer)  # it may pass: running it again is the point
+            and call_signature(call["name"], call["args"]) == signature
+        ):
+            return answer
+    return None
+
+
+def is_empty_result(message: ToolMessage) -> bool:
+    """Whether a successful observation holds nothing: blank, empty data, or "not found"."""
+    if message.status != "success":
+        return False
+    text = observed_text(message).strip()
+    if text.lower() in EMPTY_TEXTS:
+        return True
+    return len(text) <= SHORT_REPLY_CHARS and NOTHING_FOUND.search(text) is not None
+
+
+def empty_streak(rounds: Sequence[Round]) -> int:
+    """How many of the latest results in a row were empty (calls that did not run are passed)."""
+    streak = 0
+    for round_ in reversed(rounds):
+        for answer in reversed(round_.answers):
+            if decision_of(answer) not in OBSERVED:
+                continue
+            if not is_empty_result(answer):
+                return streak
+            streak += 1
+    return streak
+
+
+def with_strategy_hint(rounds: Sequence[Round], streak_limit: int) -> list[ToolMessage]:
+    """The latest round's last empty observation with :data:`CHANGE_STRATEGY` added, when
+    the streak of empty results has reached ``streak_limit`` (same message id: it replaces)."""
+    if not rounds or empty_streak(rounds) < streak_limit:
+        return []
+    empties = [
+        answer
+        for answer in rounds[-1].answers
+        if decision_of(answer) in OBSERVED and is_empty_result(answer)
+    ]
+    if not empties or content_text(empties[-1].content).endswith(CHANGE_STRATEGY):
+        return []
+    last = empties[-1]
+    content: Any = (
+        last.content + CHANGE_STRATEGY
+        if isinstance(last.content, str)
+        else [*last.content, {"type": "text", "text": CHANGE_STRATEGY}]
+    )
+    return [last.model_copy(update={"content": content})]
+
+
+def stale_rounds(rounds: Sequence[Round]) -> int:
+    """How many of the latest rounds in a row brought no new information.
+
+    A round brings some when one of its results (the tool's or a person's) differs
+    from every earlier result of the question; a reused, rejected, blocked or
+    skipped call brings none.
+    """
+    seen: set[str] = set()
+    stale = 0
+    for round_ in rounds:
+        texts = [
+            observed_text(a) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}
+        ]
+        stale = 0 if any(text not in seen for text in texts) else stale + 1
+        seen.update(texts)
+    return stale
+
+
+def stale_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
+    """An incomplete outcome once ``limit`` rounds in a row brought nothing new."""
+    stale = stale_rounds(tool_rounds(state["messages"]))
+    if stale < limit:
+        return None
+    return {"status": "incomplete", "reason": STALE_ROUNDS.format(rounds=stale)}
