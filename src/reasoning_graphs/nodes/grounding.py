@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -128,15 +129,15 @@ DATE_PATTERNS = [
 def find_dates(text: str) -> list[Found]:
     """The dates in ``text``, keyed ``YYYY-MM-DD`` (``YYYY-MM`` without a day)."""
     found: list[Found] = []
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # the fuller spellings are tried first and win
     for pattern in DATE_PATTERNS:
         for match in pattern.finditer(text):
-            span = match.span()
+            start, end = match.span()
             key = _date_key(match)
-            if key is None or any(s < span[1] and span[0] < e for s, e in taken):
+            if key is None or any(taken[start:end]):
                 continue
-            taken.append(span)
-            found.append(Found(match.group(), "date", key, *span))
+            taken[start:end] = b"\x01" * (end - start)
+            found.append(Found(match.group(), "date", key, start, end))
     return sorted(found, key=lambda f: f.start)
 
 
@@ -162,15 +163,9 @@ def _small_number(text: str) -> int | None:
     return None if value is None else int(value)
 
 
-def same_date(claim: str, other: str) -> bool:
-    """Whether a date backs a claimed one: equal, or the claim names its month."""
-    return other == claim or other.startswith(claim + "-")
-
-
 # --- numbers -----------------------------------------------------------------
 
-HAN_DIGITS = {ch: (2 if ch == "两" else "零一二三四五六七八九".find(ch)) for ch in _HAN_DIGIT}
-HAN_DIGITS["〇"] = 0
+HAN_DIGITS = {**{ch: value for value, ch in enumerate("零一二三四五六七八九")}, "〇": 0, "两": 2}
 HAN_UNITS = {"十": 10, "百": 100, "千": 1000}
 HAN_SECTIONS = {"万": 10**4, "亿": 10**8}
 SCALES = {
@@ -408,9 +403,29 @@ def locate(claim: Found, text: str) -> Found | None:
     """Where ``text`` says what ``claim`` says (same name, value or date), if it does."""
     if claim.kind == "name":
         return _locate_name(claim, text)
+    values = _values_in(text)
     if claim.kind == "number":
-        return next((f for f in find_numbers(text) if f.key == claim.key), None)
-    return next((f for f in find_dates(text) if same_date(claim.key, f.key)), None)
+        return values.get(("number", claim.key))
+    month = claim.key[:7]  # a date backs the claim of its month as well as its own
+    return values.get(("date", claim.key)) or (
+        values.get(("month", month)) if claim.key == month else None
+    )
+
+
+@lru_cache(maxsize=64)
+def _values_in(text: str) -> dict[tuple[str, str], Found]:
+    """The first place each number, date and month appears in an observation.
+
+    Found once per text and looked up by key, so a long observation is read
+    once for all the answer's claims.
+    """
+    index: dict[tuple[str, str], Found] = {}
+    for found in find_numbers(text):
+        index.setdefault(("number", found.key), found)
+    for found in find_dates(text):
+        index.setdefault(("date", found.key), found)
+        index.setdefault(("month", found.key[:7]), found)
+    return index
 
 
 def _locate_name(claim: Found, text: str) -> Found | None:
