@@ -8,19 +8,21 @@
 - Rounds in a row that bring no new information end the loop in ``finish``.
 
 ReAct, Plan-and-Execute (each step) and Reflexion (each trial) run the same
-ReAct loop, so each guard is shown in all three; ReWOO hands its plan's waves
-to the same ``approve`` → ``act`` → ``observe`` loop, so a wave is its round.
+ReAct loop, so each guard is shown in all three; text-format ReAct and ReWOO
+hand their calls to the same ``approve`` → ``act`` → ``observe`` loop (in
+ReWOO a plan's wave is a round).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from reasoning_graphs.graphs import plan_execute, reflexion, rewoo
+from reasoning_graphs.graphs import plan_execute, react_text, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph as build_react
 from reasoning_graphs.nodes.progress import (
@@ -290,6 +292,58 @@ def test_rewoo_stops_waves_that_bring_no_new_information() -> None:
     state, calls, _ = run_rewoo(chain)
 
     assert calls.of("archive") == 6  # the seventh wave never went out
+    assert state["outcome"] == {"status": "incomplete", "reason": STALE_ROUNDS.format(rounds=5)}
+
+
+# --- text-format ReAct: the same loop, calls written as text -------------------------
+
+
+def action(name: str, **args: Any) -> str:
+    return f"Thought: try it\nAction: {name}\nAction Input: {json.dumps(args)}"
+
+
+def run_text(script: list[str], **options: Any) -> tuple[dict[str, Any], Calls, ScriptedChatModel]:
+    calls = Calls()
+    model = ScriptedChatModel(script=script)
+    graph = react_text.build_graph(model, tools=guard_tools(calls, **options), max_steps=20)
+    return graph.invoke(ask("Do the task.")), calls, model
+
+
+def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in state["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_text_react_stops_before_repeating_a_failed_call() -> None:
+    script = [action("save", text="x"), action("save", text="x"), "Final Answer: not saved"]
+    state, calls, _ = run_text(script)
+
+    assert calls.of("save") == 1
+    assert state["outcome"]["status"] == "incomplete"
+    assert state["outcome"]["reason"].startswith("save(text='x') failed in 2 rounds")
+
+
+def test_text_react_retries_a_transient_failure_and_does_not_reuse_it() -> None:
+    script = [action("lookup", query="q"), action("lookup", query="q"), "Final Answer: ok"]
+    state, calls, _ = run_text(script, transient_failures=2)
+
+    assert calls.of("lookup") == 3
+    assert [m.status for m in tool_messages(state)] == ["error", "success"]
+    assert state["outcome"] == {"status": "answered"}
+
+
+def test_text_react_hints_after_empty_results() -> None:
+    script = [action("search", query=f"try {n}") for n in range(3)]
+    state, _, model = run_text([*script, "Final Answer: nothing"])
+
+    assert tool_messages(state)[-1].text.endswith(CHANGE_STRATEGY)
+    assert CHANGE_STRATEGY.strip() in "\n".join(str(m.content) for m in model.prompts[3])
+
+
+def test_text_react_ends_rounds_without_new_information() -> None:
+    script = [action("archive", query=f"ask {n}") for n in range(6)]
+    state, calls, _ = run_text([*script, "Final Answer: closed"])
+
+    assert calls.of("archive") == 6
     assert state["outcome"] == {"status": "incomplete", "reason": STALE_ROUNDS.format(rounds=5)}
 
 

@@ -29,7 +29,6 @@ from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import ToolResult, execute_call
-from reasoning_graphs.tools.output import TRANSIENT
 from reasoning_graphs.tools.registry import ToolRegistry
 
 ACT = "act"
@@ -79,9 +78,6 @@ def make_act(
             call["decision"],
             direct=result.return_direct,
         )
-        if result.transient:  # failed even after its retry: no result to reuse
-            metadata = {**message.response_metadata, TRANSIENT: True}
-            message = message.model_copy(update={"response_metadata": metadata})
         event = action_event(
             turn=task["turn"],
             step=task["step"],

@@ -17,6 +17,23 @@ question; their thresholds are run options (:class:`~reasoning_graphs.context.Li
 A transient failure (a tool's own timeout or connection error) is retried once
 where the call runs (:mod:`reasoning_graphs.tools.execute`), and a result that
 still failed that way is never reused (:func:`is_transient`).
+
+Where the guards apply:
+
+- ``react``, ``react_text``: all of them — their loop is ``approve`` → ``act`` → ``observe``.
+- ``plan_execute``, ``reflexion``: all of them, within each plan step and each
+  trial, which run the ReAct loop as a subgraph. A step or trial starts from
+  the request without the earlier tool traffic, so its rounds are its own.
+- ``rewoo``: all of them, a wave of the plan being a round. The plan is written
+  before anything runs, so a repeat is a later step that comes to the same call
+  as a failed one; the hint reaches the solver, and stale waves go to ``finish``.
+- ``llm_compiler``, ``lats``: the retry of a transient failure, and its mark
+  against reuse, since every call runs through ``execute_call``; the round
+  guards do not, because neither runs this loop — LLM Compiler's rounds are
+  planning rounds its joiner ends (bounded by its round limit), and LATS
+  explores separate branches (bounded by its expansions), so "the round
+  before" has no single meaning there.
+- ``cot``: none; it calls no tools.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from reasoning_graphs.effects import Abandoned, Await, Body, Bounded, Effect, in
 from reasoning_graphs.tools.injection import OBSERVATIONS_ARGUMENT, InjectionError, injected_values
 from reasoning_graphs.tools.output import (
     CUT_MARKER,
+    TRANSIENT,
     Status,
     ToolCommand,
     ToolOutputError,
@@ -153,7 +154,7 @@ def execute_call(
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
         result = failed(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind))
-        return replace(result, transient=is_transient_error(exc))
+        return _as_transient(result, call_id, name) if is_transient_error(exc) else result
     elapsed = (time.perf_counter() - started) * 1000
     return _recorded(message, command, spec, observation_ref(call_id), elapsed)
 
@@ -172,6 +173,19 @@ def _invoke(spec: ToolSpec, call: ToolCall, *, retry: bool) -> Body[Any]:
         if not (retry and is_transient_error(exc)):
             raise
     return (yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout)))
+
+
+def _as_transient(result: ToolResult, call_id: str, name: str) -> ToolResult:
+    """``result`` marked as a failure that may pass, on its message too, so every
+    pattern that records the message keeps the mark (and never reuses the error)."""
+    message = ToolMessage(
+        result.content,
+        tool_call_id=call_id,
+        name=name,
+        status="error",
+        response_metadata={TRANSIENT: True},
+    )
+    return replace(result, message=message, transient=True)
 
 
 def is_transient_error(exc: BaseException) -> bool:
