@@ -28,7 +28,9 @@ from reasoning_graphs.graphs.react import build_graph as build_react
 from reasoning_graphs.nodes.progress import (
     CHANGE_STRATEGY,
     REPEATED_FAILURE,
+    ROUND_BEFORE,
     STALE_ROUNDS,
+    is_empty_result,
     is_transient,
 )
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
@@ -97,6 +99,11 @@ def guard_tools(calls: Calls, *, transient_failures: int = 1) -> list[ToolSpec]:
     ]
 
 
+def repeat_reason(call: str) -> str:
+    """How the stop for a call that failed in the round before begins."""
+    return REPEATED_FAILURE.split("{error}")[0].format(call=call, rounds=ROUND_BEFORE)
+
+
 def ask(question: str) -> dict[str, Any]:
     return {"messages": [HumanMessage(question)]}
 
@@ -162,9 +169,7 @@ def test_a_stateful_call_that_failed_the_round_before_is_not_run_again(pattern: 
     assert run.calls.of("save") == 1
     outcome = run.loop_outcome
     assert outcome["status"] == "incomplete"
-    assert outcome["reason"].startswith(
-        REPEATED_FAILURE.split("{error}")[0].format(call="save(text='x')", rounds=2)
-    )
+    assert outcome["reason"].startswith(repeat_reason("save(text='x')"))
     assert "Could not save." in run.state["messages"][-1].text or pattern == "plan_execute"
 
 
@@ -266,7 +271,7 @@ def test_rewoo_stops_before_a_wave_repeats_the_failed_call_of_the_wave_before() 
 
     assert calls.of("save") == 1
     assert state["outcome"]["status"] == "incomplete"
-    assert state["outcome"]["reason"].startswith("save(text='x: found it') failed in 2 rounds")
+    assert state["outcome"]["reason"].startswith(repeat_reason("save(text='x: found it')"))
 
 
 def test_rewoo_retries_a_transient_failure_once() -> None:
@@ -319,7 +324,7 @@ def test_text_react_stops_before_repeating_a_failed_call() -> None:
 
     assert calls.of("save") == 1
     assert state["outcome"]["status"] == "incomplete"
-    assert state["outcome"]["reason"].startswith("save(text='x') failed in 2 rounds")
+    assert state["outcome"]["reason"].startswith(repeat_reason("save(text='x')"))
 
 
 def test_text_react_retries_a_transient_failure_and_does_not_reuse_it() -> None:
@@ -361,3 +366,25 @@ def test_thresholds_come_from_the_run_options() -> None:
 
     assert calls.of("save") == 2  # a third identical round would have been stopped
     assert state["outcome"] == {"status": "answered"}
+
+
+@pytest.mark.parametrize(
+    ("text", "empty"),
+    [
+        ("", True),
+        ("[]", True),
+        ("No results found.", True),
+        ("未找到相关结果", True),
+        ("File not found: notes.txt", True),
+        ("Paris is the capital of France.", False),
+        ("A long page that mentions, in passing, a page not found. " * 10, False),
+    ],
+)
+def test_what_counts_as_an_empty_result(text: str, empty: bool) -> None:
+    message = ToolMessage(text, tool_call_id="c1", name="search")
+    assert is_empty_result(message) is empty
+
+
+def test_an_error_is_not_an_empty_result() -> None:
+    message = ToolMessage("Error: not found", tool_call_id="c1", name="search", status="error")
+    assert not is_empty_result(message)

@@ -51,9 +51,11 @@ from reasoning_graphs.state import EXECUTED, Outcome
 from reasoning_graphs.tools.output import TRANSIENT, content_text
 
 REPEATED_FAILURE = (
-    "{call} failed in {rounds} rounds in a row (last error: {error}); "
+    "{call} was proposed again after it failed in {rounds} (last error: {error}); "
     "stopped instead of running it again"
 )
+ROUND_BEFORE = "the round before"
+ROUNDS_BEFORE = "the {count} rounds before"
 STOPPED_CALL = "Not run: the run stopped because {reason}."
 STALE_ROUNDS = "{rounds} rounds in a row brought no new information; asked to summarise and answer"
 CHANGE_STRATEGY = (
@@ -126,7 +128,8 @@ def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str
     error = " ".join(observed_text(failures[0]).split())
     error = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"
     shown = describe_call(call["name"], call["args"])
-    return REPEATED_FAILURE.format(call=shown, rounds=len(failures) + 1, error=error)
+    when = ROUND_BEFORE if len(failures) == 1 else ROUNDS_BEFORE.format(count=len(failures))
+    return REPEATED_FAILURE.format(call=shown, rounds=when, error=error)
 
 
 def _failure_of(round_: Round, signature: str) -> ToolMessage | None:
