@@ -118,7 +118,7 @@ class LoopRun:
         self.calls = Calls()
         self.model = ScriptedChatModel(script=_wrapped(pattern, loop_script))
         graph = _build(pattern, self.model, guard_tools(self.calls, **options))
-        self.state = graph.invoke(ask("Do the task."), {"recursion_limit": 100})
+        self.state = graph.invoke(ask("Do the task."))
         self.pattern = pattern
 
     @property

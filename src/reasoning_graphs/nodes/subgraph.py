@@ -41,6 +41,10 @@ from reasoning_graphs.state import AgentState, Outcome, TrajectoryEvent
 
 State = TypeVar("State", bound=AgentState)
 
+STEP_RECURSION_LIMIT = 10_000
+"""Super-steps a step or trial may take: LangGraph's own default for a run, far beyond
+what the question's budgets allow."""
+
 
 class SubgraphRun(NamedTuple):
     """What a finished run of the subgraph hands back to the pattern that ran it.
@@ -76,10 +80,10 @@ def subgraph_node(
     """
 
     def run(state: State, config: RunnableConfig) -> dict[str, Any]:
-        return _update(state, graph.invoke(_input(state), config))
+        return _update(state, graph.invoke(_input(state), _step_config(config)))
 
     async def arun(state: State, config: RunnableConfig) -> dict[str, Any]:
-        return _update(state, await graph.ainvoke(_input(state), config))
+        return _update(state, await graph.ainvoke(_input(state), _step_config(config)))
 
     def _input(state: State) -> dict[str, Any]:  # the subgraph's StepInput
         return {"messages": conversation(state), **question_bounds(state)}
@@ -88,6 +92,14 @@ def subgraph_node(
         return {**record(state, finished_run(result)), "rejected": result.get("rejected") or {}}
 
     return RunnableLambda(run, afunc=arun, name=name)
+
+
+def _step_config(config: RunnableConfig) -> RunnableConfig:
+    """The node's config with room for a long step: a node's config carries LangChain's
+    default of 25 super-steps, which a step of a dozen tool rounds would hit; the
+    step's own budgets bound it instead (as a top-level run's do)."""
+    limit = max(config.get("recursion_limit") or 0, STEP_RECURSION_LIMIT)
+    return {**config, "recursion_limit": limit}
 
 
 def finished_run(result: Mapping[str, Any]) -> SubgraphRun:
