@@ -21,7 +21,7 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 from reasoning_graphs.context import Limits
-from reasoning_graphs.nodes.turn import this_question
+from reasoning_graphs.nodes.turn import question_calls, this_question
 from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
@@ -131,11 +131,10 @@ def affordable_batch(state: Mapping[str, Any], limits: Limits, wanted: int, cost
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a subgraph run for one step or trial must honour of its question:
     the rejections so far and the work already done (model calls and tool runs)."""
-    work = question_work(state)
     return {
         "rejected": dict(state.get("rejected") or {}),
-        "earlier_calls": [item["tokens"] for item in work if item["kind"] == "thought"],
-        "earlier_work": work,
+        "earlier_calls": question_calls(state),
+        "earlier_work": question_work(state),
     }
 
 
