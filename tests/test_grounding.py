@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 from reasoning_graphs.metadata import settled
 from reasoning_graphs.nodes.grounding import find_claims, grounding_report, make_report
 from reasoning_graphs.nodes.setup import agent_setup
@@ -344,3 +345,26 @@ def test_report_node_wired_before_the_end_stores_the_report_per_question() -> No
     assert first["grounding"]["turn"] == 1
     assert second["grounding"]["turn"] == 2
     assert [c["found_in"] for c in second["grounding"]["claims"]] == ["question", "answer"]
+
+
+def test_the_text_format_reply_that_gave_the_answer_is_not_a_thought() -> None:
+    model = ScriptedChatModel(
+        script=[
+            'Thought: I should look it up.\nAction: population\nAction Input: {"city": "Paris"}',
+            "Thought: I have it, and Lyon has 516,092.\n"
+            "Final Answer: Paris has 2,102,650 people; Lyon 516,092.",
+        ]
+    )
+    graph = build_text_graph(model, tools=[population])
+    state = graph.invoke({"messages": [HumanMessage("How many people live in Paris?")]})
+    assert state["messages"][-1].text == "Paris has 2,102,650 people; Lyon 516,092."
+
+    report = make_report(agent_setup(None, []))(state)["grounding"]
+
+    found = {c["text"]: c["found_in"] for c in report["claims"]}
+    assert found == {
+        "Paris": "observation",
+        "2,102,650": "observation",
+        "Lyon": "answer",
+        "516,092": "answer",
+    }

@@ -40,6 +40,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from reasoning_graphs.metadata import raw_reply_of
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import (
     latest_request,
@@ -536,10 +537,19 @@ def _full_text(call_id: str, shown: str, full_texts: Mapping[str, str]) -> str:
 def question_thoughts(
     messages: Sequence[AnyMessage], trajectory: Sequence[TrajectoryEvent], answer: str
 ) -> list[str]:
-    """What the model wrote for the latest question besides its answer."""
-    written: list[str] = [m.text for m in turn_messages(messages) if isinstance(m, AIMessage)]
+    """What the model wrote for the latest question besides its answer.
+
+    The reply that gave the answer is left out in every spelling it has: a
+    text-format reply keeps the text it was parsed from, and its thought event
+    records that text.
+    """
+    replies = [m for m in turn_messages(messages) if isinstance(m, AIMessage)]
+    answer_replies = {answer.strip()} | {
+        (raw_reply_of(m) or "").strip() for m in replies if m.text.strip() == answer.strip()
+    }
+    written: list[str] = [m.text for m in replies]
     written += [e["text"] for e in this_question(trajectory, messages) if e["kind"] == "thought"]
-    return [text for text in dict.fromkeys(written) if text and text.strip() != answer.strip()]
+    return [text for text in dict.fromkeys(written) if text.strip() not in answer_replies | {""}]
 
 
 def final_answer(messages: Sequence[AnyMessage]) -> AIMessage | None:
