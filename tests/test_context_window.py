@@ -245,7 +245,7 @@ def test_the_closing_call_past_the_budget_makes_no_summary_call() -> None:
     reply = drive(call_model(run, ModelRequest(prompt=messages), state))
 
     assert len(model.calls) == 1
-    assert reply.summaries == ()
+    assert reply.preceding == ()
     assert model.prompts[0][:2] == messages[:2]
     assert model.prompts[0][-6:] == messages[-6:]
     assert estimate_tokens(model.prompts[0]) < estimate_tokens(messages) / 2
@@ -283,7 +283,7 @@ def test_an_overflow_on_the_first_call_is_summarised_and_retried_once() -> None:
     assert retried[:2] == messages[:2]
     assert retried[-4:] == messages[-4:]  # the last 2 steps, verbatim
     assert estimate_tokens(retried) < estimate_tokens(messages) / 2
-    assert [e["text"] for e in reply.summaries] == [SUMMARY]
+    assert [e["text"] for e in reply.preceding] == [SUMMARY]
 
 
 def test_a_second_overflow_propagates() -> None:

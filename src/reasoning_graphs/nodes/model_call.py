@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    ToolMessage,
+)
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
@@ -58,6 +65,15 @@ GRAMMAR_NEEDS_LLAMA = (
 )
 TYPED_WITH_OPTIONS = "A typed request takes neither stop sequences nor a grammar."
 NO_STATE: Mapping[str, Any] = {"messages": []}
+MAX_CONTINUATIONS = 2
+"""Model calls that may follow a reply cut by the length limit."""
+LENGTH_REASONS = frozenset({"length", "max_tokens"})
+FINAL_MARKS = (".", "!", "?", "。", "！", "？", "…", '"', "”", ")", "）", "」", "```")
+CONTINUE_PROMPT = (
+    "Your reply was cut off by the length limit. Continue exactly where it stopped, "
+    "without repeating anything."
+)
+CUT_CALL = "The call's arguments were cut off by the length limit; it was not run."
 
 
 @dataclass(frozen=True)
@@ -93,7 +109,8 @@ class ModelReply:
         parsing_error: Why a typed reply did not fit, when it did not.
         latency_ms: Wall time of the call.
         event: The call's trajectory event (tokens from the provider when reported).
-        summaries: The thought events of the summary calls that fitted the prompt.
+        preceding: The thought events of the calls made before the last one: summaries
+            that fitted the prompt, and the parts of a reply cut by the length limit.
     """
 
     message: AIMessage
@@ -101,15 +118,15 @@ class ModelReply:
     parsing_error: BaseException | None
     latency_ms: float
     event: ThoughtEvent
-    summaries: tuple[ThoughtEvent, ...] = ()
+    preceding: tuple[ThoughtEvent, ...] = ()
 
     @property
     def events(self) -> list[ThoughtEvent]:
-        """Every model call this reply cost: the summaries that fitted its prompt, then itself.
+        """Every model call this reply cost, in order, the reply's own last.
 
-        A node records these rather than :attr:`event` alone, so budgets count the summaries.
+        A node records these rather than :attr:`event` alone, so budgets count every call.
         """
-        return [*self.summaries, self.event]
+        return [*self.preceding, self.event]
 
 
 def call_model(
@@ -121,9 +138,11 @@ def call_model(
     model and the options its guards read. The prompt is first fitted to the
     context window by the run's strategy; a provider that still refuses it as
     too large gets an emergency summary and one more try. A summary is a model
-    call too: its thought event comes back in :attr:`ModelReply.events`. Once the
-    question's budget is spent, the one closing call gets no summary call before
-    it: what would be summarised is left out.
+    call too: its thought event comes back in :attr:`ModelReply.events`. A reply
+    cut by the length limit is continued, or retried when it was calling tools
+    (see :func:`_completed`). Once the question's budget is spent, the one
+    closing call gets no summary or continuation: what would be summarised is
+    left out.
     """
     spent = budget_stop(state or NO_STATE, run.limits) is not None
     summarise = None if spent else summariser(run, state)
@@ -138,7 +157,93 @@ def call_model(
         emergency = yield from emergency_fit(fitted.prompt, summarise, limit)
         fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
         reply = yield from _ask(run, request, fitted.prompt, state)
-    return _after(fitted.events, reply)
+    if spent:
+        return _after(fitted.events, reply)
+    reply, parts = yield from _completed(run, request, fitted.prompt, state, reply)
+    return _after([*fitted.events, *parts], reply)
+
+
+def _completed(
+    run: RunScope,
+    request: ModelRequest,
+    prompt: list[BaseMessage],
+    state: Mapping[str, Any] | None,
+    reply: ModelReply,
+) -> Body[tuple[ModelReply, list[ThoughtEvent]]]:
+    """``reply`` made whole when the length limit cut it, with the events of the cut parts.
+
+    Text is continued by a "continue" turn and joined, at most twice, and not when
+    it already reads complete; a cut tool call (or typed reply) is asked again
+    rather than run, and one still cut at the end is marked invalid, so no call
+    runs on arguments that were never finished. A grammar-constrained reply is
+    left as it is: a continuation would restart the grammar.
+    """
+    if request.grammar is not None:
+        return reply, []
+    before, parts = "", []
+    for _ in range(MAX_CONTINUATIONS):
+        message = reply.message
+        if not was_cut(message):
+            break
+        if proposes_calls(message) or request.schema is not None:
+            before, again = "", prompt
+        else:
+            so_far = before + message.text
+            if reads_complete(so_far):
+                break
+            before = so_far
+            again = [*prompt, AIMessage(before), HumanMessage(CONTINUE_PROMPT)]
+        parts.append(reply.event)
+        reply = yield from _ask(run, request, again, state)
+    if before:
+        reply = _joined(before, reply)
+    if was_cut(reply.message) and proposes_calls(reply.message):
+        reply = replace(reply, message=_calls_invalidated(reply.message))
+    return reply, parts
+
+
+def was_cut(message: AIMessage) -> bool:
+    """Whether the provider stopped the reply at its length limit.
+
+    OpenAI and llama.cpp say ``finish_reason: "length"``; Anthropic
+    ``stop_reason: "max_tokens"``; Gemini ``finish_reason: "MAX_TOKENS"``.
+    """
+    metadata = message.response_metadata
+    reason = metadata.get("finish_reason") or metadata.get("stop_reason")
+    return isinstance(reason, str) and reason.lower() in LENGTH_REASONS
+
+
+def proposes_calls(message: AIMessage) -> bool:
+    return bool(message.tool_calls or message.invalid_tool_calls)
+
+
+def reads_complete(text: str) -> bool:
+    """Whether ``text`` ends as a finished answer would: a closing mark, no open code block."""
+    stripped = text.rstrip()
+    return stripped.endswith(FINAL_MARKS) and stripped.count("```") % 2 == 0
+
+
+def _joined(before: str, reply: ModelReply) -> ModelReply:
+    """The last part of a continued reply, carrying the text of all of them."""
+    text = before + reply.message.text
+    message = reply.message.model_copy(update={"content": text})
+    return replace(reply, message=message, event=ThoughtEvent(**{**reply.event, "text": text}))
+
+
+def _calls_invalidated(message: AIMessage) -> AIMessage:
+    """``message`` with its calls marked invalid: their arguments were cut off."""
+    cut = [
+        InvalidToolCall(
+            type="invalid_tool_call",
+            name=call["name"],
+            args=json.dumps(call["args"]),
+            id=call["id"],
+            error=CUT_CALL,
+        )
+        for call in message.tool_calls
+    ]
+    invalid = [*message.invalid_tool_calls, *cut]
+    return message.model_copy(update={"tool_calls": [], "invalid_tool_calls": invalid})
 
 
 def _ask(
@@ -169,16 +274,16 @@ def summariser(run: RunScope, state: Mapping[str, Any] | None) -> Summarise:
     return summarise
 
 
-def _after(summaries: list[ThoughtEvent], reply: ModelReply) -> ModelReply:
-    """``reply`` numbered after the summary calls made for its prompt, which it carries."""
-    if not summaries:
+def _after(preceding: list[ThoughtEvent], reply: ModelReply) -> ModelReply:
+    """``reply`` numbered after the calls made before it, which it carries."""
+    if not preceding:
         return reply
     numbered = [
         ThoughtEvent(**{**event, "step": event["step"] + index})
-        for index, event in enumerate(summaries)
+        for index, event in enumerate(preceding)
     ]
-    event = ThoughtEvent(**{**reply.event, "step": reply.event["step"] + len(summaries)})
-    return replace(reply, event=event, summaries=tuple(numbered))
+    event = ThoughtEvent(**{**reply.event, "step": reply.event["step"] + len(preceding)})
+    return replace(reply, event=event, preceding=tuple(numbered))
 
 
 def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) -> AIMessage:

@@ -1,0 +1,145 @@
+"""A reply cut by the length limit is continued and joined; a cut tool call is never run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from reasoning_graphs.context import Limits
+from reasoning_graphs.effects import drive
+from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.setup import RunScope, agent_setup
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+
+LENGTH = {"finish_reason": "length"}
+
+
+def cut(text: str) -> AIMessage:
+    """A text reply the provider stopped at its length limit."""
+    return AIMessage(text, response_metadata=LENGTH)
+
+
+def cut_call(**args: Any) -> AIMessage:
+    """A tool call the provider stopped at its length limit."""
+    message = tool_call("calculator", **args)
+    message.response_metadata = dict(LENGTH)
+    return message
+
+
+def ask(model: ScriptedChatModel, limits: Limits | None = None) -> ModelReply:
+    run = RunScope(agent_setup(model, []), limits or Limits())
+    return drive(call_model(run, ModelRequest(prompt=[HumanMessage("What is 23*17+4?")])))
+
+
+runs: list[str] = []
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression."""
+    runs.append(expression)
+    return "395"
+
+
+def test_a_cut_answer_is_continued_and_joined() -> None:
+    model = ScriptedChatModel(script=[cut("The answer is 39"), "5, from 23*17+4."])
+
+    reply = ask(model)
+
+    assert reply.message.text == "The answer is 395, from 23*17+4."
+    assert len(model.calls) == 2
+    continued = model.prompts[1]
+    assert continued[-2].text == "The answer is 39"  # the model sees what it wrote
+    assert isinstance(continued[-1], HumanMessage)
+    assert len(reply.events) == 2
+    assert reply.events[0]["step"] < reply.events[1]["step"]
+
+
+def test_a_reply_is_continued_at_most_twice() -> None:
+    model = ScriptedChatModel(script=[cut("one, "), cut("two, "), cut("three, "), "four."])
+
+    reply = ask(model)
+
+    assert len(model.calls) == 3
+    assert reply.message.text == "one, two, three, "
+    assert len(reply.events) == 3
+
+
+def test_a_complete_text_is_not_continued() -> None:
+    model = ScriptedChatModel(script=[cut("It is 395."), "never asked"])
+
+    reply = ask(model)
+
+    assert len(model.calls) == 1
+    assert reply.message.text == "It is 395."
+
+
+def test_a_reply_not_cut_is_taken_as_it_is() -> None:
+    model = ScriptedChatModel(script=["The answer is 39", "never asked"])
+
+    assert ask(model).message.text == "The answer is 39"
+    assert len(model.calls) == 1
+
+
+def test_no_continuation_once_the_budget_is_spent() -> None:
+    model = ScriptedChatModel(script=[cut("The answer is 39"), "never asked"])
+    limits = Limits(max_steps=1)
+    run = RunScope(agent_setup(model, []), limits)
+    spent = {
+        "messages": [HumanMessage("q")],
+        "trajectory": [
+            {
+                "kind": "thought",
+                "turn": 1,
+                "step": 1,
+                "text": "",
+                "tool_calls": [],
+                "input_tokens": 1,
+                "output_tokens": 1,
+                "latency_ms": 0.0,
+            }
+        ],
+    }
+
+    drive(call_model(run, ModelRequest(prompt=[HumanMessage("q")]), spent))
+
+    assert len(model.calls) == 1
+
+
+def test_a_cut_tool_call_is_asked_again_not_run() -> None:
+    runs.clear()
+    model = ScriptedChatModel(
+        script=[cut_call(expression="23*17"), tool_call("calculator", expression="23*17+4"), "395"]
+    )
+    graph = build_react(model, tools=[calculator])
+
+    state = graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
+
+    assert runs == ["23*17+4"]
+    assert state["messages"][-1].text == "395"
+
+
+def test_a_tool_call_still_cut_is_never_run() -> None:
+    runs.clear()
+    script = [cut_call(expression="2"), cut_call(expression="23"), cut_call(expression="23*"), "?"]
+    model = ScriptedChatModel(script=script)
+    graph = build_react(model, tools=[calculator])
+
+    state = graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
+
+    assert runs == []
+    assert any(isinstance(m, ToolMessage) and m.status == "error" for m in state["messages"])
+    assert state["messages"][-1].text == "?"
+
+
+def test_react_continues_a_cut_final_answer() -> None:
+    model = ScriptedChatModel(script=[cut("23*17+4 is 3"), "95."])
+    graph = build_react(model, tools=[calculator])
+
+    state = graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
+
+    assert state["messages"][-1].text == "23*17+4 is 395."
+    assert state["outcome"] == {"status": "answered"}
