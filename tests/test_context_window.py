@@ -360,3 +360,23 @@ def test_a_60_round_hybrid_run_never_sends_a_prompt_past_the_threshold() -> None
             assert prompt[0].text == SYSTEM
             assert asks_the_question(prompt)
     assert len(steps(sent[-1])) < 60
+
+
+def test_the_question_is_kept_when_later_human_messages_carry_observations() -> None:
+    """Text-format prompts send observations, and closing instructions, as human messages."""
+    prompt: list[BaseMessage] = [SystemMessage(SYSTEM), HumanMessage(QUESTION)]
+    for number in range(1, 21):
+        prompt.append(AIMessage(f'Action: read_report\nAction Input: {{"number": {number}}}'))
+        prompt.append(HumanMessage(f"Observation: Report {number}. " + "Figures. " * 150))
+    prompt.append(HumanMessage("Answer now with what you have."))
+    model = ScriptedChatModel(script=[routed(["Report 18."])], cycle=True)
+    run = RunScope(agent_setup(model, []), Limits(context_strategy="protective"))
+    state = {"messages": [HumanMessage(QUESTION), AIMessage("…")]}
+
+    reply = drive(call_model(run, ModelRequest(prompt=prompt), state))
+
+    sent = model.prompts[-1]
+    assert reply.message.text == "Report 18."
+    assert sent[:2] == prompt[:2]
+    assert sent[-1] == prompt[-1]
+    assert estimate_tokens(sent) < estimate_tokens(prompt) / 4

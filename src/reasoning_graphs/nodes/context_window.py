@@ -107,20 +107,28 @@ class Fitted:
 
 
 def fit_prompt(
-    prompt: Sequence[BaseMessage], limits: Limits, summarise: Summarise | None
+    prompt: Sequence[BaseMessage],
+    limits: Limits,
+    summarise: Summarise | None,
+    question: str | None = None,
 ) -> Body[Fitted]:
-    """``prompt`` fitted by the run's strategy (unchanged for ``none``)."""
+    """``prompt`` fitted by the run's strategy (unchanged for ``none``).
+
+    ``question``: the text of the question being worked on, which every strategy
+    keeps (``None``: the prompt's latest human message).
+    """
     messages = list(prompt)
     strategy = limits.context_strategy
     if strategy == "window":
-        return Fitted(sliding_window(messages, limits.keep_messages))
+        return Fitted(sliding_window(messages, limits.keep_messages, question))
     budget = prompt_limit(limits)
     if strategy == "summary":
-        return (yield from summarised(messages, limits.keep_messages, summarise, budget))
+        keep = limits.keep_messages
+        return (yield from summarised(messages, keep, summarise, budget, question))
     if strategy == "protective":
-        return (yield from protected(messages, summarise, budget))
+        return (yield from protected(messages, summarise, budget, question))
     if strategy == "hybrid":
-        return (yield from hybrid(messages, limits, summarise))
+        return (yield from hybrid(messages, limits, summarise, question))
     return Fitted(messages)
 
 
@@ -169,10 +177,12 @@ def steps(messages: Sequence[BaseMessage]) -> list[list[int]]:
     return grouped
 
 
-def sliding_window(messages: Sequence[BaseMessage], keep: int) -> list[BaseMessage]:
+def sliding_window(
+    messages: Sequence[BaseMessage], keep: int, question: str | None = None
+) -> list[BaseMessage]:
     """The system messages, the question, decided calls and the last ``keep`` messages."""
     recent = _recent_steps(messages, keep)
-    return [messages[i] for i in sorted(_always_kept(messages) | recent)]
+    return [messages[i] for i in sorted(_always_kept(messages, question) | recent)]
 
 
 def summarised(
@@ -180,41 +190,53 @@ def summarised(
     keep: int,
     summarise: Summarise | None,
     budget: int | None = None,
+    question: str | None = None,
 ) -> Body[Fitted]:
     """The window of :func:`sliding_window`, with what it leaves out summarised.
 
     ``budget``: the estimated tokens the summary request may reach (``None``: any).
     """
-    kept = _always_kept(messages) | _recent_steps(messages, keep)
-    return (yield from _summarise_rest(messages, kept, SUMMARY_CLIP_CHARS, summarise, budget))
+    kept = _always_kept(messages, question) | _recent_steps(messages, keep)
+    return (
+        yield from _summarise_rest(messages, kept, SUMMARY_CLIP_CHARS, summarise, budget, question)
+    )
 
 
 def protected(
-    messages: Sequence[BaseMessage], summarise: Summarise | None, budget: int | None = None
+    messages: Sequence[BaseMessage],
+    summarise: Summarise | None,
+    budget: int | None = None,
+    question: str | None = None,
 ) -> Body[Fitted]:
     """System prompt, question and the last 3 steps verbatim; a middle of more than
     6 messages summarised, each clipped first (``budget`` as in :func:`summarised`)."""
-    kept = _always_kept(messages) | _last_steps(messages, PROTECTED_STEPS)
+    kept = _always_kept(messages, question) | _last_steps(messages, PROTECTED_STEPS, question)
     if len(messages) - len(kept) <= SUMMARY_MIN_MESSAGES:
         return Fitted(list(messages))
     clip = PROTECTIVE_CLIP_CHARS
-    return (yield from _summarise_rest(messages, kept, clip, summarise, budget))
+    return (yield from _summarise_rest(messages, kept, clip, summarise, budget, question))
 
 
 def emergency_fit(
-    messages: Sequence[BaseMessage], summarise: Summarise | None, budget: int | None = None
+    messages: Sequence[BaseMessage],
+    summarise: Summarise | None,
+    budget: int | None = None,
+    question: str | None = None,
 ) -> Body[Fitted]:
     """After a provider refused the prompt as too large: the last 2 steps verbatim, the
     rest summarised, and long messages clipped when there was nothing to summarise."""
-    kept = _always_kept(messages) | _last_steps(messages, EMERGENCY_STEPS)
+    kept = _always_kept(messages, question) | _last_steps(messages, EMERGENCY_STEPS, question)
     if len(kept) < len(messages):
         clip = PROTECTIVE_CLIP_CHARS
-        return (yield from _summarise_rest(messages, kept, clip, summarise, budget))
-    return Fitted(_clip_unprotected(messages, SUMMARY_CLIP_CHARS))
+        return (yield from _summarise_rest(messages, kept, clip, summarise, budget, question))
+    return Fitted(_clip_unprotected(messages, SUMMARY_CLIP_CHARS, question))
 
 
 def hybrid(
-    messages: Sequence[BaseMessage], limits: Limits, summarise: Summarise | None
+    messages: Sequence[BaseMessage],
+    limits: Limits,
+    summarise: Summarise | None,
+    question: str | None = None,
 ) -> Body[Fitted]:
     """Each strategy in turn, from the gentlest, while the prompt is past the threshold.
 
@@ -224,42 +246,49 @@ def hybrid(
     limit = prompt_limit(limits)
     if limit is None or estimate_tokens(messages) <= limit:
         return Fitted(list(messages))
-    fitted = yield from protected(messages, summarise, limit)
+    fitted = yield from protected(messages, summarise, limit, question)
     if estimate_tokens(fitted.prompt) > limit:
-        fitted.prompt = sliding_window(fitted.prompt, limits.keep_messages)
+        fitted.prompt = sliding_window(fitted.prompt, limits.keep_messages, question)
     if estimate_tokens(fitted.prompt) > limit:
-        fitted.prompt = _shrunk(fitted.prompt, limit)
+        fitted.prompt = _shrunk(fitted.prompt, limit, question)
     return fitted
 
 
-def _shrunk(messages: list[BaseMessage], limit: int) -> list[BaseMessage]:
+def _shrunk(messages: list[BaseMessage], limit: int, question: str | None) -> list[BaseMessage]:
     """The last resort: fewer recent steps, then shorter messages, until the prompt fits."""
-    always = _always_kept(messages)
+    always = _always_kept(messages, question)
     for count in range(len(steps(messages)) - 1, 0, -1):
-        fewer = [messages[i] for i in sorted(always | _last_steps(messages, count))]
+        fewer = [messages[i] for i in sorted(always | _last_steps(messages, count, question))]
         if estimate_tokens(fewer) <= limit:
             return fewer
-    messages = [messages[i] for i in sorted(always | _last_steps(messages, 1))]
+    messages = [messages[i] for i in sorted(always | _last_steps(messages, 1, question))]
     clip = SUMMARY_CLIP_CHARS
-    clipped = _clip_unprotected(messages, clip)
+    clipped = _clip_unprotected(messages, clip, question)
     while estimate_tokens(clipped) > limit and clip > SHORTEST_CLIP_CHARS:
         clip //= 2
-        clipped = _clip_unprotected(messages, clip)
+        clipped = _clip_unprotected(messages, clip, question)
     return clipped
 
 
-def _always_kept(messages: Sequence[BaseMessage]) -> set[int]:
+def _always_kept(messages: Sequence[BaseMessage], question: str | None) -> set[int]:
     """System messages, the question, and every step that holds a call a person decided."""
-    question = _question_index(messages)
-    kept = {i for i, m in enumerate(messages) if isinstance(m, SystemMessage) or i == question}
+    asked = _question_index(messages, question)
+    kept = {i for i, m in enumerate(messages) if isinstance(m, SystemMessage) or i == asked}
     for step in steps(messages):
         if any(_is_decided(messages[i]) for i in step):
             kept.update(step)
     return kept
 
 
-def _question_index(messages: Sequence[BaseMessage]) -> int | None:
-    """Where the question (the latest human message) is in the prompt."""
+def _question_index(messages: Sequence[BaseMessage], question: str | None) -> int | None:
+    """Where the question is in the prompt: the latest human message with its text, else
+    the latest human message (a prompt may add instructions, or observations, as human
+    messages after it)."""
+    if question is not None:
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, HumanMessage) and message.text == question:
+                return index
     return request_index(cast("Sequence[AnyMessage]", messages))
 
 
@@ -277,10 +306,10 @@ def _recent_steps(messages: Sequence[BaseMessage], keep: int) -> set[int]:
     return chosen
 
 
-def _last_steps(messages: Sequence[BaseMessage], count: int) -> set[int]:
+def _last_steps(messages: Sequence[BaseMessage], count: int, question: str | None) -> set[int]:
     """The last ``count`` steps after the question (the question itself is kept anyway)."""
-    question = _question_index(messages)
-    after = [s for s in steps(messages) if question is None or s[0] > question]
+    asked = _question_index(messages, question)
+    after = [s for s in steps(messages) if asked is None or s[0] > asked]
     return {i for step in after[-count:] for i in step}
 
 
@@ -290,6 +319,7 @@ def _summarise_rest(
     clip: int,
     summarise: Summarise | None,
     budget: int | None,
+    question: str | None,
 ) -> Body[Fitted]:
     """``messages`` with those not ``kept`` replaced by one summary, placed where they began
     (after the question when some of them follow it)."""
@@ -301,10 +331,10 @@ def _summarise_rest(
     request = _summary_prompt([messages[i] for i in dropped], clip, budget)
     text, event = yield from summarise(request)
     summary = AIMessage(f"{SUMMARY_HEADING}\n{text}")
-    question = _question_index(messages)
+    asked = _question_index(messages, question)
     place = dropped[0]
-    if question is not None and dropped[-1] > question:
-        place = max(place, question + 1)
+    if asked is not None and dropped[-1] > asked:
+        place = max(place, asked + 1)
     fitted = [m for i, m in enumerate(messages) if i in kept and i < place]
     fitted.append(summary)
     fitted.extend(m for i, m in enumerate(messages) if i in kept and i >= place)
@@ -348,9 +378,11 @@ def _clipped(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + CLIPPED
 
 
-def _clip_unprotected(messages: Sequence[BaseMessage], clip: int) -> list[BaseMessage]:
+def _clip_unprotected(
+    messages: Sequence[BaseMessage], clip: int, question: str | None
+) -> list[BaseMessage]:
     """Every message that is not always kept, its text cut to ``clip`` characters."""
-    kept = _always_kept(messages)
+    kept = _always_kept(messages, question)
     return [
         m if i in kept or len(m.text) <= clip else _with_text(m, _clipped(m.text, clip))
         for i, m in enumerate(messages)

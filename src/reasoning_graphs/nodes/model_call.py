@@ -57,6 +57,7 @@ from reasoning_graphs.nodes.context_window import (
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.turn import latest_request
 from reasoning_graphs.state import ThoughtEvent
 
 GRAMMAR_NEEDS_LLAMA = (
@@ -146,7 +147,8 @@ def call_model(
     """
     spent = budget_stop(state or NO_STATE, run.limits) is not None
     summarise = None if spent else summariser(run, state)
-    fitted = yield from fit_prompt(request.prompt, run.limits, summarise)
+    question = latest_request((state or NO_STATE)["messages"]) or None
+    fitted = yield from fit_prompt(request.prompt, run.limits, summarise, question)
     try:
         reply = yield from _ask(run, request, fitted.prompt, state)
     except Exception as error:
@@ -154,7 +156,7 @@ def call_model(
             raise
         # the summary request must fit where the refused prompt did not
         limit = prompt_limit(run.limits) or estimate_tokens(fitted.prompt) // 2
-        emergency = yield from emergency_fit(fitted.prompt, summarise, limit)
+        emergency = yield from emergency_fit(fitted.prompt, summarise, limit, question)
         fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
         reply = yield from _ask(run, request, fitted.prompt, state)
     if spent:
