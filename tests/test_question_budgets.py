@@ -22,7 +22,6 @@ from reasoning_graphs.graphs import plan_execute, react, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.budget import TIME_LIMIT, TOOL_LIMIT, budget_stop, turn_call_limit
 from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.state import StepInput
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
@@ -129,19 +128,8 @@ def build(pattern: str, timeline: Timeline, **options: Any) -> tuple[Any, Script
     return module.build_graph(model, [timeline.lookup()], **extra, **options), model
 
 
-CROSSING = pytest.mark.xfail(
-    "earlier_work" not in StepInput.__annotations__,
-    reason="a plan step or trial is not handed the question's earlier tool runs",
-    strict=True,
-)
-"""Counting a plan step's or trial's tool runs needs the question's earlier work in its input."""
 PATTERNS = ["react", "rewoo", "plan_execute", "reflexion"]
-TOOL_PATTERNS = [
-    "react",
-    "rewoo",
-    pytest.param("plan_execute", marks=CROSSING),
-    pytest.param("reflexion", marks=CROSSING),
-]
+TOOL_PATTERNS = PATTERNS
 
 
 # --- tool calls ----------------------------------------------------------------------------

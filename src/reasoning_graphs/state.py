@@ -171,6 +171,20 @@ class AgentInput(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
+class Work(TypedDict):
+    """One model call or tool run of a question, as the budgets count it.
+
+    Attributes:
+        kind: ``thought`` for a model call, ``action`` for a tool that really ran.
+        tokens: The call's prompt plus completion tokens (0 for a tool).
+        ms: The call's latency, or how long the tool ran.
+    """
+
+    kind: Literal["thought", "action"]
+    tokens: int
+    ms: float
+
+
 class StepInput(AgentInput):
     """What a pattern hands the ReAct graph it runs for one plan step or trial.
 
@@ -179,12 +193,12 @@ class StepInput(AgentInput):
 
     Attributes:
         rejected: Calls a person already rejected, by signature, with the reason.
-        earlier_calls: Tokens of each model call the question made before this
+        earlier_work: Every model call and tool run the question made before this
             run, so the budgets count them.
     """
 
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
-    earlier_calls: NotRequired[list[int]]
+    earlier_work: NotRequired[list[Work]]
 
 
 class AgentState(StepInput):
@@ -196,7 +210,7 @@ class AgentState(StepInput):
             telemetry (text, tool, arguments, observation, tokens, latency).
         observations: Full texts of observations that were cut, by reference id.
         rejected: Calls a person rejected, by signature, with the reason.
-        earlier_calls: Tokens of each model call of the question made before
+        earlier_work: Every model call and tool run of the question made before
             this run (set for a plan step or trial).
         to_run: Calls of the current turn that are cleared to run (approved, or
             needing no approval), in the model's order.

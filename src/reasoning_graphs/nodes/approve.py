@@ -22,6 +22,7 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
 from reasoning_graphs.metadata import is_bookkeeping, settled
+from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
@@ -44,6 +45,7 @@ from reasoning_graphs.review import (
 from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall, Node
 
 OVER_CALL_LIMIT = "Not run: at most {limit} tool calls per turn. Call it again next turn if needed."
+OVER_QUESTION_LIMIT = "Not run: the question's budget of {limit} tool calls is spent."
 REJECTED_BEFORE = (
     "Not run: the reviewer already rejected this exact call ({reason}). "
     "Do not propose it again; choose another way or answer."
@@ -195,7 +197,12 @@ def _triage_calls(
     triage: TurnTriage,
 ) -> list[tuple[int, ToolCall]]:
     """Settle every call that needs no person; return the ones that do."""
-    limit = run.limits.max_tool_calls_per_turn
+    limit = turn_call_limit(state, run.limits)
+    over_limit = (
+        OVER_CALL_LIMIT.format(limit=limit)
+        if limit == run.limits.max_tool_calls_per_turn
+        else OVER_QUESTION_LIMIT.format(limit=run.limits.max_tool_calls)
+    )
     rejected_before = state.get("rejected") or {}
     reusable = reusable_results(state["messages"], run.registry)
     to_ask: list[tuple[int, ToolCall]] = []
@@ -203,7 +210,7 @@ def _triage_calls(
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
         if index >= limit:
-            triage.answer_without_running(call, OVER_CALL_LIMIT.format(limit=limit), "skipped")
+            triage.answer_without_running(call, over_limit, "skipped")
         elif signature in rejected_before:
             triage.answer_without_running(
                 call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected"

@@ -16,32 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
-
-from typing_extensions import TypedDict
+from typing import Any
 
 from reasoning_graphs.context import Limits
-from reasoning_graphs.nodes.turn import question_calls, this_question
-from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent
+from reasoning_graphs.nodes.turn import this_question
+from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent, Work
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
 TOKEN_LIMIT = "spent {used} of {budget} tokens"
 TOOL_LIMIT = "reached the limit of {limit} tool calls"
 TIME_LIMIT = "spent {used:.1f} of {budget} seconds of work"
-
-
-class Work(TypedDict):
-    """One model call or tool run of a question, as the budgets count it.
-
-    Attributes:
-        kind: ``thought`` for a model call, ``action`` for a tool that really ran.
-        tokens: The call's prompt plus completion tokens (0 for a tool).
-        ms: The call's latency, or how long the tool ran.
-    """
-
-    kind: Literal["thought", "action"]
-    tokens: int
-    ms: float
 
 
 @dataclass(frozen=True)
@@ -65,12 +49,9 @@ def question_work(state: Mapping[str, Any]) -> list[Work]:
     """Every model call and tool run of the question so far, in order, across graphs.
 
     A pattern that runs a subgraph per step or trial hands it the work done
-    before (``earlier_work``; where only ``earlier_calls`` came, the earlier
-    model calls' tokens).
+    before (``earlier_work``).
     """
-    earlier: list[Work] | None = state.get("earlier_work")
-    if earlier is None:
-        earlier = [_model_call(tokens) for tokens in state.get("earlier_calls") or []]
+    earlier: list[Work] = state.get("earlier_work") or []
     events = this_question(state.get("trajectory"), state["messages"])
     return [*earlier, *(work for event in events if (work := _as_work(event)) is not None)]
 
@@ -133,7 +114,6 @@ def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     the rejections so far and the work already done (model calls and tool runs)."""
     return {
         "rejected": dict(state.get("rejected") or {}),
-        "earlier_calls": question_calls(state),
         "earlier_work": question_work(state),
     }
 

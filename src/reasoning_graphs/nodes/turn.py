@@ -104,16 +104,6 @@ def steps_used(state: Mapping[str, Any]) -> int:
     return len(thought_events(state))
 
 
-def question_calls(state: Mapping[str, Any]) -> list[int]:
-    """Tokens of every model call of the question so far, in order, across graphs.
-
-    A pattern that runs a subgraph per step or trial hands it the calls made
-    before (``earlier_calls``), so budgets cover the whole question.
-    """
-    own = [event["input_tokens"] + event["output_tokens"] for event in thought_events(state)]
-    return [*(state.get("earlier_calls") or []), *own]
-
-
 def call_signature(name: str, args: Mapping[str, Any]) -> str:
     """A stable key for "the same call": tool name plus canonical arguments."""
     return f"{name}:{json.dumps(args, sort_keys=True, default=str)}"

@@ -41,6 +41,7 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import mark, mark_of, written_by
+from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.planning import (
     PlanForm,
     draft_plan,
@@ -90,7 +91,7 @@ def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, 
     def write_plan(
         run: RunScope, state: LlmCompilerState, specs: list[ToolSpec]
     ) -> Body[dict[str, Any]]:
-        tool_names, limit = [spec.name for spec in specs], run.limits.max_tool_calls_per_turn
+        tool_names, limit = [spec.name for spec in specs], turn_call_limit(state, run.limits)
         turn = turn_messages(state["messages"])
         round_number = 1 + rounds_run(turn)
         attempt = _attempts_this_round(turn)

@@ -35,6 +35,7 @@ from langchain_core.messages.tool import ToolCall
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import EVIDENCE, RUNTIME, WORK_KIND, PlanStep
 from reasoning_graphs.metadata import mark, mark_of, written_by
+from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
@@ -111,7 +112,7 @@ def make_work(setup: AgentSetup) -> Node[RewooState]:
         ready = _ready_steps(plan, issued, results, values, run.registry)
         update: dict[str, Any] = {"trajectory": _skip_events(state, plan, results)}
         if ready:
-            update["messages"] = [_wave(ready[: run.limits.max_tool_calls_per_turn], values)]
+            update["messages"] = [_wave(ready[: turn_call_limit(state, run.limits)], values)]
         return update
 
     return work
