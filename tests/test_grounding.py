@@ -13,8 +13,8 @@ from langgraph.graph import END, START, StateGraph
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 from reasoning_graphs.metadata import settled
-from reasoning_graphs.nodes.grounding import find_claims, grounding_report, make_report
-from reasoning_graphs.nodes.setup import agent_setup
+from reasoning_graphs.nodes import grounding
+from reasoning_graphs.nodes.grounding import find_claims, grounding_report
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.state import AgentState, Claim, GroundingReport
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
@@ -293,7 +293,7 @@ def finished_react_run(**options: Any) -> dict[str, Any]:
 def test_report_node_on_a_finished_react_run() -> None:
     state = finished_react_run()
 
-    update = make_report(agent_setup(None, []))(state)
+    update = grounding.report(state)
 
     report = update["grounding"]
     assert report is not None
@@ -313,7 +313,7 @@ def test_report_node_reads_a_cut_observation_in_full() -> None:
     shown = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert "2,102,650" not in shown.text  # the model saw a cut observation
 
-    report = make_report(agent_setup(None, []))(state)["grounding"]
+    report = grounding.report(state)["grounding"]
 
     assert claims_by_text(report)["2,102,650"]["supported"]
 
@@ -324,13 +324,12 @@ def test_report_node_writes_nothing_before_an_answer() -> None:
         "trajectory": [],
     }
 
-    assert make_report(agent_setup(None, []))(state) == {"grounding": None}
+    assert grounding.report(state) == {"grounding": None}
 
 
 def test_report_node_wired_before_the_end_stores_the_report_per_question() -> None:
-    setup = agent_setup(None, [])
     builder = StateGraph(AgentState)
-    builder.add_node("report", make_report(setup))
+    builder.add_node("report", grounding.report)
     builder.add_edge(START, "report")
     builder.add_edge("report", END)
     graph = builder.compile(checkpointer=InMemorySaver())
@@ -359,7 +358,7 @@ def test_the_text_format_reply_that_gave_the_answer_is_not_a_thought() -> None:
     state = graph.invoke({"messages": [HumanMessage("How many people live in Paris?")]})
     assert state["messages"][-1].text == "Paris has 2,102,650 people; Lyon 516,092."
 
-    report = make_report(agent_setup(None, []))(state)["grounding"]
+    report = grounding.report(state)["grounding"]
 
     found = {c["text"]: c["found_in"] for c in report["claims"]}
     assert found == {

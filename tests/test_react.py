@@ -56,7 +56,7 @@ async def test_async_and_streaming_faces() -> None:
     assert state["messages"][-1].content == "42"
 
     nodes = [next(iter(chunk)) async for chunk in graph.astream(ask("6*7?"))]
-    assert nodes == ["think", "approve", "act", "observe", "think"]
+    assert nodes == ["think", "approve", "act", "observe", "think", "report"]
     sync_nodes = [next(iter(chunk)) for chunk in graph.stream(ask("6*7?"))]
     assert sync_nodes == nodes
 

@@ -19,9 +19,13 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import (
+    add_report,
+    add_tool_loop,
+    agent_graph_builder,
+    compile_agent,
+)
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.think import make_think, wants_tools
 from reasoning_graphs.nodes.turn import last_ai_message
@@ -42,7 +46,7 @@ def build_step_graph(
     far (:class:`~reasoning_graphs.state.StepInput`), so decisions stick and
     budgets cover the whole question. It has no checkpointer: it uses its parent's.
     """
-    return react_loop(model, tools, None, StepInput, retry, options)
+    return react_loop(model, tools, None, StepInput, retry, options, report=False)
 
 
 def react_loop(
@@ -52,8 +56,11 @@ def react_loop(
     input_schema: type,
     retry: RetryPolicy | None,
     options: AgentOptions,
+    *,
+    report: bool = True,
 ) -> CompiledStateGraph:
-    """The ReAct loop compiled with ``input_schema`` as its input."""
+    """The ReAct loop compiled with ``input_schema`` as its input; ``report``: end each
+    question with its grounding report (a step's subgraph leaves that to its pattern)."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, **options)
 
@@ -65,9 +72,12 @@ def react_loop(
 
     builder = agent_graph_builder(input_schema=input_schema)
     builder.add_node(
-        "think", effect_node("think", make_think(setup)), retry_policy=retry or model_retry_policy()
+        "think", effect_node("think", make_think(setup)), retry_policy=retry or setup.retry_policy
     )
+    end = add_report(builder) if report else END
     builder.add_edge(START, "think")
-    builder.add_conditional_edges("think", after_think, ["approve", "finish", END])
-    add_tool_loop(builder, setup)
+    builder.add_conditional_edges(
+        "think", after_think, {"approve": "approve", "finish": "finish", END: end}
+    )
+    add_tool_loop(builder, setup, end=end)
     return compile_agent(builder, checkpointer, "react")

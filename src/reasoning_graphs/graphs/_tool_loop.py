@@ -21,10 +21,13 @@ from reasoning_graphs.graphs._resume import resume_checked
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import make_approve
 from reasoning_graphs.nodes.finish import AskFinal, after_outcome, ask_with_tools_off, make_finish
+from reasoning_graphs.nodes.grounding import report
 from reasoning_graphs.nodes.observe import make_observe
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
+
+REPORT = "report"
 
 
 def compile_agent(
@@ -53,14 +56,24 @@ def agent_graph_builder(
     return StateGraph(state_schema, context_schema=AgentContext, input_schema=input_schema)
 
 
+def add_report(builder: StateGraph) -> str:
+    """Add the question's last step, the grounding report of its answer (no model call),
+    and return its name: where every path that ends the question goes."""
+    builder.add_node(REPORT, report)
+    builder.add_edge(REPORT, END)
+    return REPORT
+
+
 def add_tool_loop(
     builder: StateGraph,
     setup: AgentSetup,
     *,
     ask_final: AskFinal = ask_with_tools_off,
     back_to: str = "think",
+    end: str = END,
 ) -> None:
-    """Add approve, act, observe and finish; ``observe`` hands back to ``back_to``.
+    """Add approve, act, observe and finish; ``observe`` hands back to ``back_to``, and a
+    finished question goes to ``end`` (the report, or the end of a step's subgraph).
 
     The node that hands work to the loop (``back_to``) must end its turn with an
     ``AIMessage`` whose ``tool_calls`` are the calls to settle and run; a model
@@ -82,5 +95,7 @@ def add_tool_loop(
     builder.add_node("finish", effect_node("finish", make_finish(setup, ask_final)))
     builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])
-    builder.add_conditional_edges("observe", after_observe, [back_to, "finish", END])
-    builder.add_edge("finish", END)
+    builder.add_conditional_edges(
+        "observe", after_observe, {back_to: back_to, "finish": "finish", END: end}
+    )
+    builder.add_edge("finish", end)

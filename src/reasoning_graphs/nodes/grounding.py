@@ -41,7 +41,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from reasoning_graphs.metadata import raw_reply_of
-from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import (
     latest_request,
     this_question,
@@ -57,7 +56,6 @@ from reasoning_graphs.state import (
     ClaimSource,
     ClaimSupport,
     GroundingReport,
-    Node,
     TrajectoryEvent,
 )
 from reasoning_graphs.tools.execute import observation_ref
@@ -575,16 +573,10 @@ def report_for(state: AgentState) -> GroundingReport | None:
     )
 
 
-def make_report(setup: AgentSetup) -> Node[AgentState]:
-    """Build the ``report`` node: the grounding report of the answer just given.
+def report(state: AgentState) -> dict[str, Any]:
+    """The ``report`` node: the grounding report of the answer just given.
 
     It sits between a question's final answer and the end of the graph and
-    calls no model. ``setup`` is taken as every node's factory takes it, so
-    the node is wired like the others.
+    calls no model.
     """
-    del setup  # the report needs nothing the run configures
-
-    def report(state: AgentState) -> dict[str, Any]:
-        return {"grounding": report_for(state)}
-
-    return report
+    return {"grounding": report_for(state)}

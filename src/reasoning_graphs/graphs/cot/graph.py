@@ -17,17 +17,16 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -72,9 +71,9 @@ def build_graph(
 
     builder = agent_graph_builder(CotState)
     reason = effect_node("reason", make_reason(setup, samples=samples))
-    builder.add_node("reason", reason, retry_policy=retry or model_retry_policy())
+    builder.add_node("reason", reason, retry_policy=retry or setup.retry_policy)
     builder.add_edge(START, "reason")
-    builder.add_edge("reason", END)
+    builder.add_edge("reason", add_report(builder))
     return compile_agent(builder, checkpointer, "cot")
 
 

@@ -20,7 +20,7 @@ Planning in Language Models".)
               │                        ↺ while cleared calls wait  │
               └── nothing left ──→ finish ←──────── solved / spent ┘
                                      ↓
-                                    END
+                                   report → END
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.lats.act import cleared_to_run, make_act
 from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
 from reasoning_graphs.graphs.lats.expand import make_expand, make_select
@@ -45,7 +45,6 @@ from reasoning_graphs.graphs.lats.finish import make_lats_finish
 from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -112,7 +111,7 @@ def build_graph(
         threshold=threshold,
         exploration=exploration,
     )
-    model_retry = retry or model_retry_policy()
+    model_retry = retry or setup.retry_policy
 
     builder = agent_graph_builder(LatsState)
     builder.add_node("select", make_select(settings))
@@ -131,7 +130,7 @@ def build_graph(
     builder.add_conditional_edges("act", after_act, ["act", "evaluate"])
     builder.add_edge("evaluate", "backpropagate")
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
-    builder.add_edge("finish", END)
+    builder.add_edge("finish", add_report(builder))
     return compile_agent(builder, checkpointer, "lats")
 
 

@@ -22,10 +22,11 @@ The edges, node by node::
              → finish    it is still not, or the budget is spent
     schedule → schedule  tasks are left: another pass
              → join      every task of the plan is settled
-    join     → END       answered
+    join     → report    answered
              → plan      another round is needed
              → finish    the rounds or a budget are spent
-    finish   → END
+    finish   → report
+    report   → END       the answer's grounding report is stored
 """
 
 from __future__ import annotations
@@ -42,14 +43,13 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
 from reasoning_graphs.graphs.llm_compiler.plan import make_plan
 from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
 from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_settled
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.nodes.finish import after_outcome, make_finish
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -112,7 +112,7 @@ def build_graph(
     options.setdefault("system_prompt", LLM_COMPILER_SYSTEM)
     options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
     setup = agent_setup(model, tools, **options)
-    model_retry = retry or model_retry_policy()
+    model_retry = retry or setup.retry_policy
 
     builder = agent_graph_builder(LlmCompilerState)
     builder.add_node("plan", effect_node("plan", make_plan(setup)), retry_policy=model_retry)
@@ -124,8 +124,11 @@ def build_graph(
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])
     builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join"])
-    builder.add_conditional_edges("join", after_join, ["plan", "finish", END])
-    builder.add_edge("finish", END)
+    end = add_report(builder)
+    builder.add_conditional_edges(
+        "join", after_join, {"plan": "plan", "finish": "finish", END: end}
+    )
+    builder.add_edge("finish", end)
     return compile_agent(builder, checkpointer, "llm_compiler")
 
 

@@ -26,13 +26,12 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._react_loop import build_step_graph
-from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.plan_execute.execute import make_execute
 from reasoning_graphs.graphs.plan_execute.finish import make_plan_finish
 from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.finish import after_outcome
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -92,7 +91,7 @@ def build_graph(
     setup = agent_setup(model, tools, **options)
     plan = make_plan(setup, max_steps=max_plan_steps)
     replan = make_replan(setup, max_replans=max_replans, max_steps=max_plan_steps)
-    policy = retry or model_retry_policy()
+    policy = retry or setup.retry_policy
 
     builder = agent_graph_builder(PlanExecuteState)
     builder.add_node("plan", effect_node("plan", plan), retry_policy=policy)
@@ -102,8 +101,11 @@ def build_graph(
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "execute")  # a plan always has a first step
     builder.add_conditional_edges("execute", after_execute, ["execute", "replan"])
-    builder.add_conditional_edges("replan", after_replan, ["execute", "finish", END])
-    builder.add_edge("finish", END)
+    end = add_report(builder)
+    builder.add_conditional_edges(
+        "replan", after_replan, {"execute": "execute", "finish": "finish", END: end}
+    )
+    builder.add_edge("finish", end)
     return compile_agent(builder, checkpointer, "plan_execute")
 
 

@@ -24,9 +24,13 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import (
+    add_report,
+    add_tool_loop,
+    agent_graph_builder,
+    compile_agent,
+)
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.think import wants_tools
 from reasoning_graphs.nodes.turn import last_ai_message
@@ -89,11 +93,14 @@ def build_graph(
         effect_node(
             "think", make_think_text(setup, text_format, max_format_errors=max_format_errors)
         ),
-        retry_policy=retry or model_retry_policy(),
+        retry_policy=retry or setup.retry_policy,
     )
     builder.add_edge(START, "think")
-    builder.add_conditional_edges("think", after_think, ["approve", "observe", END])
-    add_tool_loop(builder, setup, ask_final=text_format.ask_final)
+    end = add_report(builder)
+    builder.add_conditional_edges(
+        "think", after_think, {"approve": "approve", "observe": "observe", END: end}
+    )
+    add_tool_loop(builder, setup, ask_final=text_format.ask_final, end=end)
     return compile_agent(builder, checkpointer, "react_text")
 
 

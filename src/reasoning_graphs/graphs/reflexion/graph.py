@@ -25,12 +25,11 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs._react_loop import build_step_graph
-from reasoning_graphs.graphs._tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -91,7 +90,7 @@ def build_graph(
     tools = None if tools is None else list(tools)  # both setups below read them
     attempt_graph = build_step_graph(model, tools, retry=retry, **options)
     setup = agent_setup(model, tools, **options)
-    policy = retry or model_retry_policy()
+    policy = retry or setup.retry_policy
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
 
     builder = agent_graph_builder(ReflexionState)
@@ -100,7 +99,9 @@ def build_graph(
     builder.add_node("reflect", effect_node("reflect", make_reflect(setup)), retry_policy=policy)
     builder.add_edge(START, "act")
     builder.add_edge("act", "evaluate")
-    builder.add_conditional_edges("evaluate", after_evaluate, ["reflect", END])
+    builder.add_conditional_edges(
+        "evaluate", after_evaluate, {"reflect": "reflect", END: add_report(builder)}
+    )
     builder.add_edge("reflect", "act")
     return compile_agent(builder, checkpointer, "reflexion")
 

@@ -26,9 +26,10 @@ The edges, node by node::
              → observe
     observe  → work      within budget
              → finish    a budget is spent
-             → END       a tool's result is the answer
-    solve    → END
-    finish   → END
+             → report    a tool's result is the answer
+    solve    → report
+    finish   → report
+    report   → END       the answer's grounding report is stored
 """
 
 from __future__ import annotations
@@ -40,19 +41,23 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import add_tool_loop, agent_graph_builder, compile_agent
+from reasoning_graphs.graphs._tool_loop import (
+    add_report,
+    add_tool_loop,
+    agent_graph_builder,
+    compile_agent,
+)
 from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
 from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
-from reasoning_graphs.nodes.retry import model_retry_policy
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -110,7 +115,7 @@ def build_graph(
     options.setdefault("system_prompt", REWOO_SYSTEM)
     options.setdefault("max_steps", REWOO_MAX_STEPS)
     setup = agent_setup(model, tools, **options)
-    model_retry = retry or model_retry_policy()
+    model_retry = retry or setup.retry_policy
 
     builder = agent_graph_builder(RewooState)
     builder.add_node("plan", effect_node("plan", make_plan(setup)), retry_policy=model_retry)
@@ -119,8 +124,9 @@ def build_graph(
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
     builder.add_conditional_edges("work", after_work, ["approve", "solve"])
-    builder.add_edge("solve", END)
-    add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work")
+    end = add_report(builder)
+    builder.add_edge("solve", end)
+    add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", end=end)
     return compile_agent(builder, checkpointer, "rewoo")
 
 
