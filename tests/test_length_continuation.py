@@ -10,6 +10,7 @@ from langchain_core.tools import tool
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import drive
 from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.nodes.budget import question_spending
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import RunScope, agent_setup
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
@@ -143,3 +144,17 @@ def test_react_continues_a_cut_final_answer() -> None:
 
     assert state["messages"][-1].text == "23*17+4 is 395."
     assert state["outcome"] == {"status": "answered"}
+
+
+def test_the_budgets_count_every_part_of_a_continued_reply() -> None:
+    """A continuation is a model call: with a step budget of two, a tool round whose
+    proposal needed a second part leaves no room for another thought."""
+    model = ScriptedChatModel(
+        script=[cut("Let me compute"), tool_call("calculator", expression="23*17+4"), "395"]
+    )
+    graph = build_react(model, [calculator], max_steps=2)
+
+    state = graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
+
+    assert question_spending(state).calls == 3
+    assert state["outcome"]["status"] == "incomplete"  # the budget was spent by the third call

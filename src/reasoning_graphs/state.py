@@ -57,6 +57,10 @@ class ThoughtEvent(TypedDict):
         tool_calls: Names of the tools it called.
         input_tokens, output_tokens: From the provider's usage, else estimated.
         latency_ms: Wall time of the call.
+        seam_calls: Model calls the seam made for this step before this one (a
+            summary that fitted the prompt, the parts of a reply cut by the length
+            limit), as the budgets count them: every node that records the event
+            records them too.
     """
 
     kind: Literal["thought"]
@@ -67,6 +71,7 @@ class ThoughtEvent(TypedDict):
     input_tokens: int
     output_tokens: int
     latency_ms: float
+    seam_calls: NotRequired[list[Work]]
 
 
 class ActionEvent(TypedDict):

@@ -53,7 +53,7 @@ def question_work(state: Mapping[str, Any]) -> list[Work]:
     """
     earlier: list[Work] = state.get("earlier_work") or []
     events = this_question(state.get("trajectory"), state["messages"])
-    return [*earlier, *(work for event in events if (work := _as_work(event)) is not None)]
+    return [*earlier, *(work for event in events for work in _as_work(event))]
 
 
 def question_spending(state: Mapping[str, Any]) -> Spending:
@@ -138,15 +138,16 @@ def _total(work: Sequence[Work]) -> Spending:
     return spending
 
 
-def _as_work(event: TrajectoryEvent) -> Work | None:
-    """The event as the budgets count it; a call that never ran, or a record of
-    something else (a trial's evaluation), costs nothing."""
+def _as_work(event: TrajectoryEvent) -> list[Work]:
+    """The event as the budgets count it: a model call with the seam's calls before it
+    (summaries, continuations); a call that never ran, or a record of something else
+    (a trial's evaluation), costs nothing."""
     if event["kind"] == "thought":
         tokens = event["input_tokens"] + event["output_tokens"]
-        return _model_call(tokens, event.get("latency_ms", 0.0))
+        return [*event.get("seam_calls", []), _model_call(tokens, event.get("latency_ms", 0.0))]
     if event["kind"] == "action" and event["decision"] in EXECUTED:
-        return {"kind": "action", "tokens": 0, "ms": event.get("duration_ms", 0.0)}
-    return None
+        return [{"kind": "action", "tokens": 0, "ms": event.get("duration_ms", 0.0)}]
+    return []
 
 
 def _model_call(tokens: int, ms: float = 0.0) -> Work:

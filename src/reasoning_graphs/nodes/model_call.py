@@ -58,7 +58,7 @@ from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import latest_request
-from reasoning_graphs.state import ThoughtEvent
+from reasoning_graphs.state import ThoughtEvent, Work
 
 GRAMMAR_NEEDS_LLAMA = (
     "A grammar constrains only the embedded llama.cpp model ('local' or "
@@ -109,7 +109,9 @@ class ModelReply:
             reply did not fit it.
         parsing_error: Why a typed reply did not fit, when it did not.
         latency_ms: Wall time of the call.
-        event: The call's trajectory event (tokens from the provider when reported).
+        event: The call's trajectory event (tokens from the provider when reported);
+            it carries the cost of the calls made before it (``seam_calls``), so a
+            node that records it has every call counted.
         preceding: The thought events of the calls made before the last one: summaries
             that fitted the prompt, and the parts of a reply cut by the length limit.
     """
@@ -123,10 +125,7 @@ class ModelReply:
 
     @property
     def events(self) -> list[ThoughtEvent]:
-        """Every model call this reply cost, in order, the reply's own last.
-
-        A node records these rather than :attr:`event` alone, so budgets count every call.
-        """
+        """Every model call this reply cost, in order, the reply's own last."""
         return [*self.preceding, self.event]
 
 
@@ -139,7 +138,8 @@ def call_model(
     model and the options its guards read. The prompt is first fitted to the
     context window by the run's strategy; a provider that still refuses it as
     too large gets an emergency summary and one more try. A summary is a model
-    call too: its thought event comes back in :attr:`ModelReply.events`. A reply
+    call too: the reply's event carries its cost, and its own event is in
+    :attr:`ModelReply.events`. A reply
     cut by the length limit is continued, or retried when it was calling tools
     (see :func:`_completed`). Once the question's budget is spent, the one
     closing call gets no summary or continuation: what would be summarised is
@@ -284,7 +284,13 @@ def _after(preceding: list[ThoughtEvent], reply: ModelReply) -> ModelReply:
         ThoughtEvent(**{**event, "step": event["step"] + index})
         for index, event in enumerate(preceding)
     ]
-    event = ThoughtEvent(**{**reply.event, "step": reply.event["step"] + len(preceding)})
+    event = ThoughtEvent(
+        **{**reply.event, "step": reply.event["step"] + len(preceding)},
+        seam_calls=[
+            Work(kind="thought", tokens=e["input_tokens"] + e["output_tokens"], ms=e["latency_ms"])
+            for e in numbered
+        ],
+    )
     return replace(reply, event=event, preceding=tuple(numbered))
 
 
