@@ -25,6 +25,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from typing_extensions import TypedDict
 
 from reasoning_graphs.state import CallDecision, Outcome
+from reasoning_graphs.tools.output import content_text
 
 DECISION = "decision"
 """On an observation: how its call was settled (a :data:`~reasoning_graphs.state.CallDecision`)."""
@@ -32,6 +33,11 @@ REUSED_FROM = "reused_from"
 """On a ``reused`` observation: the id of the earlier call whose result it repeats."""
 RETURN_DIRECT = "return_direct"
 """On an observation: the tool's result is the answer (the tool is marked ``return_direct``)."""
+TRANSIENT = "transient_failure"
+"""On an observation: the call failed in a way that may pass (a timeout, a lost
+connection) even after a retry, so its error is no result to reuse."""
+TOOL_TEXT = "tool_text"
+"""On an observation a guard added a note to: the tool's own text, as it was."""
 OUTCOME = "outcome"
 """On a final answer: how the question ended (:class:`~reasoning_graphs.state.Outcome`)."""
 RUNTIME = "runtime"
@@ -103,6 +109,34 @@ def reused_from(message: ToolMessage) -> str | None:
 def is_direct_result(message: ToolMessage) -> bool:
     """Whether the observation is a ``return_direct`` tool's successful answer."""
     return bool(message.response_metadata.get(RETURN_DIRECT)) and message.status == "success"
+
+
+def failed_transiently(message: ToolMessage) -> bool:
+    """Whether the observation is a failure that may pass (see :data:`TRANSIENT`)."""
+    return bool(message.response_metadata.get(TRANSIENT))
+
+
+def with_guard_note(message: ToolMessage, note: str) -> ToolMessage:
+    """``message`` with ``note`` added to what the model reads; the tool's own text is kept
+    (see :func:`tool_text_of`)."""
+    own = content_text(message.content)
+    content: Any = (
+        message.content + note
+        if isinstance(message.content, str)
+        else [*message.content, {"type": "text", "text": note}]
+    )
+    metadata = {**message.response_metadata, TOOL_TEXT: own}
+    return message.model_copy(update={"content": content, "response_metadata": metadata})
+
+
+def tool_text_of(message: ToolMessage) -> str:
+    """The tool's own text of an observation, without any note a guard added."""
+    own = message.response_metadata.get(TOOL_TEXT)
+    return own if own is not None else content_text(message.content)
+
+
+def has_guard_note(message: ToolMessage) -> bool:
+    return TOOL_TEXT in message.response_metadata
 
 
 def answered(outcome: Outcome, **extra: Any) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from langchain_core.messages import (
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body
+from reasoning_graphs.errors import status_code_of
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.turn import request_index
@@ -142,17 +143,10 @@ def is_context_overflow(error: BaseException) -> bool:
     """
     if any(cls.__name__ in OVERFLOW_NAMES for cls in type(error).__mro__):
         return True
-    if _status_code(error) == 413:
+    if status_code_of(error) == 413:
         return True
     text = f"{error} {getattr(error, 'code', '') or ''} {getattr(error, 'body', '') or ''}".lower()
     return any(phrase in text for phrase in OVERFLOW_PHRASES)
-
-
-def _status_code(error: BaseException) -> int | None:
-    status = getattr(error, "status_code", None)
-    if status is None:
-        status = getattr(getattr(error, "response", None), "status_code", None)
-    return status if isinstance(status, int) else None
 
 
 def prompt_limit(limits: Limits) -> int | None:

@@ -45,10 +45,15 @@ from typing import Any, NamedTuple
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
-from reasoning_graphs.metadata import decision_of
+from reasoning_graphs.metadata import (
+    decision_of,
+    failed_transiently,
+    has_guard_note,
+    tool_text_of,
+    with_guard_note,
+)
 from reasoning_graphs.nodes.turn import call_signature, describe_call, turn_messages
 from reasoning_graphs.state import EXECUTED, Outcome
-from reasoning_graphs.tools.output import TRANSIENT, content_text
 
 REPEATED_FAILURE = (
     "{call} was proposed again after it failed in {rounds} (last error: {error}); "
@@ -96,14 +101,9 @@ def tool_rounds(messages: Sequence[AnyMessage]) -> list[Round]:
     return rounds
 
 
-def observed_text(message: ToolMessage) -> str:
-    """The observation's text as the tool gave it, without a guard's note."""
-    return content_text(message.content).removesuffix(CHANGE_STRATEGY)
-
-
 def is_transient(message: ToolMessage) -> bool:
     """Whether the call failed in a way that may pass (timeout, lost connection)."""
-    return bool(message.response_metadata.get(TRANSIENT))
+    return bool(failed_transiently(message))
 
 
 def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str | None:
@@ -125,7 +125,7 @@ def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str
         failures.append(failure)
     if len(failures) < needed:
         return None
-    error = " ".join(observed_text(failures[0]).split())
+    error = " ".join(tool_text_of(failures[0]).split())
     error = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"
     shown = describe_call(call["name"], call["args"])
     when = ROUND_BEFORE if len(failures) == 1 else ROUNDS_BEFORE.format(count=len(failures))
@@ -152,7 +152,7 @@ def is_empty_result(message: ToolMessage) -> bool:
     """Whether a successful observation holds nothing: blank, empty data, or "not found"."""
     if message.status != "success":
         return False
-    text = observed_text(message).strip()
+    text = tool_text_of(message).strip()
     if text.lower() in EMPTY_TEXTS:
         return True
     return len(text) <= SHORT_REPLY_CHARS and NOTHING_FOUND.search(text) is not None
@@ -181,15 +181,9 @@ def with_strategy_hint(rounds: Sequence[Round], streak_limit: int) -> list[ToolM
         for answer in rounds[-1].answers
         if decision_of(answer) in OBSERVED and is_empty_result(answer)
     ]
-    if not empties or content_text(empties[-1].content).endswith(CHANGE_STRATEGY):
+    if not empties or has_guard_note(empties[-1]):
         return []
-    last = empties[-1]
-    content: Any = (
-        last.content + CHANGE_STRATEGY
-        if isinstance(last.content, str)
-        else [*last.content, {"type": "text", "text": CHANGE_STRATEGY}]
-    )
-    return [last.model_copy(update={"content": content})]
+    return [with_guard_note(empties[-1], CHANGE_STRATEGY)]
 
 
 def stale_rounds(rounds: Sequence[Round]) -> int:
@@ -202,9 +196,7 @@ def stale_rounds(rounds: Sequence[Round]) -> int:
     seen: set[str] = set()
     stale = 0
     for round_ in rounds:
-        texts = [
-            observed_text(a) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}
-        ]
+        texts = [tool_text_of(a) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}]
         stale = 0 if any(text not in seen for text in texts) else stale + 1
         seen.update(texts)
     return stale

@@ -1,32 +1,12 @@
-"""Which model errors are worth another try: rate limits, server errors and timeouts.
-
-Anything else (a bad request, a missing key, a validation error) fails the
-same way every time, so retrying would only delay the clear error.
-"""
+"""How a failed model call is tried again: backoff on the errors that may pass
+(:func:`~reasoning_graphs.errors.is_transient_model_error`), as many attempts as the mode allows."""
 
 from __future__ import annotations
 
 from langgraph.types import RetryPolicy
 
 from reasoning_graphs.context import MODES, Mode
-
-TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
-TRANSIENT_NAMES = frozenset(
-    {"RateLimitError", "APITimeoutError", "APIConnectionError", "InternalServerError"}
-)
-
-
-def is_transient_model_error(error: BaseException) -> bool:
-    """True for rate limits (429), 5xx responses, timeouts and dropped connections."""
-    if isinstance(error, (TimeoutError, ConnectionError)):
-        return True
-    if any(cls.__name__ in TRANSIENT_NAMES for cls in type(error).__mro__):
-        return True
-    status = getattr(error, "status_code", None)
-    if status is None:
-        status = getattr(getattr(error, "response", None), "status_code", None)
-    return isinstance(status, int) and (status in TRANSIENT_STATUS or status >= 500)
-
+from reasoning_graphs.errors import is_transient_model_error
 
 DEFAULT_ATTEMPTS = 4
 

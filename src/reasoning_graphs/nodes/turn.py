@@ -12,9 +12,9 @@ from typing import Any, Literal, NamedTuple, TypeGuard, TypeVar
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
-from reasoning_graphs.metadata import decision_of
+from reasoning_graphs.metadata import decision_of, failed_transiently
 from reasoning_graphs.state import EXECUTED, ThoughtEvent
-from reasoning_graphs.tools.output import TRANSIENT, content_text
+from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
 
@@ -136,7 +136,7 @@ def reusable_results(
                 if message.status == "success":
                     results.clear()
                 continue
-            if message.response_metadata.get(TRANSIENT):
+            if failed_transiently(message):
                 continue  # it may pass next time: run it again rather than reuse the error
             results[call_signature(name, args)] = EarlierResult(
                 content_text(message.content), message.status, message.tool_call_id

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -25,10 +24,11 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ValidationError
 
 from reasoning_graphs.effects import Abandoned, Await, Body, Bounded, Effect, in_daemon_thread
+from reasoning_graphs.errors import is_transient_failure
+from reasoning_graphs.metadata import TRANSIENT
 from reasoning_graphs.tools.injection import OBSERVATIONS_ARGUMENT, InjectionError, injected_values
 from reasoning_graphs.tools.output import (
     CUT_MARKER,
-    TRANSIENT,
     Status,
     ToolCommand,
     ToolOutputError,
@@ -52,7 +52,6 @@ TOOL_TIMED_OUT = (
     "Error: {name!r} did not finish within {seconds:g} s and was abandoned. "
     "Try a smaller request or another approach."
 )
-TRANSIENT_NAME = re.compile(r"Timeout|Timed?Out|Connect(ion)?(Error|Refused|Reset)")
 
 __all__ = [
     "CUT_MARKER",
@@ -154,7 +153,7 @@ def execute_call(
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
         result = failed(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind))
-        return _as_transient(result, call_id, name) if is_transient_error(exc) else result
+        return _as_transient(result, call_id, name) if is_transient_failure(exc) else result
     elapsed = (time.perf_counter() - started) * 1000
     return _recorded(message, command, spec, observation_ref(call_id), elapsed)
 
@@ -170,7 +169,7 @@ def _invoke(spec: ToolSpec, call: ToolCall, *, retry: bool) -> Body[Any]:
     try:
         return (yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout)))
     except Exception as exc:
-        if not (retry and is_transient_error(exc)):
+        if not (retry and is_transient_failure(exc)):
             raise
     return (yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout)))
 
@@ -186,18 +185,6 @@ def _as_transient(result: ToolResult, call_id: str, name: str) -> ToolResult:
         response_metadata={TRANSIENT: True},
     )
     return replace(result, message=message, transient=True)
-
-
-def is_transient_error(exc: BaseException) -> bool:
-    """A failure that may pass on its own: a timeout or a lost or refused connection.
-
-    Client libraries have their own classes for these (``httpx.ConnectError``,
-    ``requests.Timeout``) that do not derive from the built-in ones, so their
-    names count too.
-    """
-    if isinstance(exc, (TimeoutError, ConnectionError)):
-        return True
-    return any(TRANSIENT_NAME.search(kind.__name__) for kind in type(exc).__mro__)
 
 
 def _recorded(

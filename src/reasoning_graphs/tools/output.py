@@ -48,9 +48,6 @@ PARENT_REQUEST = "hand over to the parent graph"
 MEDIA_PLACEHOLDER = "[{kind}]"
 
 MESSAGES = "messages"
-TRANSIENT = "transient_failure"
-"""Observation metadata: the call failed in a way that may pass (a timeout, a lost
-connection) even after a retry, so its error is no result to reuse."""
 Status = Literal["success", "error"]
 
 
