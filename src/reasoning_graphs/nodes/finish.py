@@ -10,6 +10,7 @@ the answer.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
@@ -24,6 +25,9 @@ from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
 from reasoning_graphs.state import AgentState, Outcome, ThoughtEvent
+
+logger = logging.getLogger(__name__)
+
 
 EVIDENCE_CHARS = 200
 
@@ -67,6 +71,7 @@ def make_finish(
         common: AgentState = state  # what every pattern's state has
         outcome: Outcome = common.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         reason = outcome.get("reason", "stopped")
+        logger.info("concluding the question: %s", reason)
         instruction = ANSWER_NOW.format(reason=reason)
         reply: ModelReply | None = None
         asked = may_conclude(state, run.limits)

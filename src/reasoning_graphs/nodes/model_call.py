@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -59,6 +60,9 @@ from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import latest_request
 from reasoning_graphs.state import ThoughtEvent, Work
+
+logger = logging.getLogger(__name__)
+
 
 GRAMMAR_NEEDS_LLAMA = (
     "A grammar constrains only the embedded llama.cpp model ('local' or "
@@ -154,6 +158,7 @@ def call_model(
     except Exception as error:
         if not is_context_overflow(error):
             raise
+        logger.warning("the provider refused the prompt as too long; summarising and retrying")
         # the summary request must fit where the refused prompt did not
         limit = prompt_limit(run.limits) or estimate_tokens(fitted.prompt) // 2
         emergency = yield from emergency_fit(fitted.prompt, summarise, limit, question)
@@ -196,6 +201,7 @@ def _completed(
             before = so_far
             again = [*prompt, AIMessage(before), HumanMessage(CONTINUE_PROMPT)]
         parts.append(reply.event)
+        logger.info("the reply was cut by the length limit; asking for the rest")
         reply = yield from _ask(run, request, again, state)
     if before:
         reply = _joined(before, reply)

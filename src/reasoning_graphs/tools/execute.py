@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -40,6 +41,9 @@ from reasoning_graphs.tools.output import (
 )
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
+
+logger = logging.getLogger(__name__)
+
 
 UNKNOWN_TOOL = "Error: there is no tool named {name!r}. Available tools: {available}."
 INVALID_ARGUMENTS = (
@@ -171,6 +175,7 @@ def _invoke(spec: ToolSpec, call: ToolCall, *, retry: bool) -> Body[Any]:
     except Exception as exc:
         if not (retry and is_transient_failure(exc)):
             raise
+        logger.info("%s failed in a way that may pass (%s); trying once more", spec.name, exc)
     return (yield Bounded(ToolRun(spec.tool, call), _seconds(spec.timeout)))
 
 
