@@ -42,6 +42,8 @@ BUDGETS = (
 """Limits a run may lower, never raise or remove."""
 CHOICES = {"mode": get_args(Mode), "context_strategy": get_args(ContextStrategy)}
 """Options that pick one of a few named values."""
+PROMPT_OPTIONS = ("context_strategy", "context_window", "context_threshold", "keep_messages")
+"""Options that shape the prompt, not what the agent may do: a run sets them freely."""
 FREE_NUMBERS = ("context_window", "keep_messages")
 """Whole numbers a run may set freely: they shape the prompt, not what the agent may do."""
 

@@ -18,7 +18,7 @@ from langgraph.runtime import get_runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict, Unpack
 
-from reasoning_graphs.context import ContextStrategy, Limits, Mode
+from reasoning_graphs.context import BUDGETS, PROMPT_OPTIONS, ContextStrategy, Limits, Mode
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.retry import mode_retry_policy
 from reasoning_graphs.tools.builtins import default_tools
@@ -31,20 +31,7 @@ from reasoning_graphs.tools.spec import (
     ToolSpec,
 )
 
-LIMIT_OPTIONS = (
-    "max_steps",
-    "max_tool_calls_per_turn",
-    "token_budget",
-    "max_tool_calls",
-    "time_budget",
-    "repeat_failure_limit",
-    "empty_result_streak",
-    "stale_round_limit",
-    "context_strategy",
-    "context_window",
-    "context_threshold",
-    "keep_messages",
-)
+LIMIT_OPTIONS = (*BUDGETS, *PROMPT_OPTIONS)
 """Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly."""
 
 
