@@ -25,13 +25,13 @@ from langchain_core.tools import tool
 from reasoning_graphs.graphs import plan_execute, react_text, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.metadata import failed_transiently
 from reasoning_graphs.nodes.progress import (
     CHANGE_STRATEGY,
     REPEATED_FAILURE,
     ROUND_BEFORE,
     STALE_ROUNDS,
     is_empty_result,
-    is_transient,
 )
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
@@ -202,7 +202,7 @@ def test_a_transient_failure_is_not_reused_but_runs_again(pattern: str) -> None:
     assert run.calls.of("lookup") == 3  # two tries in the first round, one in the second
     first, second = (_observations(prompt)[-1] for prompt in run.loop_prompts()[1:3])
     assert first.status == "error"
-    assert is_transient(first)
+    assert failed_transiently(first)
     assert second.status == "success"
     assert run.loop_outcome == {"status": "answered"}
 

@@ -16,7 +16,7 @@ question; their thresholds are run options (:class:`~reasoning_graphs.context.Li
 
 A transient failure (a tool's own timeout or connection error) is retried once
 where the call runs (:mod:`reasoning_graphs.tools.execute`), and a result that
-still failed that way is never reused (:func:`is_transient`).
+still failed that way is never reused (:func:`~reasoning_graphs.metadata.failed_transiently`).
 
 Where the guards apply:
 
@@ -101,11 +101,6 @@ def tool_rounds(messages: Sequence[AnyMessage]) -> list[Round]:
     return rounds
 
 
-def is_transient(message: ToolMessage) -> bool:
-    """Whether the call failed in a way that may pass (timeout, lost connection)."""
-    return bool(failed_transiently(message))
-
-
 def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str | None:
     """Why the run stops rather than make ``call`` again, if it failed in the latest rounds.
 
@@ -141,7 +136,7 @@ def _failure_of(round_: Round, signature: str) -> ToolMessage | None:
             call is not None
             and answer.status == "error"
             and decision_of(answer) in OBSERVED
-            and not is_transient(answer)  # it may pass: running it again is the point
+            and not failed_transiently(answer)  # it may pass: running it again is the point
             and call_signature(call["name"], call["args"]) == signature
         ):
             return answer
