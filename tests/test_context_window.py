@@ -19,7 +19,10 @@ from langchain_core.tools import tool
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import drive
+from reasoning_graphs.graphs.plan_execute import build_graph as build_plan_execute
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.graphs.reflexion import build_graph as build_reflexion
 from reasoning_graphs.graphs.rewoo import build_graph as build_rewoo
 from reasoning_graphs.metadata import settled
 from reasoning_graphs.nodes.context_window import (
@@ -32,6 +35,7 @@ from reasoning_graphs.nodes.context_window import (
     sliding_window,
     steps,
 )
+from reasoning_graphs.nodes.judge import Judgement
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import RunScope, agent_setup
 from reasoning_graphs.nodes.tokens import estimate_tokens
@@ -331,6 +335,41 @@ def test_rewoo_recovers_from_a_413_on_its_first_call() -> None:
 
     assert state["messages"][-1].text == "Report 18."
     assert state["outcome"] == {"status": "answered"}
+
+
+def test_plan_execute_recovers_from_a_413_on_its_first_call() -> None:
+    model = ScriptedChatModel(
+        script=[
+            RequestTooLarge("413"),
+            Plan(steps=["Read report 18."]),
+            tool_call("read_report", number=18),
+            "Report 18.",
+            Replan(response="Report 18."),
+        ]
+    )
+    graph = build_plan_execute(model, tools=[read_report])
+
+    state = graph.invoke({"messages": [HumanMessage(QUESTION)]})
+
+    assert state["messages"][-1].text == "Report 18."
+    assert state["outcome"] == {"status": "answered"}
+
+
+def test_reflexion_recovers_from_a_413_on_its_first_call() -> None:
+    model = ScriptedChatModel(
+        script=[
+            RequestTooLarge("413"),
+            tool_call("read_report", number=18),
+            "Report 18.",
+            Judgement(feedback="Right.", score=1.0),
+        ]
+    )
+    graph = build_reflexion(model, tools=[read_report])
+
+    state = graph.invoke({"messages": [HumanMessage(QUESTION)]})
+
+    assert state["messages"][-1].text == "Report 18."
+    assert state["outcome"]["status"] == "answered"
 
 
 def test_a_60_round_hybrid_run_never_sends_a_prompt_past_the_threshold() -> None:
