@@ -52,3 +52,13 @@ def test_shared_code_imports_no_graph() -> None:
 def test_every_pattern_package_has_its_wiring() -> None:
     for pattern in PATTERNS:
         assert (PACKAGE / "graphs" / pattern / "graph.py").is_file(), pattern
+
+
+def test_graphs_holds_only_the_pattern_packages() -> None:
+    """Shared wiring lives in nodes/, so a pattern's imports name nothing but shared code."""
+    modules = {path.stem for path in (PACKAGE / "graphs").glob("*.py")}
+    packages = {
+        path.name for path in (PACKAGE / "graphs").iterdir() if (path / "__init__.py").exists()
+    }
+    assert modules == {"__init__"}
+    assert packages == set(PATTERNS)

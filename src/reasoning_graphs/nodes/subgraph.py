@@ -12,7 +12,7 @@ calls are not run again) while the node's cheap, pure preparation is simply
 repeated.
 
 It also runs with the parent's durability: LangGraph reads the mode from the
-run config (see :mod:`reasoning_graphs.graphs._durability`), and this node
+run config (see :mod:`reasoning_graphs.nodes.durability`), and this node
 hands the subgraph its own config. Under the parent's ``durability="sync"``
 each step of the subgraph is saved before its next step starts, so a tool
 call it finished is not run again after a hard kill

@@ -37,7 +37,6 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.lats.act import cleared_to_run, make_act
 from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
 from reasoning_graphs.graphs.lats.expand import make_expand, make_select
@@ -46,6 +45,7 @@ from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 DEFAULTS = SearchSettings()

@@ -43,7 +43,6 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
 from reasoning_graphs.graphs.llm_compiler.plan import make_plan
 from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
@@ -51,6 +50,7 @@ from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_s
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.nodes.finish import after_outcome, make_finish
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 MAX_ROUNDS = 2

@@ -25,14 +25,14 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._react_loop import build_step_graph
-from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.plan_execute.execute import make_execute
 from reasoning_graphs.graphs.plan_execute.finish import make_plan_finish
 from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.finish import after_outcome
+from reasoning_graphs.nodes.react_loop import build_step_graph
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 

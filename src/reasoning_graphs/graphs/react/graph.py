@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.graphs._react_loop import react_loop
+from reasoning_graphs.nodes.react_loop import react_loop
 from reasoning_graphs.nodes.setup import AgentOptions
 from reasoning_graphs.state import AgentInput
 from reasoning_graphs.tools.spec import ToolSpec

@@ -24,15 +24,15 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import (
+from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.think import wants_tools
+from reasoning_graphs.nodes.tool_loop import (
     add_report,
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
 )
-from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.think import wants_tools
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.state import AgentState
 from reasoning_graphs.text_format import labels_for

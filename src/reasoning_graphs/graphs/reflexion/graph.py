@@ -24,13 +24,13 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._react_loop import build_step_graph
-from reasoning_graphs.graphs._tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
+from reasoning_graphs.nodes.react_loop import build_step_graph
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."

@@ -47,18 +47,18 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import (
-    add_report,
-    add_tool_loop,
-    agent_graph_builder,
-    compile_agent,
-)
 from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
 from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.tool_loop import (
+    add_report,
+    add_tool_loop,
+    agent_graph_builder,
+    compile_agent,
+)
 from reasoning_graphs.tools.spec import ToolSpec
 
 REWOO_MAX_STEPS = 12

@@ -19,15 +19,15 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._tool_loop import (
+from reasoning_graphs.nodes.prompts import REACT_SYSTEM
+from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.think import make_think, wants_tools
+from reasoning_graphs.nodes.tool_loop import (
     add_report,
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
 )
-from reasoning_graphs.nodes.prompts import REACT_SYSTEM
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.think import make_think, wants_tools
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.state import AgentState, StepInput
 from reasoning_graphs.tools.spec import ToolSpec

@@ -16,13 +16,13 @@ from langgraph.types import Send
 
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.graphs._durability import with_sync_durability
-from reasoning_graphs.graphs._resume import resume_checked
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import make_approve
+from reasoning_graphs.nodes.durability import with_sync_durability
 from reasoning_graphs.nodes.finish import AskFinal, after_outcome, ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.grounding import report
 from reasoning_graphs.nodes.observe import make_observe
+from reasoning_graphs.nodes.resume import resume_checked
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
@@ -40,7 +40,7 @@ def compile_agent(
     first costs a few milliseconds per step. A run may still pass ``durability``.
     Without a checkpointer of its own the graph keeps LangGraph's default: as a
     subgraph it follows its parent, and under ``langgraph dev`` the server decides.
-    Either way, a resume that answers nothing asks again (see :mod:`._resume`).
+    Either way, a resume that answers nothing asks again (see :mod:`.resume`).
     """
     graph = resume_checked(builder.compile(checkpointer=checkpointer, name=name))
     if checkpointer is None:
