@@ -24,6 +24,7 @@ BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
 BAD_MODEL = "Run option 'model' must be a model spec string, not {value!r}."
 BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
 BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
+BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
 TOOLS_NOT_IN_GRAPH = "Run option 'tools' names {names}, which this graph does not enable: {known}."
 
 Mode = Literal["chat", "agent"]
@@ -40,6 +41,12 @@ BUDGETS = (
     "stale_round_limit",
 )
 """Limits a run may lower, never raise or remove."""
+TIMEOUTS = ("model_timeout", "idle_timeout")
+"""Seconds a run may lower, never raise or remove (fractions allowed)."""
+DEFAULT_IDLE_TIMEOUT = 600.0
+"""Seconds without any model or tool activity before a question stops (10 minutes)."""
+LOWERED = (*BUDGETS, *TIMEOUTS)
+"""Every option a run may only lower."""
 CHOICES = {"mode": get_args(Mode), "context_strategy": get_args(ContextStrategy)}
 """Options that pick one of a few named values."""
 PROMPT_OPTIONS = ("context_strategy", "context_window", "context_threshold", "keep_messages")
@@ -187,6 +194,20 @@ class AgentContext:
         default=None,
         metadata={"description": "Recent messages the 'window' strategy keeps (default 20)."},
     )
+    model_timeout: float | None = field(
+        default=None,
+        metadata={
+            "description": "Seconds one model call may take before the question stops with "
+            "an incomplete answer. May lower the graph's limit, not raise it."
+        },
+    )
+    idle_timeout: float | None = field(
+        default=None,
+        metadata={
+            "description": "Seconds a model call may send nothing, or a tool run, before the "
+            "question stops with an incomplete answer (default 600). May be lowered, not raised."
+        },
+    )
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -200,6 +221,8 @@ class AgentContext:
                 raise ValueError(
                     BAD_CHOICE.format(name=item.name, choices=list(CHOICES[item.name]), value=value)
                 )
+            if item.name in TIMEOUTS and not _is_seconds(value):
+                raise ValueError(BAD_SECONDS.format(name=item.name, value=value))
             if item.name == "context_threshold" and not _is_fraction(value):
                 raise ValueError(BAD_FRACTION.format(name=item.name, value=value))
             if item.name in TOOL_LISTS and (
@@ -231,6 +254,8 @@ class Limits:
     context_window: int | None = None
     context_threshold: float = 0.8
     keep_messages: int = 20
+    model_timeout: float | None = None
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
 
     @classmethod
     def preset(cls, mode: Mode | None) -> Limits:
@@ -268,18 +293,18 @@ class Limits:
             if item.name != "mode" and not _is_unset(getattr(context, item.name))
         }  # the rest are the graph's values, as Studio leaves blank fields
         changes: dict[str, Any] = limits._tightened(
-            {name: value for name, value in named.items() if name in BUDGETS}
+            {name: value for name, value in named.items() if name in LOWERED}
         )
         for name, value in named.items():
             if name in ADDED_LISTS:
                 changes[name] = tuple(dict.fromkeys((*getattr(limits, name), *value)))
             elif name == "tools":
                 changes[name] = limits._narrowed_tools(value)
-            elif name not in BUDGETS:
+            elif name not in LOWERED:
                 changes[name] = value
         return replace(limits, **changes)
 
-    def _tightened(self, budgets: dict[str, int]) -> dict[str, int]:
+    def _tightened(self, budgets: dict[str, float]) -> dict[str, Any]:
         """``budgets`` as new values: each no looser than this one's (``None``: no limit)."""
         return {
             name: value if getattr(self, name) is None else min(getattr(self, name), value)
@@ -298,6 +323,10 @@ class Limits:
 def _is_unset(value: Any) -> bool:
     """``None``, ``""`` and an empty list all mean "the graph's value"."""
     return value is None or (isinstance(value, (str, list, tuple)) and not value)
+
+
+def _is_seconds(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def _is_fraction(value: Any) -> bool:

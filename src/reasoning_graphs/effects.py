@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Generator, Sequence
 from concurrent.futures import Executor, Future
@@ -81,6 +82,19 @@ class Blocking(Effect):
 
     async def arun(self) -> Any:
         return await asyncio.to_thread(self.func, *self.args)
+
+
+class Pause(Effect):
+    """Wait ``seconds``: ``time.sleep`` on the sync face, ``asyncio.sleep`` on the async one."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def run(self) -> None:
+        time.sleep(self.seconds)
+
+    async def arun(self) -> None:
+        await asyncio.sleep(self.seconds)
 
 
 class Gather(Effect):

@@ -61,6 +61,10 @@ class ThoughtEvent(TypedDict):
             summary that fitted the prompt, the parts of a reply cut by the length
             limit), as the budgets count them: every node that records the event
             records them too.
+        stopped: Why the call was stopped before it finished (a budget spent or a
+            timeout while it ran); ``text`` is what it had written by then.
+        halt: Set when the question must end without asking the model again (it
+            timed out, went silent or kept failing): the reason.
     """
 
     kind: Literal["thought"]
@@ -72,6 +76,8 @@ class ThoughtEvent(TypedDict):
     output_tokens: int
     latency_ms: float
     seam_calls: NotRequired[list[Work]]
+    stopped: NotRequired[str]
+    halt: NotRequired[str]
 
 
 class ActionEvent(TypedDict):
@@ -106,10 +112,19 @@ TrajectoryEvent = ThoughtEvent | ActionEvent
 
 
 class Outcome(TypedDict):
-    """How the latest turn ended, or why it must end now."""
+    """How the latest turn ended, or why it must end now.
+
+    Attributes:
+        status: ``answered`` or ``incomplete``.
+        reason: Why an incomplete turn stopped.
+        call_stopped: The node's model call was stopped part-way (a budget spent
+            or a timeout while it ran), so the node wrote nothing else and the
+            question goes to its honest stop.
+    """
 
     status: Literal["answered", "incomplete"]
     reason: NotRequired[str]
+    call_stopped: NotRequired[bool]
 
 
 ClaimKind = Literal["name", "number", "date"]
@@ -183,11 +198,13 @@ class Work(TypedDict):
         kind: ``thought`` for a model call, ``action`` for a tool that really ran.
         tokens: The call's prompt plus completion tokens (0 for a tool).
         ms: The call's latency, or how long the tool ran.
+        halt: Set when the question must end here without another model call: why.
     """
 
     kind: Literal["thought", "action"]
     tokens: int
     ms: float
+    halt: NotRequired[str]
 
 
 class StepInput(AgentInput):

@@ -7,6 +7,10 @@ a model call and after a round of tools; once a budget is spent, one last call
 may conclude the question (:func:`may_conclude`), and no more. So a run makes
 at most one model call past its budget, whatever the pattern.
 
+A halt ends the question the same way, without the closing call: a model call
+that timed out, went silent or kept failing marks its event with ``halt``, and
+every later check reads it as a spent budget.
+
 The time budget counts work, not waiting: model-call latencies and tool
 durations, as the trajectory records them. Time spent waiting for a person
 is in neither, and a resumed run reads the same record from its state.
@@ -36,12 +40,18 @@ class Spending:
     tokens: int = 0
     tool_calls: int = 0
     ms: float = 0.0
+    halt: str | None = None
 
     def after(self, work: Work) -> Spending:
+        halt = self.halt or work.get("halt")
         if work["kind"] == "action":
-            return replace(self, tool_calls=self.tool_calls + 1, ms=self.ms + work["ms"])
+            return replace(self, tool_calls=self.tool_calls + 1, ms=self.ms + work["ms"], halt=halt)
         return replace(
-            self, calls=self.calls + 1, tokens=self.tokens + work["tokens"], ms=self.ms + work["ms"]
+            self,
+            calls=self.calls + 1,
+            tokens=self.tokens + work["tokens"],
+            ms=self.ms + work["ms"],
+            halt=halt,
         )
 
 
@@ -77,7 +87,11 @@ def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
 
 
 def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:
-    """Whether the one closing call past the budget is still to be made."""
+    """Whether the one closing call past the budget is still to be made: not after a
+    halt (the model timed out, went silent or kept failing), where asking it again
+    would only wait as long once more."""
+    if question_spending(state).halt is not None:
+        return False
     return calls_past_budget(state, limits) == 0
 
 
@@ -119,7 +133,9 @@ def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _spent(limits: Limits, spending: Spending) -> Outcome | None:
-    """Why ``spending`` has used up a budget, if it has."""
+    """Why ``spending`` has used up a budget (or was halted), if it has."""
+    if spending.halt is not None:
+        return _incomplete(spending.halt)
     if limits.max_steps is not None and spending.calls >= limits.max_steps:
         return _incomplete(STEP_LIMIT.format(limit=limits.max_steps))
     if limits.token_budget is not None and spending.tokens >= limits.token_budget:
@@ -144,7 +160,10 @@ def _as_work(event: TrajectoryEvent) -> list[Work]:
     (a trial's evaluation), costs nothing."""
     if event["kind"] == "thought":
         tokens = event["input_tokens"] + event["output_tokens"]
-        return [*event.get("seam_calls", []), _model_call(tokens, event.get("latency_ms", 0.0))]
+        call = _model_call(tokens, event.get("latency_ms", 0.0))
+        if "halt" in event:
+            call["halt"] = event["halt"]
+        return [*event.get("seam_calls", []), call]
     if event["kind"] == "action" and event["decision"] in EXECUTED:
         return [{"kind": "action", "tokens": 0, "ms": event.get("duration_ms", 0.0)}]
     return []

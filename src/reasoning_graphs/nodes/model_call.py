@@ -45,8 +45,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from reasoning_graphs.effects import Body, Invoke
-from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.effects import Body, Pause
+from reasoning_graphs.nodes.budget import budget_stop, question_spending
+from reasoning_graphs.nodes.call_watch import CallAllowance, CallStopped, CallWatch, Watched
 from reasoning_graphs.nodes.context_window import (
     Fitted,
     Summarise,
@@ -55,11 +56,13 @@ from reasoning_graphs.nodes.context_window import (
     is_context_overflow,
     prompt_limit,
 )
+from reasoning_graphs.nodes.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.setup import RunScope
+from reasoning_graphs.nodes.stop import QuestionStopped
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import latest_request
-from reasoning_graphs.state import ThoughtEvent, Work
+from reasoning_graphs.state import Outcome, ThoughtEvent, Work
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +82,13 @@ CONTINUE_PROMPT = (
     "without repeating anything."
 )
 CUT_CALL = "The call's arguments were cut off by the length limit; it was not run."
+KEPT_FAILING = "the model call failed {attempts} times ({error})"
+CLOSING_TOKENS = 4000
+"""Tokens the closing call past a token budget may stream: enough for an answer, not a flood."""
+CLOSING_SECONDS = 60.0
+"""Seconds the closing call past a time budget may take."""
+HALTS = frozenset({"timeout", "idle"})
+"""Stops after which the model is not asked again: it would only wait as long once more."""
 
 
 @dataclass(frozen=True)
@@ -148,13 +158,39 @@ def call_model(
     (see :func:`_completed`). Once the question's budget is spent, the one
     closing call gets no summary or continuation: what would be summarised is
     left out.
+
+    Every call is watched while it runs (:mod:`~reasoning_graphs.nodes.call_watch`)
+    and tried again after a failure that may pass (:mod:`~reasoning_graphs.nodes.retry`).
+
+    Raises:
+        QuestionStopped: A call was stopped part-way — the question's token or
+            time budget ran out while it streamed, or it passed the per-call or
+            idle timeout — or it still failed after its retries.
     """
-    spent = budget_stop(state or NO_STATE, run.limits) is not None
-    summarise = None if spent else summariser(run, state)
-    question = latest_request((state or NO_STATE)["messages"]) or None
-    fitted = yield from fit_prompt(request.prompt, run.limits, summarise, question)
+    state = state or NO_STATE
+    made: list[ThoughtEvent] = []  # the calls made so far, for a stop's record
     try:
-        reply = yield from _ask(run, request, fitted.prompt, state)
+        return (yield from _call(run, request, state, made))
+    except _Stopped as stopped:
+        events = _after(made, stopped.reply).events
+        outcome = stopped.outcome
+        if "halt" not in stopped.reply.event:  # a budget: say which, as every budget stop does
+            after = {**state, "trajectory": [*(state.get("trajectory") or []), *events]}
+            outcome = budget_stop(after, run.limits) or outcome
+        raise QuestionStopped(outcome, events) from None
+
+
+def _call(
+    run: RunScope, request: ModelRequest, state: Mapping[str, Any], made: list[ThoughtEvent]
+) -> Body[ModelReply]:
+    """:func:`call_model`'s work; ``made`` collects the events of the calls before the last."""
+    closing = budget_stop(state, run.limits) is not None
+    summarise = None if closing else summariser(run, state)
+    question = latest_request(state["messages"]) or None
+    fitted = yield from fit_prompt(request.prompt, run.limits, summarise, question)
+    made.extend(fitted.events)
+    try:
+        reply = yield from _ask(run, request, fitted.prompt, state, closing=closing)
     except Exception as error:
         if not is_context_overflow(error):
             raise
@@ -162,11 +198,12 @@ def call_model(
         # the summary request must fit where the refused prompt did not
         limit = prompt_limit(run.limits) or estimate_tokens(fitted.prompt) // 2
         emergency = yield from emergency_fit(fitted.prompt, summarise, limit, question)
+        made.extend(emergency.events)
         fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
-        reply = yield from _ask(run, request, fitted.prompt, state)
-    if spent:
+        reply = yield from _ask(run, request, fitted.prompt, state, closing=closing)
+    if closing:
         return _after(fitted.events, reply)
-    reply, parts = yield from _completed(run, request, fitted.prompt, state, reply)
+    reply, parts = yield from _completed(run, request, fitted.prompt, state, reply, made)
     return _after([*fitted.events, *parts], reply)
 
 
@@ -174,8 +211,9 @@ def _completed(
     run: RunScope,
     request: ModelRequest,
     prompt: list[BaseMessage],
-    state: Mapping[str, Any] | None,
+    state: Mapping[str, Any],
     reply: ModelReply,
+    made: list[ThoughtEvent],
 ) -> Body[tuple[ModelReply, list[ThoughtEvent]]]:
     """``reply`` made whole when the length limit cut it, with the events of the cut parts.
 
@@ -201,6 +239,7 @@ def _completed(
             before = so_far
             again = [*prompt, AIMessage(before), HumanMessage(CONTINUE_PROMPT)]
         parts.append(reply.event)
+        made.append(reply.event)
         logger.info("the reply was cut by the length limit; asking for the rest")
         reply = yield from _ask(run, request, again, state)
     if before:
@@ -255,28 +294,128 @@ def _calls_invalidated(message: AIMessage) -> AIMessage:
 
 
 def _ask(
-    run: RunScope, request: ModelRequest, prompt: list[BaseMessage], state: Mapping[str, Any] | None
+    run: RunScope,
+    request: ModelRequest,
+    prompt: list[BaseMessage],
+    state: Mapping[str, Any],
+    *,
+    closing: bool = False,
 ) -> Body[ModelReply]:
-    """One call of the model on ``prompt`` as given, with its thought event."""
+    """One call of the model on ``prompt`` as given, with its thought event: watched while
+    it runs, and tried again after a failure that may pass, with the user told."""
     runnable = _bound(run.model, request)
+    allowance = call_allowance(run, state, prompt, closing=closing)
+    policy = run.setup.retry_policy
     started = time.perf_counter()
-    result = yield Invoke(runnable, prompt)
+    attempt = 1
+    while True:
+        elapsed = time.perf_counter() - started
+        watch = CallWatch(_less_time(allowance, elapsed))
+        try:
+            result = yield Watched(runnable, prompt, watch)
+            break
+        except CallStopped as stop:
+            raise _stopped_call(state, prompt, stop) from None
+        except Exception as error:
+            if not retries_on(policy, error):
+                raise
+            if attempt >= policy.max_attempts:
+                raise _failed_call(state, prompt, error, attempt, started) from None
+            delay = retry_delay(policy, attempt)
+            announce_retry(delay, attempt, error)
+            yield Pause(delay)
+            attempt += 1
     latency_ms = (time.perf_counter() - started) * 1000
     parsed, error = None, None
     if request.schema is not None:
         message, parsed, error = result["raw"], result["parsed"], result.get("parsing_error")
     else:
         message = result
-    message = with_runtime_ids(message, (state or NO_STATE)["messages"])
-    event = thought_event(state or NO_STATE, reply=message, prompt=prompt, latency_ms=latency_ms)
+    message = with_runtime_ids(message, state["messages"])
+    event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
     return ModelReply(message, parsed, error, latency_ms, event)
+
+
+def call_allowance(
+    run: RunScope, state: Mapping[str, Any], prompt: Sequence[BaseMessage], *, closing: bool
+) -> CallAllowance:
+    """What the next call may spend while it runs: what the question's token and time
+    budgets have left (a closing call past them gets :data:`CLOSING_TOKENS` and
+    :data:`CLOSING_SECONDS`), the per-call timeout and the idle timeout."""
+    limits = run.limits
+    tokens = seconds = None
+    if closing:
+        tokens = None if limits.token_budget is None else CLOSING_TOKENS
+        seconds = None if limits.time_budget is None else CLOSING_SECONDS
+    elif limits.token_budget is not None or limits.time_budget is not None:
+        spending = question_spending(state)
+        if limits.token_budget is not None:
+            left = limits.token_budget - spending.tokens - estimate_tokens(prompt)
+            tokens = max(0, left)
+        if limits.time_budget is not None:
+            seconds = max(0.0, limits.time_budget - spending.ms / 1000)
+    return CallAllowance(
+        output_tokens=tokens,
+        deadline_s=seconds,
+        timeout_s=limits.model_timeout,
+        idle_s=limits.idle_timeout,
+    )
+
+
+def _less_time(allowance: CallAllowance, elapsed: float) -> CallAllowance:
+    """``allowance`` for a try that starts ``elapsed`` seconds into the call."""
+    if allowance.deadline_s is None or not elapsed:
+        return allowance
+    return replace(allowance, deadline_s=max(0.0, allowance.deadline_s - elapsed))
+
+
+class _Stopped(Exception):
+    """A call of :func:`_ask` ended early; carries its reply as recorded and the outcome."""
+
+    def __init__(self, reply: ModelReply, outcome: Outcome):
+        super().__init__(outcome.get("reason", "stopped"))
+        self.reply, self.outcome = reply, outcome
+
+
+def _stopped_call(
+    state: Mapping[str, Any], prompt: list[BaseMessage], stop: CallStopped
+) -> _Stopped:
+    """The record of a call the watch stopped: what it wrote, and whether it halts the question."""
+    logger.warning("model call stopped: %s", stop.reason)
+    message = AIMessage(stop.text)
+    event = thought_event(state, reply=message, prompt=prompt, latency_ms=stop.elapsed_ms)
+    event["output_tokens"] = max(event["output_tokens"], stop.tokens)  # as the watch counted
+    event["stopped"] = stop.reason
+    if stop.kind in HALTS:
+        event["halt"] = stop.reason
+    outcome: Outcome = {"status": "incomplete", "reason": stop.reason}
+    return _Stopped(ModelReply(message, None, None, stop.elapsed_ms, event), outcome)
+
+
+def _failed_call(
+    state: Mapping[str, Any],
+    prompt: list[BaseMessage],
+    error: Exception,
+    attempts: int,
+    started: float,
+) -> _Stopped:
+    """The record of a call that still failed, for a reason that may pass, after its retries."""
+    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+    reason = KEPT_FAILING.format(attempts=attempts, error=detail)
+    logger.warning("%s; the question stops", reason)
+    latency_ms = (time.perf_counter() - started) * 1000
+    message = AIMessage("")
+    event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
+    event["stopped"] = event["halt"] = reason
+    outcome: Outcome = {"status": "incomplete", "reason": reason}
+    return _Stopped(ModelReply(message, None, None, latency_ms, event), outcome)
 
 
 def summariser(run: RunScope, state: Mapping[str, Any] | None) -> Summarise:
     """A summary call through this seam, as the fitting strategies ask for one."""
 
     def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
-        reply = yield from _ask(run, ModelRequest(prompt=prompt), prompt, state)
+        reply = yield from _ask(run, ModelRequest(prompt=prompt), prompt, state or NO_STATE)
         return reply.message.text, reply.event
 
     return summarise

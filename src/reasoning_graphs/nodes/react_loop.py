@@ -18,9 +18,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import effect_node
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import model_node
 from reasoning_graphs.nodes.think import make_think, wants_tools
 from reasoning_graphs.nodes.tool_loop import (
     add_report,
@@ -62,7 +62,7 @@ def react_loop(
     """The ReAct loop compiled with ``input_schema`` as its input; ``report``: end each
     question with its grounding report (a step's subgraph leaves that to its pattern)."""
     options.setdefault("system_prompt", REACT_SYSTEM)
-    setup = agent_setup(model, tools, **options)
+    setup = agent_setup(model, tools, retry, **options)
 
     def after_think(state: AgentState) -> Literal["approve", "finish", "__end__"]:
         outcome = state.get("outcome")
@@ -71,9 +71,7 @@ def react_loop(
         return "approve" if wants_tools(last_ai_message(state["messages"])) else "__end__"
 
     builder = agent_graph_builder(input_schema=input_schema)
-    builder.add_node(
-        "think", effect_node("think", make_think(setup)), retry_policy=retry or setup.retry_policy
-    )
+    builder.add_node("think", model_node("think", make_think(setup)))
     end = add_report(builder) if report else END
     builder.add_edge(START, "think")
     builder.add_conditional_edges(

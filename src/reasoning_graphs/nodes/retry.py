@@ -1,14 +1,28 @@
 """How a failed model call is tried again: backoff on the errors that may pass
-(:func:`~reasoning_graphs.errors.is_transient_model_error`), as many attempts as the mode allows."""
+(:func:`~reasoning_graphs.errors.is_transient_model_error`), as many attempts as the mode allows.
+
+The model-call seam retries the one call that failed (a node's earlier calls,
+such as a summary, are not made again) and tells the user before each wait:
+a ``retry`` event on LangGraph's ``custom`` stream, which the CLI prints as
+``retrying in 2 s``. A :class:`~langgraph.types.RetryPolicy` describes the
+schedule, so ``build_graph(retry=...)`` takes the type LangGraph users know.
+"""
 
 from __future__ import annotations
 
+import logging
+import random
+
+from langgraph.config import get_stream_writer
 from langgraph.types import RetryPolicy
 
 from reasoning_graphs.context import MODES, Mode
 from reasoning_graphs.errors import is_transient_model_error
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_ATTEMPTS = 4
+RETRYING = "retrying in {seconds:.1f} s ({error})"
 
 
 def mode_retry_policy(mode: Mode | None) -> RetryPolicy:
@@ -30,3 +44,31 @@ def model_retry_policy(
         jitter=True,
         retry_on=is_transient_model_error,
     )
+
+
+def retries_on(policy: RetryPolicy, error: Exception) -> bool:
+    """Whether ``policy`` tries a call that failed with ``error`` again (while tries are left)."""
+    retry_on = policy.retry_on
+    if callable(retry_on) and not isinstance(retry_on, type):
+        return bool(retry_on(error))
+    kinds = retry_on if isinstance(retry_on, tuple) else (retry_on,)
+    return isinstance(error, kinds)
+
+
+def retry_delay(policy: RetryPolicy, attempt: int) -> float:
+    """Seconds to wait after try ``attempt`` failed: LangGraph's own schedule."""
+    interval = policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+    interval = min(policy.max_interval, interval)
+    return interval + random.uniform(0, 1) if policy.jitter else interval
+
+
+def announce_retry(seconds: float, attempt: int, error: Exception) -> None:
+    """Tell the user (the ``custom`` stream) and the log that a call will be tried again."""
+    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+    text = RETRYING.format(seconds=seconds, error=detail)
+    logger.warning("model call failed on try %d; %s", attempt, text)
+    try:
+        write = get_stream_writer()
+    except RuntimeError:  # outside a graph run: the log line is all there is
+        return
+    write({"event": "retry", "text": text, "seconds": round(seconds, 1), "attempt": attempt})

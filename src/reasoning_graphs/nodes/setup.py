@@ -18,7 +18,14 @@ from langgraph.runtime import get_runtime
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict, Unpack
 
-from reasoning_graphs.context import BUDGETS, PROMPT_OPTIONS, ContextStrategy, Limits, Mode
+from reasoning_graphs.context import (
+    BUDGETS,
+    PROMPT_OPTIONS,
+    TIMEOUTS,
+    ContextStrategy,
+    Limits,
+    Mode,
+)
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.retry import mode_retry_policy
 from reasoning_graphs.tools.builtins import default_tools
@@ -31,7 +38,7 @@ from reasoning_graphs.tools.spec import (
     ToolSpec,
 )
 
-LIMIT_OPTIONS = (*BUDGETS, *PROMPT_OPTIONS)
+LIMIT_OPTIONS = (*BUDGETS, *TIMEOUTS, *PROMPT_OPTIONS)
 """Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly."""
 
 
@@ -62,6 +69,9 @@ class AgentOptions(TypedDict, total=False):
             loop guards step in (see :class:`~reasoning_graphs.context.AgentContext`).
         context_strategy, context_window, context_threshold, keep_messages: How
             the prompt is kept within the model's window.
+        model_timeout: Seconds one model call may take (default and ``None``: no limit).
+        idle_timeout: Seconds a model call may send nothing, or a tool may run,
+            before the question stops (default 600; ``None``: no limit).
     """
 
     max_steps: int | None
@@ -83,14 +93,18 @@ class AgentOptions(TypedDict, total=False):
     context_window: int | None
     context_threshold: float
     keep_messages: int
+    model_timeout: float | None
+    idle_timeout: float | None
 
 
 def agent_setup(
     model: BaseChatModel | str | None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
+    retry: RetryPolicy | None = None,
     **options: Unpack[AgentOptions],
 ) -> AgentSetup:
-    """The setup a pattern's nodes share; ``tools=None`` means the built-in tools."""
+    """The setup a pattern's nodes share; ``tools=None`` means the built-in tools, and
+    ``retry=None`` the mode's retries of a failed model call."""
     spec_string = model if isinstance(model, str) else None
     defaults = Limits.preset(options.get("mode"))
     given: Mapping[str, Any] = options
@@ -110,7 +124,7 @@ def agent_setup(
         model=None if spec_string else model,
         rules=tuple(options.get("rules", ())),
         system_prompt=options.get("system_prompt", ""),
-        retry_policy=mode_retry_policy(options.get("mode")),
+        retry_policy=retry or mode_retry_policy(options.get("mode")),
     )
 
 
@@ -118,8 +132,9 @@ def agent_setup(
 class AgentSetup:
     """Build-time choices of a graph; run-time context may override the limits.
 
-    ``retry_policy`` is the model-call nodes' retry policy: it is fixed when the
-    graph is compiled, so a run's ``mode`` tightens the budgets but not the retries.
+    ``retry_policy`` is how the model-call seam tries a failed call again: it is
+    fixed when the graph is built, so a run's ``mode`` tightens the budgets but
+    not the retries.
     """
 
     registry: ToolRegistry

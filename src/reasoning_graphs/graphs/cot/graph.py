@@ -12,7 +12,7 @@ Thought Reasoning in Language Models".)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -26,11 +26,19 @@ from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
+from reasoning_graphs.nodes.finish import make_finish
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 BAD_SAMPLES = "samples must be at least 1, got {value}."
+
+
+def after_reason(state: CotState) -> Literal["finish", "report"]:
+    """The vote is the answer; a reasoning call that was stopped (it timed out, or a
+    budget ran out while it streamed) ends in ``finish``'s honest stop instead."""
+    return "finish" if call_stopped(state) else "report"
 
 
 def build_graph(
@@ -67,13 +75,15 @@ def build_graph(
     if samples < 1:
         raise ValueError(BAD_SAMPLES.format(value=samples))
     options.setdefault("system_prompt", COT_SYSTEM)
-    setup = agent_setup(model, (), **options)
+    setup = agent_setup(model, (), retry, **options)
 
     builder = agent_graph_builder(CotState)
-    reason = effect_node("reason", make_reason(setup, samples=samples))
-    builder.add_node("reason", reason, retry_policy=retry or setup.retry_policy)
+    builder.add_node("reason", model_node("reason", make_reason(setup, samples=samples)))
+    builder.add_node("finish", effect_node("finish", make_finish(setup)))
     builder.add_edge(START, "reason")
-    builder.add_edge("reason", add_report(builder))
+    end = add_report(builder)
+    builder.add_conditional_edges("reason", after_reason, {"finish": "finish", end: end})
+    builder.add_edge("finish", end)
     return compile_agent(builder, checkpointer, "cot")
 
 

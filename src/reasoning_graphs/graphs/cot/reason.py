@@ -14,13 +14,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
-from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
 from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.stop import gather_calls
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
 NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
@@ -32,7 +33,9 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
 
     def reason(state: CotState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        results = yield from gather_bodies([_sample(run, state) for _ in range(samples)])
+        results = yield from gather_calls(
+            [_sample(run, state) for _ in range(samples)], lambda result: [result[1]]
+        )
         chains = [chain for chain, _ in results]
         events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
         vote = majority(chains)

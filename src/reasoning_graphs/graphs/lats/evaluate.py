@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.lats.prompts import (
     FINAL_ANSWER,
     LATS_JUDGE_REQUEST,
@@ -40,6 +40,7 @@ from reasoning_graphs.graphs.lats.tree import (
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.judge import Evaluation, grade
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.stop import gather_calls
 from reasoning_graphs.nodes.turn import describe_call, latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.state import Node, Outcome, ThoughtEvent
@@ -55,8 +56,9 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
         tree = state["tree"]
         unscored = [n for n in children(tree, selected_leaf(state)) if n["score"] is None]
         task = latest_request(state["messages"])
-        graded = yield from gather_bodies(
-            [_grade(run, state, task, path(tree, node["id"])) for node in unscored]
+        graded = yield from gather_calls(
+            [_grade(run, state, task, path(tree, node["id"])) for node in unscored],
+            lambda result: [result[1]],
         )
         changes: dict[int, NodeChange] = {}
         events: list[dict[str, Any] | EvaluationEvent] = []

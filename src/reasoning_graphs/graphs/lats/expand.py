@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
-from reasoning_graphs.effects import Body, gather_bodies
+from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     Candidate,
@@ -30,6 +30,7 @@ from reasoning_graphs.graphs.lats.tree import (
 from reasoning_graphs.nodes.budget import affordable_batch
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.stop import gather_calls
 from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.state import Node, Outcome
 
@@ -73,8 +74,8 @@ def make_expand(
         ]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
         count = affordable_batch(state, run.limits, settings.candidates, cost=CALLS_PER_CANDIDATE)
-        replies: list[ModelReply] = yield from gather_bodies(
-            [call_model(run, request, state) for _ in range(count)]
+        replies: list[ModelReply] = yield from gather_calls(
+            [call_model(run, request, state) for _ in range(count)], ModelReply.events.fget
         )
         candidates = [_candidate(reply.message) for reply in replies]
         grown = expand(tree, leaf, [c for c in candidates if c])

@@ -45,6 +45,7 @@ from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -54,6 +55,16 @@ DEFAULTS = SearchSettings()
 def after_select(state: LatsState) -> Literal["expand", "finish"]:
     """Expand the chosen leaf, or finish when no branch can grow."""
     return "finish" if state.get("outcome") else "expand"
+
+
+def after_expand(state: LatsState) -> Literal["act", "finish"]:
+    """Run the new candidates' calls; a stopped sampling call ends the search."""
+    return "finish" if call_stopped(state) else "act"
+
+
+def after_grading(state: LatsState) -> Literal["backpropagate", "finish"]:
+    """Back the scores up the tree; a stopped judge call ends the search."""
+    return "finish" if call_stopped(state) else "backpropagate"
 
 
 def after_act(state: LatsState) -> Literal["act", "evaluate"]:
@@ -103,7 +114,7 @@ def build_graph(
         '42'
     """
     options.setdefault("system_prompt", LATS_SYSTEM)
-    setup = agent_setup(model, tools, **options)
+    setup = agent_setup(model, tools, retry, **options)
     settings = SearchSettings(
         candidates=candidates,
         max_expansions=max_expansions,
@@ -111,24 +122,19 @@ def build_graph(
         threshold=threshold,
         exploration=exploration,
     )
-    model_retry = retry or setup.retry_policy
 
     builder = agent_graph_builder(LatsState)
     builder.add_node("select", make_select(settings))
-    builder.add_node(
-        "expand", effect_node("expand", make_expand(setup, settings)), retry_policy=model_retry
-    )
+    builder.add_node("expand", model_node("expand", make_expand(setup, settings)))
     builder.add_node("act", effect_node("act", make_act(setup)))
-    builder.add_node(
-        "evaluate", effect_node("evaluate", make_evaluate(setup)), retry_policy=model_retry
-    )
+    builder.add_node("evaluate", model_node("evaluate", make_evaluate(setup)))
     builder.add_node("backpropagate", make_backpropagate(setup, settings))
     builder.add_node("finish", effect_node("finish", make_lats_finish(setup, settings)))
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])
-    builder.add_edge("expand", "act")
+    builder.add_conditional_edges("expand", after_expand, ["act", "finish"])
     builder.add_conditional_edges("act", after_act, ["act", "evaluate"])
-    builder.add_edge("evaluate", "backpropagate")
+    builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", add_report(builder))
     return compile_agent(builder, checkpointer, "lats")

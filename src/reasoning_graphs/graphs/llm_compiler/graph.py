@@ -50,6 +50,7 @@ from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_s
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.nodes.finish import after_outcome, make_finish
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -111,15 +112,12 @@ def build_graph(
     """
     options.setdefault("system_prompt", LLM_COMPILER_SYSTEM)
     options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
-    setup = agent_setup(model, tools, **options)
-    model_retry = retry or setup.retry_policy
+    setup = agent_setup(model, tools, retry, **options)
 
     builder = agent_graph_builder(LlmCompilerState)
-    builder.add_node("plan", effect_node("plan", make_plan(setup)), retry_policy=model_retry)
+    builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("schedule", effect_node("schedule", make_schedule(setup)))
-    builder.add_node(
-        "join", effect_node("join", make_join(setup, max_rounds)), retry_policy=model_retry
-    )
+    builder.add_node("join", model_node("join", make_join(setup, max_rounds)))
     builder.add_node("finish", effect_node("finish", make_finish(setup, ask_joiner)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])

@@ -32,8 +32,14 @@ from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.finish import after_outcome
 from reasoning_graphs.nodes.react_loop import build_step_graph
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
+
+
+def after_plan(state: PlanExecuteState) -> Literal["execute", "finish"]:
+    """A plan always has a first step; a stopped planning call ends in ``finish``."""
+    return "finish" if call_stopped(state) else "execute"
 
 
 def after_execute(state: PlanExecuteState) -> Literal["execute", "replan"]:
@@ -88,18 +94,17 @@ def build_graph(
     """
     tools = None if tools is None else list(tools)  # both setups below read them
     step_graph = build_step_graph(model, tools, retry=retry, **options)
-    setup = agent_setup(model, tools, **options)
+    setup = agent_setup(model, tools, retry, **options)
     plan = make_plan(setup, max_steps=max_plan_steps)
     replan = make_replan(setup, max_replans=max_replans, max_steps=max_plan_steps)
-    policy = retry or setup.retry_policy
 
     builder = agent_graph_builder(PlanExecuteState)
-    builder.add_node("plan", effect_node("plan", plan), retry_policy=policy)
+    builder.add_node("plan", model_node("plan", plan))
     builder.add_node("execute", make_execute(step_graph))
-    builder.add_node("replan", effect_node("replan", replan), retry_policy=policy)
+    builder.add_node("replan", model_node("replan", replan))
     builder.add_node("finish", effect_node("finish", make_plan_finish(setup)))
     builder.add_edge(START, "plan")
-    builder.add_edge("plan", "execute")  # a plan always has a first step
+    builder.add_conditional_edges("plan", after_plan, ["execute", "finish"])
     builder.add_conditional_edges("execute", after_execute, ["execute", "replan"])
     end = add_report(builder)
     builder.add_conditional_edges(

@@ -23,9 +23,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.think import wants_tools
 from reasoning_graphs.nodes.tool_loop import (
     add_report,
@@ -39,8 +39,12 @@ from reasoning_graphs.text_format import labels_for
 from reasoning_graphs.tools.spec import ToolSpec
 
 
-def after_think(state: AgentState) -> Literal["approve", "observe", "__end__"]:
-    """Settle a proposed call, correct a malformed reply, or end the turn on an answer."""
+def after_think(state: AgentState) -> Literal["approve", "observe", "finish", "__end__"]:
+    """Settle a proposed call, correct a malformed reply, or end the turn on an answer;
+    a stopped model call (a timeout, or a budget ran out while it streamed) ends in
+    ``finish``'s honest stop."""
+    if call_stopped(state):
+        return "finish"
     reply = last_ai_message(state["messages"])
     if wants_tools(reply):
         return "approve"
@@ -84,21 +88,18 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    setup = agent_setup(model, tools, **options)
+    setup = agent_setup(model, tools, retry, **options)
     text_format = TextFormat(labels_for(language), grammar=grammar)
 
     builder = agent_graph_builder()
-    builder.add_node(
-        "think",
-        effect_node(
-            "think", make_think_text(setup, text_format, max_format_errors=max_format_errors)
-        ),
-        retry_policy=retry or setup.retry_policy,
-    )
+    think = make_think_text(setup, text_format, max_format_errors=max_format_errors)
+    builder.add_node("think", model_node("think", think))
     builder.add_edge(START, "think")
     end = add_report(builder)
     builder.add_conditional_edges(
-        "think", after_think, {"approve": "approve", "observe": "observe", END: end}
+        "think",
+        after_think,
+        {"approve": "approve", "observe": "observe", "finish": "finish", END: end},
     )
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, end=end)
     return compile_agent(builder, checkpointer, "react_text")

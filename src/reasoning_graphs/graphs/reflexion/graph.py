@@ -23,13 +23,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
 from reasoning_graphs.nodes.react_loop import build_step_graph
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -37,8 +37,16 @@ BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
 BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
 
 
-def after_evaluate(state: ReflexionState) -> Literal["reflect", "__end__"]:
-    """Answered, or out of trials with the best attempt given: done. Else reflect and retry."""
+def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__end__"]:
+    """Answered, or out of trials with the best attempt given: done. Else reflect and retry.
+
+    A judge call that was stopped (a timeout, or a budget ran out while it streamed)
+    goes back to ``evaluate``, which now finds the budget spent and gives the attempt
+    ungraded. A stopped reflection goes on to the next trial, whose first step finds
+    the budget spent and concludes.
+    """
+    if call_stopped(state):
+        return "evaluate"
     return "__end__" if state.get("outcome") else "reflect"
 
 
@@ -89,18 +97,19 @@ def build_graph(
         raise ValueError(BAD_MAX_TRIALS.format(value=max_trials))
     tools = None if tools is None else list(tools)  # both setups below read them
     attempt_graph = build_step_graph(model, tools, retry=retry, **options)
-    setup = agent_setup(model, tools, **options)
-    policy = retry or setup.retry_policy
+    setup = agent_setup(model, tools, retry, **options)
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
 
     builder = agent_graph_builder(ReflexionState)
     builder.add_node("act", make_attempt(attempt_graph))
-    builder.add_node("evaluate", effect_node("evaluate", evaluate), retry_policy=policy)
-    builder.add_node("reflect", effect_node("reflect", make_reflect(setup)), retry_policy=policy)
+    builder.add_node("evaluate", model_node("evaluate", evaluate))
+    builder.add_node("reflect", model_node("reflect", make_reflect(setup)))
     builder.add_edge(START, "act")
     builder.add_edge("act", "evaluate")
     builder.add_conditional_edges(
-        "evaluate", after_evaluate, {"reflect": "reflect", END: add_report(builder)}
+        "evaluate",
+        after_evaluate,
+        {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder)},
     )
     builder.add_edge("reflect", "act")
     return compile_agent(builder, checkpointer, "reflexion")

@@ -27,7 +27,9 @@ The edges, node by node::
     observe  → work      within budget
              → finish    a budget is spent
              → report    a tool's result is the answer
-    solve    → report
+    solve    → report    answered
+             → finish    the solver's call was stopped (a timeout, or a budget
+                         ran out while it streamed)
     finish   → report
     report   → END       the answer's grounding report is stored
 """
@@ -46,13 +48,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
-from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
 from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import (
     add_report,
     add_tool_loop,
@@ -75,6 +77,11 @@ def after_plan(state: RewooState) -> Literal["work", "plan", "solve", "finish"]:
     if not state.get("plan_problem"):
         return "work"
     return "plan" if state.get("replans", 0) < MAX_REPLANS else "solve"
+
+
+def after_solve(state: RewooState) -> Literal["report", "finish"]:
+    """The solver answered; a stopped solver call ends in ``finish``'s honest stop."""
+    return "finish" if call_stopped(state) else "report"
 
 
 def after_work(state: RewooState) -> Literal["approve", "solve"]:
@@ -114,18 +121,17 @@ def build_graph(
     """
     options.setdefault("system_prompt", REWOO_SYSTEM)
     options.setdefault("max_steps", REWOO_MAX_STEPS)
-    setup = agent_setup(model, tools, **options)
-    model_retry = retry or setup.retry_policy
+    setup = agent_setup(model, tools, retry, **options)
 
     builder = agent_graph_builder(RewooState)
-    builder.add_node("plan", effect_node("plan", make_plan(setup)), retry_policy=model_retry)
+    builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("work", make_work(setup))
-    builder.add_node("solve", effect_node("solve", make_solve(setup)), retry_policy=model_retry)
+    builder.add_node("solve", model_node("solve", make_solve(setup)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
     builder.add_conditional_edges("work", after_work, ["approve", "solve"])
     end = add_report(builder)
-    builder.add_edge("solve", end)
+    builder.add_conditional_edges("solve", after_solve, {"finish": "finish", end: end})
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", end=end)
     return compile_agent(builder, checkpointer, "rewoo")
 

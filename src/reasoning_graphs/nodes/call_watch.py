@@ -1,0 +1,250 @@
+"""Watch a model call while it runs: tokens as they stream, time, and silence.
+
+A budget checked only between rounds lets one reply run far past it, and a
+provider that stops answering holds a run forever. So every model call runs
+under a :class:`CallWatch`: a callback handler that sees each streamed chunk
+(it asks LangChain to stream, as LangGraph's own message handler does) and a
+watchdog on the calling side that gives up on a call past its deadline or
+silent for too long. A call stopped either way raises :class:`CallStopped`
+with what it streamed so far; the model-call seam decides what that means for
+the question.
+
+The sync face runs the call on a daemon thread and waits for it, so a call
+that hangs inside a blocking read can be left behind; the next chunk it
+produces raises, so a local model stops generating at once. The async face
+runs it as a task and cancels it: LangChain's async generate cannot take an
+exception raised from a callback.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from reasoning_graphs.testing import ScriptedChatModel
+    >>> model = ScriptedChatModel(script=["one two three four five six seven eight"])
+    >>> watch = CallWatch(CallAllowance(output_tokens=3))
+    >>> try:
+    ...     Watched(model, [HumanMessage("Count")], watch).run()
+    ... except CallStopped as stopped:
+    ...     print(stopped.kind, stopped.text.strip())
+    budget one two three
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, Literal
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessageChunk
+from langchain_core.runnables import Runnable
+from langchain_core.runnables.config import ensure_config, merge_configs
+
+from reasoning_graphs.effects import Effect, in_daemon_thread
+from reasoning_graphs.nodes.tokens import text_tokens
+
+StopKind = Literal["budget", "deadline", "timeout", "idle"]
+"""Why a call was stopped: a token allowance spent while it streamed, the question's time
+budget reached, the per-call timeout, or no chunk for the idle timeout."""
+
+CALL_TIMED_OUT = "the model did not finish its reply within {seconds:g} s"
+CALL_IDLE = "the model sent nothing for {seconds:g} s"
+TIME_SPENT = "the question's time budget ran out while the model was replying"
+TOKENS_SPENT = "the question's token budget ran out while the model was replying"
+
+
+@dataclass(frozen=True)
+class CallAllowance:
+    """What one model call may use before it is stopped (``None``: no limit).
+
+    Attributes:
+        output_tokens: Tokens the reply may stream (estimated from the chunks).
+        deadline_s: Seconds the call may take because the question's time budget
+            allows no more.
+        timeout_s: Seconds the call may take (the per-call timeout).
+        idle_s: Seconds the call may go without sending anything.
+    """
+
+    output_tokens: int | None = None
+    deadline_s: float | None = None
+    timeout_s: float | None = None
+    idle_s: float | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether the call has a clock to watch (else it runs where it is called)."""
+        return not (self.deadline_s is None and self.timeout_s is None and self.idle_s is None)
+
+
+class CallStopped(Exception):
+    """A model call stopped before it finished; ``text`` is what it had streamed."""
+
+    def __init__(self, kind: StopKind, reason: str, text: str, tokens: int, elapsed_ms: float):
+        super().__init__(reason)
+        self.kind, self.reason, self.text = kind, reason, text
+        self.tokens, self.elapsed_ms = tokens, elapsed_ms
+
+
+class _StopStreaming(BaseException):
+    """Raised inside the model's stream to end it. Not an ``Exception``: the callback
+    manager would log it as a failed handler, and a provider's code may catch those."""
+
+    def __init__(self, stop: CallStopped):
+        super().__init__(stop.reason)
+        self.stop = stop
+
+
+class CallWatch(BaseCallbackHandler):
+    """Counts what a call streams and stops it once its allowance is spent.
+
+    LangChain streams a chat model's reply (instead of one blocking request)
+    when a handler like this one, with ``tap_output_iter``, is attached; each
+    chunk then arrives in :meth:`on_llm_new_token`, which ends the stream by
+    raising once the allowance is spent.
+    """
+
+    run_inline = True
+
+    def __init__(self, allowance: CallAllowance):
+        self.allowance = allowance
+        self.started = self.last_seen = time.monotonic()
+        self.text, self.streamed_tokens = "", 0
+        self.stop: CallStopped | None = None
+        self.raises = True
+        """Stop the stream by raising from the callback (the sync face); the async face
+        cancels the call's task instead, as LangChain's async generate expects."""
+        self.wake: Callable[[], None] | None = None
+        """Called once the allowance is spent: the async face's watchdog wakes."""
+        self._lock = threading.Lock()
+
+    # the marker LangChain reads to stream (see BaseChatModel._should_stream)
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return output
+
+    def on_llm_new_token(self, token: str, *, chunk: Any = None, **kwargs: Any) -> None:
+        with self._lock:
+            self.last_seen = time.monotonic()
+            if self.stop is None:
+                piece = _chunk_text(token, chunk)
+                self.text += piece
+                self.streamed_tokens += text_tokens(piece)
+                limit = self.allowance.output_tokens
+                if limit is not None and self.streamed_tokens >= limit:
+                    self.stop = self._stopped("budget", TOKENS_SPENT)
+                    if self.wake is not None:
+                        self.wake()
+            stop = self.stop
+        if stop is not None and self.raises:
+            raise _StopStreaming(stop)
+
+    def overdue(self) -> CallStopped | None:
+        """The stop for a call that ran past its time or went silent, else ``None``."""
+        allowance, now = self.allowance, time.monotonic()
+        with self._lock:
+            if self.stop is not None:
+                return self.stop
+            if allowance.deadline_s is not None and now - self.started >= allowance.deadline_s:
+                self.stop = self._stopped("deadline", TIME_SPENT)
+            elif allowance.timeout_s is not None and now - self.started >= allowance.timeout_s:
+                self.stop = self._stopped(
+                    "timeout", CALL_TIMED_OUT.format(seconds=allowance.timeout_s)
+                )
+            elif allowance.idle_s is not None and now - self.last_seen >= allowance.idle_s:
+                self.stop = self._stopped("idle", CALL_IDLE.format(seconds=allowance.idle_s))
+            return self.stop
+
+    def seconds_to_check(self) -> float | None:
+        """How long the watchdog may wait before :meth:`overdue` could change its mind."""
+        allowance, now = self.allowance, time.monotonic()
+        waits = [
+            start + limit - now
+            for start, limit in (
+                (self.started, allowance.deadline_s),
+                (self.started, allowance.timeout_s),
+                (self.last_seen, allowance.idle_s),
+            )
+            if limit is not None
+        ]
+        return max(0.0, min(waits)) + 0.001 if waits else None
+
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self.started) * 1000
+
+    def _stopped(self, kind: StopKind, reason: str) -> CallStopped:
+        return CallStopped(kind, reason, self.text, self.streamed_tokens, self.elapsed_ms())
+
+
+class Watched(Effect):
+    """``runnable.invoke(value)`` under ``watch``: streamed, counted, and left behind when
+    it overruns (see the module docstring for how each face does that)."""
+
+    def __init__(self, runnable: Runnable, value: Any, watch: CallWatch):
+        self.runnable, self.value, self.watch = runnable, value, watch
+
+    def _config(self) -> Any:
+        """The caller's config (its callbacks: streaming, tracing) with the watch added."""
+        return merge_configs(ensure_config(), {"callbacks": [self.watch]})
+
+    def run(self) -> Any:
+        try:
+            return self._run()
+        except _StopStreaming as streaming:
+            raise streaming.stop from None
+
+    async def arun(self) -> Any:
+        try:
+            return await self._arun()
+        except _StopStreaming as streaming:
+            raise streaming.stop from None
+
+    def _run(self) -> Any:
+        config = self._config()
+        if not self.watch.allowance.timed:
+            return self.runnable.invoke(self.value, config)
+        future = in_daemon_thread(lambda: self.runnable.invoke(self.value, config))
+        while True:
+            try:
+                return future.result(timeout=self.watch.seconds_to_check())
+            except FutureTimeout:
+                if future.done():  # the call itself raised a TimeoutError
+                    raise
+                stop = self.watch.overdue()
+                if stop is not None:
+                    raise stop from None
+
+    async def _arun(self) -> Any:
+        loop, spent = asyncio.get_running_loop(), asyncio.Event()
+        self.watch.raises = False
+        self.watch.wake = lambda: loop.call_soon_threadsafe(spent.set)
+        task = asyncio.ensure_future(self.runnable.ainvoke(self.value, self._config()))
+        waiter = asyncio.ensure_future(spent.wait())
+        try:
+            while True:
+                await asyncio.wait(
+                    {task, waiter},
+                    timeout=self.watch.seconds_to_check(),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if task.done():
+                    return task.result()
+                stop = self.watch.overdue()
+                if stop is not None:
+                    task.cancel()
+                    raise stop
+        finally:
+            waiter.cancel()
+
+
+def _chunk_text(token: str, chunk: Any) -> str:
+    """What a streamed chunk adds: its text, and the argument text of any tool call."""
+    message = getattr(chunk, "message", None)
+    if not isinstance(message, AIMessageChunk):
+        return token
+    args = "".join(part.get("args") or "" for part in message.tool_call_chunks)
+    return (token or message.text) + args

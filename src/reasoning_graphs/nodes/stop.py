@@ -1,0 +1,98 @@
+"""A model call stopped part-way, and the node that made it.
+
+The seam (:func:`~reasoning_graphs.nodes.model_call.call_model`) raises
+:class:`QuestionStopped` when a call is stopped by a budget while it streams,
+by the time budget, the per-call or the idle timeout, or when a call that
+failed for a reason that may pass still fails after its retries. A node made
+with :func:`model_node` turns that into the question's incomplete outcome
+(marked ``call_stopped``) plus the stopped call's event, so its cost counts;
+the pattern's router then sends the question to its honest stop, as it does
+when a budget is spent before a call (:func:`call_stopped`).
+
+Whether the stop asks the model once more for a closing answer is the
+budgets' rule (:func:`~reasoning_graphs.nodes.budget.may_conclude`): yes after
+a budget, no after a halt (the event's ``halt`` says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableLambda
+
+from reasoning_graphs.effects import Body, effect_node, gather_bodies
+from reasoning_graphs.state import Outcome, ThoughtEvent
+
+
+class QuestionStopped(Exception):
+    """The question must stop: a model call was stopped or kept failing.
+
+    Attributes:
+        outcome: The incomplete outcome: why the question stops.
+        events: The model calls this costs (the stopped one last), for the trajectory.
+    """
+
+    def __init__(self, outcome: Outcome, events: Sequence[ThoughtEvent]):
+        super().__init__(outcome.get("reason", "stopped"))
+        self.outcome = outcome
+        self.events = list(events)
+
+    def update(self) -> dict[str, Any]:
+        """What the node that made the call writes instead of its own update."""
+        return {"outcome": {**self.outcome, "call_stopped": True}, "trajectory": self.events}
+
+
+T = TypeVar("T")
+
+
+def gather_calls(
+    bodies: Sequence[Body[T]], events_of: Callable[[T], Sequence[ThoughtEvent]]
+) -> Body[list[T]]:
+    """Run bodies that call the model at once (samples, judges); their results in order.
+
+    When any of them is stopped, the others still finish (or stop) and every call
+    is recorded in the one :class:`QuestionStopped` raised, so concurrent calls
+    all count; a halt, if any, gives the outcome.
+    """
+    results = yield from gather_bodies([_stop_as_value(body) for body in bodies])
+    stops = [result for result in results if isinstance(result, QuestionStopped)]
+    if not stops:
+        return results
+    events = [
+        event
+        for result in results
+        for event in (result.events if isinstance(result, QuestionStopped) else events_of(result))
+    ]
+    halted = [stop for stop in stops if any("halt" in event for event in stop.events)]
+    raise QuestionStopped((halted or stops)[0].outcome, events)
+
+
+def _stop_as_value(body: Body[T]) -> Body[T | QuestionStopped]:
+    try:
+        return (yield from body)
+    except QuestionStopped as stop:
+        return stop
+
+
+def stoppable(make_body: Callable[[Any], Body[dict[str, Any]]]) -> Callable[[Any], Body[Any]]:
+    """``make_body`` whose bodies end in :meth:`QuestionStopped.update` when a call stops."""
+
+    def body(state: Any) -> Body[dict[str, Any]]:
+        try:
+            return (yield from make_body(state))
+        except QuestionStopped as stop:
+            return stop.update()
+
+    return body
+
+
+def model_node(name: str, make_body: Callable[[Any], Body[dict[str, Any]]]) -> RunnableLambda:
+    """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model."""
+    return effect_node(name, stoppable(make_body))
+
+
+def call_stopped(state: Mapping[str, Any]) -> bool:
+    """Whether the node that just ran had its model call stopped (see :class:`QuestionStopped`)."""
+    outcome = state.get("outcome")
+    return bool(outcome and outcome.get("call_stopped"))
