@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from typing import Any
 
@@ -22,8 +23,8 @@ from langgraph.graph.state import CompiledStateGraph
 from reasoning_graphs.context import AgentContext, Limits
 from reasoning_graphs.graphs import (
     cot,
-    llm_compiler,
     lats,
+    llm_compiler,
     plan_execute,
     react,
     react_text,
@@ -33,7 +34,7 @@ from reasoning_graphs.graphs import (
 from reasoning_graphs.graphs.plan_execute.plan import Plan
 from reasoning_graphs.nodes.judge import Judgement
 from reasoning_graphs.nodes.retry import model_retry_policy
-from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.builtins import calculator
 
 FLOOD = " ".join(f"word{i}" for i in range(20_000))
@@ -179,8 +180,10 @@ def test_a_retry_is_announced_on_the_custom_stream(face: str) -> None:
     async def collect() -> list[Any]:
         return [c async for c in graph.astream(ask(), stream_mode="custom")]
 
-    chunks = list(graph.stream(ask(), stream_mode="custom")) if face == "sync" else (
-        asyncio.run(collect())
+    chunks = (
+        list(graph.stream(ask(), stream_mode="custom"))
+        if face == "sync"
+        else (asyncio.run(collect()))
     )
 
     (retry,) = chunks
@@ -244,3 +247,31 @@ def test_a_judge_that_times_out_leaves_the_reflexion_answer_ungraded() -> None:
     assert state["outcome"]["status"] == "incomplete"
     assert state["messages"][-1].text.startswith("It is 42.")
     assert len(model.calls) == 2
+
+
+@FACES
+def test_a_real_client_that_cannot_connect_is_retried_then_stops_cleanly(face: str) -> None:
+    from langchain_openai import ChatOpenAI
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = ChatOpenAI(
+        model="nobody", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0
+    )
+    graph = react.build_graph(model, tools=[calculator()], retry=FAST_RETRY)
+
+    async def collect() -> list[Any]:
+        return [c async for c in graph.astream(ask(), stream_mode=["custom", "values"])]
+
+    chunks = (
+        list(graph.stream(ask(), stream_mode=["custom", "values"]))
+        if face == "sync"
+        else asyncio.run(collect())
+    )
+
+    retries = [c for kind, c in chunks if kind == "custom" and c["event"] == "retry"]
+    final = [c for kind, c in chunks if kind == "values"][-1]
+    assert [r["attempt"] for r in retries] == [1, 2, 3]
+    assert final["outcome"]["status"] == "incomplete"
+    assert "Connection" in final["outcome"]["reason"]  # the client's own error, named

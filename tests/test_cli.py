@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -776,3 +777,35 @@ def test_log_level_debug_shows_why_a_run_failed(db, monkeypatch, capsys) -> None
     assert code == 1
     assert "Traceback" in err
     assert "the server said no" in err
+
+
+def test_a_model_call_past_the_timeout_stops_the_run_honestly(db, monkeypatch, capsys) -> None:
+    model = ScriptedChatModel(script=["never shown"], delay=30)
+    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+
+    started = time.monotonic()
+    _, out, err = run_cli(monkeypatch, capsys, "run", "hi", "--model-timeout", "0.3")
+
+    assert time.monotonic() - started < 10
+    assert "0.3 s" in out  # the answer says why it stopped
+    assert "never shown" not in out
+    assert "Traceback" not in err
+    assert len(model.calls) == 1
+
+
+def test_a_retried_model_call_is_announced(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, TimeoutError("read timed out"), "fine")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "hi", "--quiet")
+
+    assert code == 0
+    assert any(line.startswith("retrying in ") for line in out.splitlines())
+    assert "Answer: fine" in out.splitlines()
+
+
+@pytest.mark.parametrize("flag", ["--model-timeout", "--idle-timeout", "--time-budget"])
+def test_timeouts_must_be_positive(db, monkeypatch, capsys, flag) -> None:
+    code, _, err = run_cli(monkeypatch, capsys, "run", "hi", flag, "0")
+
+    assert code == 2
+    assert flag in err

@@ -186,3 +186,63 @@ def test_the_cli_runs_every_pattern_to_an_answer(
     lines = done.stdout.splitlines()
     assert any(line == "Answer" or line.startswith("Answer: ") for line in lines), report
     assert lines[-1].startswith("Note: Thread: "), report
+
+
+LONG_QUESTION = "Write a long story about a cat who learns to sail."
+
+
+def streamed_stops(values: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in values["trajectory"] if e["kind"] == "thought" and e.get("stopped")]
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_token_budget_cuts_a_real_reply_while_it_streams(
+    openai_server: OpenAIServer, face: str
+) -> None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from reasoning_graphs.graphs import react
+    from reasoning_graphs.nodes.prompts import REACT_SYSTEM
+    from reasoning_graphs.nodes.tokens import estimate_tokens
+
+    prompt = [SystemMessage(REACT_SYSTEM), HumanMessage(LONG_QUESTION)]
+    budget = estimate_tokens(prompt) + 12  # room for a dozen streamed tokens
+    graph = react.build_graph(MODEL_SPEC, tools=[calculator()], token_budget=budget)
+    request = {"messages": [("user", LONG_QUESTION)]}
+
+    values = graph.invoke(request) if face == "sync" else await graph.ainvoke(request)
+
+    (cut,) = streamed_stops(values)
+    assert cut["output_tokens"] < MAX_REPLY_TOKENS / 2  # stopped mid-reply, not at its end
+    assert values["outcome"]["status"] == "incomplete"
+    thoughts = [e for e in values["trajectory"] if e["kind"] == "thought"]
+    assert len(thoughts) == 2  # the cut reply and one closing call
+    assert isinstance(values["messages"][-1], AIMessage)
+
+
+async def test_a_real_call_past_its_timeout_is_left_and_the_client_still_works(
+    openai_server: OpenAIServer,
+) -> None:
+    from reasoning_graphs.graphs import react
+
+    graph = react.build_graph(MODEL_SPEC, tools=[calculator()], checkpointer=InMemorySaver())
+    request = {"messages": [("user", LONG_QUESTION)]}
+    tight = {"model_timeout": 0.05}
+
+    for face in ("sync", "async", "sync"):
+        run = {"configurable": {"thread_id": f"timeout-{face}"}}
+        if face == "sync":
+            values = graph.invoke(request, run, context=tight)
+        else:
+            values = await graph.ainvoke(request, run, context=tight)
+        assert values["outcome"]["status"] == "incomplete"
+        assert all(e.get("halt") for e in streamed_stops(values))
+        assert len(streamed_stops(values)) == 1
+
+    # the abandoned streams left the client and the server usable, on both faces
+    run = config("react", "after-timeouts")
+    await graph.ainvoke(question(), run)
+    assert_ended(graph, run)
+    run = config("react", "after-timeouts-sync")
+    graph.invoke(question(), run)
+    assert_ended(graph, run)

@@ -96,6 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-steps", type=int, help="model steps before an incomplete answer")
     run.add_argument("--token-budget", type=int, help="tokens allowed for this question")
     run.add_argument(
+        "--time-budget", type=int, metavar="SECONDS", help="seconds of work for this question"
+    )
+    run.add_argument(
+        "--model-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds one model call may take before the question stops",
+    )
+    run.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds a model call may send nothing before the question stops (default 600)",
+    )
+    run.add_argument(
         "--mode",
         choices=list(MODES),
         help="'chat': one round of tool calls; 'agent': up to 20 rounds (kept with the thread)",
@@ -245,6 +260,10 @@ def _graph(
 def _run(store: _Store, args: argparse.Namespace) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
+    for flag in ("time_budget", "model_timeout", "idle_timeout"):
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
     record = store.threads.get(args.thread) if args.thread else None
     pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
     model_spec = args.model or (record.model if record else default_model_spec())
@@ -252,6 +271,9 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
     flags = {
         "max_steps": args.max_steps,
         "token_budget": args.token_budget,
+        "time_budget": args.time_budget,
+        "model_timeout": args.model_timeout,
+        "idle_timeout": args.idle_timeout,
         "approve": args.approve,
         "mode": args.mode,
     }

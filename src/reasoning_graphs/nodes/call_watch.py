@@ -159,6 +159,12 @@ class CallWatch(BaseCallbackHandler):
                 self.stop = self._stopped("idle", CALL_IDLE.format(seconds=allowance.idle_s))
             return self.stop
 
+    def abandon(self) -> None:
+        """Give up on the call: a chunk it still sends ends its stream."""
+        with self._lock:
+            if self.stop is None:
+                self.stop = self._stopped("idle", "the call was abandoned")
+
     def seconds_to_check(self) -> float | None:
         """How long the watchdog may wait before :meth:`overdue` could change its mind."""
         allowance, now = self.allowance, time.monotonic()
@@ -208,15 +214,19 @@ class Watched(Effect):
         if not self.watch.allowance.timed:
             return self.runnable.invoke(self.value, config)
         future = in_daemon_thread(lambda: self.runnable.invoke(self.value, config))
-        while True:
-            try:
-                return future.result(timeout=self.watch.seconds_to_check())
-            except FutureTimeout:
-                if future.done():  # the call itself raised a TimeoutError
-                    raise
-                stop = self.watch.overdue()
-                if stop is not None:
-                    raise stop from None
+        try:
+            while True:
+                try:
+                    return future.result(timeout=self.watch.seconds_to_check())
+                except FutureTimeout:
+                    if future.done():  # the call itself raised a TimeoutError
+                        raise
+                    stop = self.watch.overdue()
+                    if stop is not None:
+                        raise stop from None
+        except KeyboardInterrupt:  # Ctrl-C: the call left behind stops at its next chunk
+            self.watch.abandon()
+            raise
 
     async def _arun(self) -> Any:
         loop, spent = asyncio.get_running_loop(), asyncio.Event()

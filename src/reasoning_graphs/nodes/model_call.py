@@ -381,7 +381,7 @@ def _stopped_call(
     state: Mapping[str, Any], prompt: list[BaseMessage], stop: CallStopped
 ) -> _Stopped:
     """The record of a call the watch stopped: what it wrote, and whether it halts the question."""
-    logger.warning("model call stopped: %s", stop.reason)
+    logger.info("model call stopped: %s", stop.reason)
     message = AIMessage(stop.text)
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=stop.elapsed_ms)
     event["output_tokens"] = max(event["output_tokens"], stop.tokens)  # as the watch counted
@@ -402,7 +402,7 @@ def _failed_call(
     """The record of a call that still failed, for a reason that may pass, after its retries."""
     detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
     reason = KEPT_FAILING.format(attempts=attempts, error=detail)
-    logger.warning("%s; the question stops", reason)
+    logger.info("%s; the question stops", reason)
     latency_ms = (time.perf_counter() - started) * 1000
     message = AIMessage("")
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)

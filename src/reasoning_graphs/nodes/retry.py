@@ -66,7 +66,7 @@ def announce_retry(seconds: float, attempt: int, error: Exception) -> None:
     """Tell the user (the ``custom`` stream) and the log that a call will be tried again."""
     detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
     text = RETRYING.format(seconds=seconds, error=detail)
-    logger.warning("model call failed on try %d; %s", attempt, text)
+    logger.info("model call failed on try %d; %s", attempt, text)
     try:
         write = get_stream_writer()
     except RuntimeError:  # outside a graph run: the log line is all there is

@@ -75,7 +75,7 @@ def make_expand(
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
         count = affordable_batch(state, run.limits, settings.candidates, cost=CALLS_PER_CANDIDATE)
         replies: list[ModelReply] = yield from gather_calls(
-            [call_model(run, request, state) for _ in range(count)], ModelReply.events.fget
+            [call_model(run, request, state) for _ in range(count)], lambda reply: reply.events
         )
         candidates = [_candidate(reply.message) for reply in replies]
         grown = expand(tree, leaf, [c for c in candidates if c])
