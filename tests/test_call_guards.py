@@ -34,8 +34,9 @@ from reasoning_graphs.graphs import (
 from reasoning_graphs.graphs.plan_execute.plan import Plan
 from reasoning_graphs.nodes.judge import Judgement
 from reasoning_graphs.nodes.retry import model_retry_policy
-from reasoning_graphs.testing import ScriptedChatModel
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
+from reasoning_graphs.tools.spec import tool_spec
 
 FLOOD = " ".join(f"word{i}" for i in range(20_000))
 """A reply of about 40,000 estimated tokens: far past any budget below."""
@@ -275,3 +276,22 @@ def test_a_real_client_that_cannot_connect_is_retried_then_stops_cleanly(face: s
     assert [r["attempt"] for r in retries] == [1, 2, 3]
     assert final["outcome"]["status"] == "incomplete"
     assert "Connection" in final["outcome"]["reason"]  # the client's own error, named
+
+
+def test_a_tool_with_no_timeout_is_abandoned_at_the_idle_timeout() -> None:
+    def wait_forever(item: str) -> str:
+        """Look an item up, slowly."""
+        time.sleep(30)
+        return "late"
+
+    model = ScriptedChatModel(script=[tool_call("wait_forever", item="x"), "It did not answer."])
+    graph = react.build_graph(model, tools=[tool_spec(wait_forever, timeout=None)])
+
+    started = time.monotonic()
+    state = graph.invoke(ask(), context={"idle_timeout": 0.3})
+
+    assert time.monotonic() - started < 5
+    observation = next(m for m in state["messages"] if m.type == "tool")
+    assert observation.status == "error"
+    assert "late" not in observation.text
+    assert state["messages"][-1].text == "It did not answer."

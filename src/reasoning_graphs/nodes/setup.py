@@ -165,7 +165,8 @@ class RunScope:
 
     @cached_property
     def registry(self) -> ToolRegistry:
-        return self.setup.registry.select(self.limits.tools)
+        selected = self.setup.registry.select(self.limits.tools)
+        return selected.with_time_limit(self.limits.idle_timeout)
 
     @cached_property
     def policy(self) -> ToolPolicy:

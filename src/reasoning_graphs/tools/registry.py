@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -95,3 +96,17 @@ class ToolRegistry:
         return ToolRegistry(
             (spec for name, spec in self._specs.items() if name in kept), self.defaults
         )
+
+    def with_time_limit(self, seconds: float | None) -> ToolRegistry:
+        """These tools, none running longer than ``seconds`` (a run's idle timeout): a
+        tool with no timeout, or a longer one, is abandoned at ``seconds`` instead."""
+        if seconds is None or all(_within(spec, seconds) for spec in self):
+            return self
+        return ToolRegistry(
+            (spec if _within(spec, seconds) else replace(spec, timeout=seconds) for spec in self),
+            self.defaults,
+        )
+
+
+def _within(spec: ToolSpec, seconds: float) -> bool:
+    return isinstance(spec.timeout, (int, float)) and spec.timeout <= seconds
