@@ -70,11 +70,21 @@ def stopped_events(state: dict[str, Any]) -> list[dict[str, Any]]:
 FACES = pytest.mark.parametrize("face", ["sync", "async"])
 
 
+class SlowWhenSlow(ScriptedChatModel):
+    """Streams a reply that starts with "slow" over 10 s, word by word; others at once."""
+
+    def _latency(self, message: AIMessage) -> float:
+        return 10.0 if message.text.startswith("slow") else 0.0
+
+
 @FACES
+@pytest.mark.parametrize("option", ["model_timeout", "idle_timeout"])
 @pytest.mark.parametrize("name", list(PATTERNS))
-def test_a_model_that_never_answers_ends_every_pattern_honestly(name: str, face: str) -> None:
+def test_a_model_that_never_answers_ends_every_pattern_honestly(
+    name: str, option: str, face: str
+) -> None:
     model = ScriptedChatModel(script=["never seen"], cycle=True, delay=30)
-    graph = PATTERNS[name].build_graph(model, tools=[calculator()], model_timeout=0.3)
+    graph = PATTERNS[name].build_graph(model, tools=[calculator()], **{option: 0.3})
 
     started = time.monotonic()
     state = run(graph, face)
@@ -158,19 +168,25 @@ def test_a_flood_is_cut_when_the_token_budget_runs_out_while_it_streams(
 
 
 @FACES
-def test_a_reply_still_running_when_the_time_budget_ends_is_stopped_there(face: str) -> None:
-    model = ScriptedChatModel(
-        script=[" ".join(["slow"] * 100), "Done."], token_delay=0.1
-    )  # the first reply would take 10 s
-    graph = react.build_graph(model, tools=[calculator()], time_budget=1)
+@pytest.mark.parametrize("name", ["react", "rewoo", "plan_execute", "reflexion"])
+def test_a_reply_still_running_when_the_time_budget_ends_is_stopped_there(
+    name: str, face: str
+) -> None:
+    module, script, options = flooding(name)
+    slow = " ".join(["slow"] * 100)
+    script = [slow if item is FLOOD else item for item in script]
+    model = SlowWhenSlow(script=script)
+    graph = module.build_graph(model, tools=[calculator()], time_budget=1, **options)
 
     started = time.monotonic()
     state = run(graph, face)
 
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 5
     assert state["outcome"]["status"] == "incomplete"
-    assert stopped_events(state)[0]["latency_ms"] < 2000
-    assert len(model.calls) == 2  # the stopped reply and one closing call
+    (stopped,) = stopped_events(state)
+    assert stopped["latency_ms"] < 2000
+    assert len(model.calls) == len(script)  # the stopped reply, then one closing call
+    assert "42" in state["messages"][-1].text
 
 
 @FACES
