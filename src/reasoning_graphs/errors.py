@@ -40,3 +40,8 @@ def is_transient_model_error(error: BaseException) -> bool:
         return True
     status = status_code_of(error)
     return status is not None and (status in TRANSIENT_STATUS or status >= 500)
+
+
+def error_summary(error: BaseException, limit: int = 200) -> str:
+    """One short line naming ``error``: its class and the first line of its message."""
+    return f"{type(error).__name__}: {error}".splitlines()[0][:limit]

@@ -46,6 +46,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from reasoning_graphs.effects import Body, Pause
+from reasoning_graphs.errors import error_summary
 from reasoning_graphs.nodes.budget import budget_stop, question_spending
 from reasoning_graphs.nodes.call_watch import CallAllowance, CallStopped, CallWatch, Watched
 from reasoning_graphs.nodes.context_window import (
@@ -382,14 +383,10 @@ def _stopped_call(
 ) -> _Stopped:
     """The record of a call the watch stopped: what it wrote, and whether it halts the question."""
     logger.info("model call stopped: %s", stop.reason)
-    message = AIMessage(stop.text)
-    event = thought_event(state, reply=message, prompt=prompt, latency_ms=stop.elapsed_ms)
-    event["output_tokens"] = max(event["output_tokens"], stop.tokens)  # as the watch counted
-    event["stopped"] = stop.reason
-    if stop.kind in HALTS:
-        event["halt"] = stop.reason
-    outcome: Outcome = {"status": "incomplete", "reason": stop.reason}
-    return _Stopped(ModelReply(message, None, None, stop.elapsed_ms, event), outcome)
+    halt = stop.kind in HALTS
+    return _record_stop(
+        state, prompt, stop.reason, stop.elapsed_ms, text=stop.text, tokens=stop.tokens, halt=halt
+    )
 
 
 def _failed_call(
@@ -400,13 +397,30 @@ def _failed_call(
     started: float,
 ) -> _Stopped:
     """The record of a call that still failed, for a reason that may pass, after its retries."""
-    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
-    reason = KEPT_FAILING.format(attempts=attempts, error=detail)
+    reason = KEPT_FAILING.format(attempts=attempts, error=error_summary(error))
     logger.info("%s; the question stops", reason)
     latency_ms = (time.perf_counter() - started) * 1000
-    message = AIMessage("")
+    return _record_stop(state, prompt, reason, latency_ms, halt=True)
+
+
+def _record_stop(
+    state: Mapping[str, Any],
+    prompt: list[BaseMessage],
+    reason: str,
+    latency_ms: float,
+    *,
+    text: str = "",
+    tokens: int = 0,
+    halt: bool,
+) -> _Stopped:
+    """A stopped call as the trajectory keeps it (``stopped``, and ``halt`` when the
+    question must end without another call) and the outcome it gives."""
+    message = AIMessage(text)
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
-    event["stopped"] = event["halt"] = reason
+    event["output_tokens"] = max(event["output_tokens"], tokens)  # as the watch counted
+    event["stopped"] = reason
+    if halt:
+        event["halt"] = reason
     outcome: Outcome = {"status": "incomplete", "reason": reason}
     return _Stopped(ModelReply(message, None, None, latency_ms, event), outcome)
 

@@ -17,7 +17,7 @@ from langgraph.config import get_stream_writer
 from langgraph.types import RetryPolicy
 
 from reasoning_graphs.context import MODES, Mode
-from reasoning_graphs.errors import is_transient_model_error
+from reasoning_graphs.errors import error_summary, is_transient_model_error
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,7 @@ def retry_delay(policy: RetryPolicy, attempt: int) -> float:
 
 def announce_retry(seconds: float, attempt: int, error: Exception) -> None:
     """Tell the user (the ``custom`` stream) and the log that a call will be tried again."""
-    detail = f"{type(error).__name__}: {error}".splitlines()[0][:200]
-    text = RETRYING.format(seconds=seconds, error=detail)
+    text = RETRYING.format(seconds=seconds, error=error_summary(error))
     logger.info("model call failed on try %d; %s", attempt, text)
     try:
         write = get_stream_writer()
