@@ -127,7 +127,7 @@ class CallWatch(BaseCallbackHandler):
     def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
         return output
 
-    def on_llm_new_token(self, token: str, *, chunk: Any = None, **kwargs: Any) -> None:
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         with self._lock:
             self.last_seen = time.monotonic()
             if self.stop is None:
@@ -231,7 +231,11 @@ class Watched(Effect):
     async def _arun(self) -> Any:
         loop, spent = asyncio.get_running_loop(), asyncio.Event()
         self.watch.raises = False
-        self.watch.wake = lambda: loop.call_soon_threadsafe(spent.set)
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(spent.set)
+
+        self.watch.wake = wake
         task = asyncio.ensure_future(self.runnable.ainvoke(self.value, self._config()))
         waiter = asyncio.ensure_future(spent.wait())
         try:
@@ -251,10 +255,11 @@ class Watched(Effect):
             waiter.cancel()
 
 
-def _chunk_text(token: str, chunk: Any) -> str:
+def _chunk_text(token: Any, chunk: Any) -> str:
     """What a streamed chunk adds: its text, and the argument text of any tool call."""
     message = getattr(chunk, "message", None)
     if not isinstance(message, AIMessageChunk):
-        return token
+        return token if isinstance(token, str) else ""
     args = "".join(part.get("args") or "" for part in message.tool_call_chunks)
-    return (token or message.text) + args
+    text = token if isinstance(token, str) and token else message.text
+    return text + args

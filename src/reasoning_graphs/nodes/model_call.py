@@ -327,14 +327,14 @@ def _ask(
             yield Pause(delay)
             attempt += 1
     latency_ms = (time.perf_counter() - started) * 1000
-    parsed, error = None, None
+    parsed, unparsed = None, None
     if request.schema is not None:
-        message, parsed, error = result["raw"], result["parsed"], result.get("parsing_error")
+        message, parsed, unparsed = result["raw"], result["parsed"], result.get("parsing_error")
     else:
         message = result
     message = with_runtime_ids(message, state["messages"])
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
-    return ModelReply(message, parsed, error, latency_ms, event)
+    return ModelReply(message, parsed, unparsed, latency_ms, event)
 
 
 def call_allowance(

@@ -17,7 +17,7 @@ a budget, no after a halt (the event's ``halt`` says why).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableLambda
 
@@ -58,7 +58,7 @@ def gather_calls(
     results = yield from gather_bodies([_stop_as_value(body) for body in bodies])
     stops = [result for result in results if isinstance(result, QuestionStopped)]
     if not stops:
-        return results
+        return cast(list[T], results)
     events = [
         event
         for result in results
