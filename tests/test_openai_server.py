@@ -229,8 +229,8 @@ async def test_a_real_call_past_its_timeout_is_left_and_the_client_still_works(
     request = {"messages": [("user", LONG_QUESTION)]}
     tight = {"model_timeout": 0.05}
 
-    for face in ("sync", "async", "sync"):
-        run = {"configurable": {"thread_id": f"timeout-{face}"}}
+    for number, face in enumerate(("sync", "async", "sync")):
+        run = {"configurable": {"thread_id": f"timeout-{number}-{face}"}}
         if face == "sync":
             values = graph.invoke(request, run, context=tight)
         else:
@@ -246,3 +246,15 @@ async def test_a_real_call_past_its_timeout_is_left_and_the_client_still_works(
     run = config("react", "after-timeouts-sync")
     graph.invoke(question(), run)
     assert_ended(graph, run)
+
+
+def test_a_spec_model_survives_one_event_loop_after_another(openai_server: OpenAIServer) -> None:
+    import asyncio
+
+    graph = graph_builder("cot")(model=MODEL_SPEC)  # the model is resolved from its spec
+
+    for _ in range(3):  # each asyncio.run closes its loop; the next one must not reuse it
+        values = asyncio.run(graph.ainvoke(question()))
+        assert values["outcome"]["status"] in OUTCOMES
+    values = graph.invoke(question())
+    assert values["outcome"]["status"] in OUTCOMES

@@ -13,10 +13,18 @@ else ``openai:gpt-4o-mini`` when an OpenAI key is set, else ``local``.
 settings where no Python code builds it — the CLI, the dev server — e.g.
 ``{"temperature": 0, "extra_body": {"max_tokens": 256}}``: a small model on a
 server with no default reply length can otherwise write until its context is full.
+
+Models are cached per spec and per event loop. An async HTTP client's pooled
+connections belong to the loop that opened them, and langchain-openai shares one
+async client per server address across the whole process (langchain-ai/langchain
+issue 35783), so a second ``asyncio.run(graph.ainvoke(...))`` would reuse a
+connection of the first, closed loop: "Event loop is closed". An ``openai:``
+model resolved on a running loop therefore gets an async client of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -64,11 +72,20 @@ def resolve_model(spec: str | BaseChatModel | None = None) -> BaseChatModel:
     if spec is not None and not isinstance(spec, str):
         raise ModelSpecError(BAD_SPEC.format(spec=spec))
     chosen = spec.strip() if spec and spec.strip() else default_model_spec()
-    return _model_for(chosen, os.environ.get(MODEL_KWARGS_ENV, "").strip())
+    return _model_for(chosen, os.environ.get(MODEL_KWARGS_ENV, "").strip(), _running_loop())
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # the sync face: no loop, one model for every thread
+        return None
 
 
 @lru_cache(maxsize=16)
-def _model_for(spec: str, kwargs_json: str) -> BaseChatModel:
+def _model_for(
+    spec: str, kwargs_json: str, loop: asyncio.AbstractEventLoop | None
+) -> BaseChatModel:
     provider, colon, name = spec.partition(":")
     if provider == "local":
         from reasoning_graphs.models.local import LocalChatModel
@@ -78,7 +95,12 @@ def _model_for(spec: str, kwargs_json: str) -> BaseChatModel:
         return LocalChatModel(model_path=name or None)
     if not (colon and provider and name):
         raise ModelSpecError(BAD_SPEC.format(spec=spec))
-    return _provider_model(spec, provider, name, _model_kwargs(kwargs_json))
+    settings = _model_kwargs(kwargs_json)
+    if provider == "openai" and loop is not None and "http_async_client" not in settings:
+        from openai import DefaultAsyncHttpxClient
+
+        settings["http_async_client"] = DefaultAsyncHttpxClient()  # this loop's own pool
+    return _provider_model(spec, provider, name, settings)
 
 
 def _model_kwargs(kwargs_json: str) -> dict[str, Any]:
