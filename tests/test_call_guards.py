@@ -117,12 +117,20 @@ def test_a_silent_model_is_stopped_by_the_idle_timeout(face: str) -> None:
 
 @FACES
 def test_a_reply_that_keeps_streaming_is_stopped_by_the_call_timeout(face: str) -> None:
-    # words keep coming (never idle), but the whole reply would take 20 s
+    # words keep coming (never idle), but the whole reply would take 20 s; streamed as the
+    # CLI and the dev server stream (LangGraph's "messages" mode), so its words are counted
     model = ScriptedChatModel(script=[" ".join(["slow"] * 200)], token_delay=0.1)
     graph = react.build_graph(model, tools=[calculator()], model_timeout=0.5, idle_timeout=5)
+    modes = ["messages", "values"]
+
+    async def collect() -> list[Any]:
+        return [chunk async for chunk in graph.astream(ask(), stream_mode=modes)]
 
     started = time.monotonic()
-    state = run(graph, face)
+    chunks = (
+        list(graph.stream(ask(), stream_mode=modes)) if face == "sync" else (asyncio.run(collect()))
+    )
+    state = [value for mode, value in chunks if mode == "values"][-1]
 
     assert time.monotonic() - started < 5
     assert state["outcome"]["status"] == "incomplete"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import queue
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -307,7 +308,9 @@ def in_daemon_thread(func: Callable[[], T]) -> Future:
     """Run ``func`` on a daemon thread with the caller's context (config, callbacks, runtime).
 
     A daemon thread never holds up the process at exit, so work abandoned
-    after a time limit costs nothing once the caller has moved on.
+    after a time limit costs nothing once the caller has moved on. The threads
+    are reused (see :class:`_DaemonWorkers`): starting one per model call would
+    cost more than many a call's own work.
     """
     future: Future = Future()
     context = contextvars.copy_context()
@@ -320,8 +323,43 @@ def in_daemon_thread(func: Callable[[], T]) -> Future:
         except BaseException as exc:
             future.set_exception(exc)
 
-    threading.Thread(target=work, daemon=True, name="reasoning-graphs-work").start()
+    _workers.submit(work)
     return future
+
+
+class _DaemonWorkers:
+    """Daemon threads that wait for work and run it, one job at a time each.
+
+    A worker whose job was abandoned stays busy until the job ends; others are
+    started as needed, and at most :attr:`KEEP` idle ones wait for more.
+    """
+
+    KEEP = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(
+                target=self._serve, args=(inbox,), daemon=True, name="reasoning-graphs-work"
+            ).start()
+        inbox.put(job)
+
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            inbox.get()()
+            with self._lock:
+                if len(self._idle) >= self.KEEP:
+                    return
+                self._idle.append(inbox)
+
+
+_workers = _DaemonWorkers()
 
 
 def _run_pool() -> AbstractContextManager[Executor]:

@@ -19,7 +19,7 @@ Example:
     >>> from langchain_core.messages import HumanMessage
     >>> from reasoning_graphs.testing import ScriptedChatModel
     >>> model = ScriptedChatModel(script=["one two three four five six seven eight"])
-    >>> watch = CallWatch(CallAllowance(output_tokens=3))
+    >>> watch = watch_for(CallAllowance(output_tokens=3))
     >>> try:
     ...     Watched(model, [HumanMessage("Count")], watch).run()
     ... except CallStopped as stopped:
@@ -100,10 +100,11 @@ class _StopStreaming(BaseException):
 class CallWatch(BaseCallbackHandler):
     """Counts what a call streams and stops it once its allowance is spent.
 
-    LangChain streams a chat model's reply (instead of one blocking request)
-    when a handler like this one, with ``tap_output_iter``, is attached; each
-    chunk then arrives in :meth:`on_llm_new_token`, which ends the stream by
-    raising once the allowance is spent.
+    Each streamed chunk arrives in :meth:`on_llm_new_token`, which ends the stream
+    by raising once the allowance is spent. A call is streamed when something
+    asks for it (LangGraph's ``messages`` stream mode does); :class:`StreamingWatch`
+    asks for it, for a call with a budget to check as it streams. Unstreamed, a
+    call's silence is the whole call: the idle timeout then bounds it entire.
     """
 
     run_inline = True
@@ -119,13 +120,6 @@ class CallWatch(BaseCallbackHandler):
         self.wake: Callable[[], None] | None = None
         """Called once the allowance is spent: the async face's watchdog wakes."""
         self._lock = threading.Lock()
-
-    # the marker LangChain reads to stream (see BaseChatModel._should_stream)
-    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
-        return output
-
-    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        return output
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         with self._lock:
@@ -184,6 +178,24 @@ class CallWatch(BaseCallbackHandler):
 
     def _stopped(self, kind: StopKind, reason: str) -> CallStopped:
         return CallStopped(kind, reason, self.text, self.streamed_tokens, self.elapsed_ms())
+
+
+class StreamingWatch(CallWatch):
+    """A :class:`CallWatch` that makes LangChain stream the call, so that a token or time
+    budget is checked chunk by chunk (``tap_output_iter`` is the mark
+    ``BaseChatModel._should_stream`` looks for, as on LangGraph's own handler)."""
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return output
+
+
+def watch_for(allowance: CallAllowance) -> CallWatch:
+    """The watch for a call with ``allowance``: streamed when a budget limits it."""
+    budgeted = allowance.output_tokens is not None or allowance.deadline_s is not None
+    return StreamingWatch(allowance) if budgeted else CallWatch(allowance)
 
 
 class Watched(Effect):

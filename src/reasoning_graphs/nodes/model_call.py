@@ -48,7 +48,7 @@ from pydantic import BaseModel
 from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary
 from reasoning_graphs.nodes.budget import budget_stop, question_spending
-from reasoning_graphs.nodes.call_watch import CallAllowance, CallStopped, CallWatch, Watched
+from reasoning_graphs.nodes.call_watch import CallAllowance, CallStopped, Watched, watch_for
 from reasoning_graphs.nodes.context_window import (
     Fitted,
     Summarise,
@@ -311,7 +311,7 @@ def _ask(
     attempt = 1
     while True:
         elapsed = time.perf_counter() - started
-        watch = CallWatch(_less_time(allowance, elapsed))
+        watch = watch_for(_less_time(allowance, elapsed))
         try:
             result = yield Watched(runnable, prompt, watch)
             break
