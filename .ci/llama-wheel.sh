@@ -2,8 +2,9 @@
 # On a machine whose CPU reports AMX, llama.cpp's AMX kernels stop the embedded model with
 # "Illegal instruction" (SIGILL in libggml-cpu, seen on these virtual machines), whether the
 # wheel comes from pip's cache or is built here with the native flags. Build it once without
-# them (nor the multimodal library, which nothing here loads) into a folder and print that folder, for PIP_FIND_LINKS: pip then installs this wheel
-# for both README commands instead of building or reusing another. Elsewhere print nothing.
+# them (and without the multimodal library, which nothing here loads) into a folder and print
+# that folder, for PIP_FIND_LINKS: pip then installs this wheel for both README commands
+# instead of building or reusing another. Elsewhere print nothing.
 set -euo pipefail
 
 grep -qw amx_tile /proc/cpuinfo || exit 0
