@@ -4,8 +4,8 @@ A budget checked only between rounds lets one reply run far past it, and a
 provider that stops answering holds a run forever. So every model call runs
 under a :class:`CallWatch`: a callback handler that sees each streamed chunk
 (under a token or time budget it asks LangChain to stream, as LangGraph's own
-message handler does) and a watchdog on the calling side that gives up on a call past its deadline or
-silent for too long. A call stopped either way raises :class:`CallStopped`
+message handler does) and a watchdog on the calling side that gives up on a
+call past its deadline or silent for too long. A call stopped either way raises :class:`CallStopped`
 with what it streamed so far; the model-call seam decides what that means for
 the question.
 
