@@ -63,6 +63,17 @@ def run(graph: CompiledStateGraph, face: str, **kwargs: Any) -> dict[str, Any]:
     return asyncio.run(graph.ainvoke(ask(), **kwargs))
 
 
+def stream(graph: CompiledStateGraph, face: str, modes: Any) -> list[Any]:
+    """Every chunk of a streamed run of :func:`ask`'s question, on ``face``."""
+    if face == "sync":
+        return list(graph.stream(ask(), stream_mode=modes))
+
+    async def collect() -> list[Any]:
+        return [chunk async for chunk in graph.astream(ask(), stream_mode=modes)]
+
+    return asyncio.run(collect())
+
+
 def stopped_events(state: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in state["trajectory"] if e["kind"] == "thought" and e.get("stopped")]
 
@@ -121,15 +132,9 @@ def test_a_reply_that_keeps_streaming_is_stopped_by_the_call_timeout(face: str) 
     # CLI and the dev server stream (LangGraph's "messages" mode), so its words are counted
     model = ScriptedChatModel(script=[" ".join(["slow"] * 200)], token_delay=0.1)
     graph = react.build_graph(model, tools=[calculator()], model_timeout=0.5, idle_timeout=5)
-    modes = ["messages", "values"]
-
-    async def collect() -> list[Any]:
-        return [chunk async for chunk in graph.astream(ask(), stream_mode=modes)]
 
     started = time.monotonic()
-    chunks = (
-        list(graph.stream(ask(), stream_mode=modes)) if face == "sync" else (asyncio.run(collect()))
-    )
+    chunks = stream(graph, face, ["messages", "values"])
     state = [value for mode, value in chunks if mode == "values"][-1]
 
     assert time.monotonic() - started < 5
@@ -202,14 +207,7 @@ def test_a_retry_is_announced_on_the_custom_stream(face: str) -> None:
     model = ScriptedChatModel(script=[TimeoutError("read timed out"), "fine"])
     graph = react.build_graph(model, tools=[calculator()], retry=FAST_RETRY)
 
-    async def collect() -> list[Any]:
-        return [c async for c in graph.astream(ask(), stream_mode="custom")]
-
-    chunks = (
-        list(graph.stream(ask(), stream_mode="custom"))
-        if face == "sync"
-        else (asyncio.run(collect()))
-    )
+    chunks = stream(graph, face, "custom")
 
     (retry,) = chunks
     assert retry["event"] == "retry"
@@ -286,14 +284,7 @@ def test_a_real_client_that_cannot_connect_is_retried_then_stops_cleanly(face: s
     )
     graph = react.build_graph(model, tools=[calculator()], retry=FAST_RETRY)
 
-    async def collect() -> list[Any]:
-        return [c async for c in graph.astream(ask(), stream_mode=["custom", "values"])]
-
-    chunks = (
-        list(graph.stream(ask(), stream_mode=["custom", "values"]))
-        if face == "sync"
-        else asyncio.run(collect())
-    )
+    chunks = stream(graph, face, ["custom", "values"])
 
     retries = [c for kind, c in chunks if kind == "custom" and c["event"] == "retry"]
     final = [c for kind, c in chunks if kind == "values"][-1]
