@@ -73,14 +73,14 @@ def question_spending(state: Mapping[str, Any]) -> Spending:
 
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
     """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
-    return _spent(limits, question_spending(state))
+    return exhausted(limits, question_spending(state))
 
 
 def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
     """How many model calls of the question started when a budget was already spent."""
     past, spending = 0, Spending()
     for work in question_work(state):
-        if work["kind"] == "thought" and _spent(limits, spending) is not None:
+        if work["kind"] == "thought" and exhausted(limits, spending) is not None:
             past += 1
         spending = spending.after(work)
     return past
@@ -132,8 +132,9 @@ def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _spent(limits: Limits, spending: Spending) -> Outcome | None:
-    """Why ``spending`` has used up a budget (or was halted), if it has."""
+def exhausted(limits: Limits, spending: Spending) -> Outcome | None:
+    """Why ``spending`` has used up a budget (or was halted), if it has: :func:`budget_stop`
+    for a spending already summed."""
     if spending.halt is not None:
         return _incomplete(spending.halt)
     if limits.max_steps is not None and spending.calls >= limits.max_steps:

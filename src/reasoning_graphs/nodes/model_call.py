@@ -45,9 +45,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
+from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary
-from reasoning_graphs.nodes.budget import budget_stop, question_spending
+from reasoning_graphs.nodes.budget import Spending, budget_stop, exhausted, question_spending
 from reasoning_graphs.nodes.call_watch import CallAllowance, CallStopped, Watched, watch_for
 from reasoning_graphs.nodes.context_window import (
     Fitted,
@@ -185,13 +186,14 @@ def _call(
     run: RunScope, request: ModelRequest, state: Mapping[str, Any], made: list[ThoughtEvent]
 ) -> Body[ModelReply]:
     """:func:`call_model`'s work; ``made`` collects the events of the calls before the last."""
-    closing = budget_stop(state, run.limits) is not None
-    summarise = None if closing else summariser(run, state)
+    spending = question_spending(state)  # summed once for every call made here
+    closing = exhausted(run.limits, spending) is not None
+    summarise = None if closing else summariser(run, state, spending)
     question = latest_request(state["messages"]) or None
     fitted = yield from fit_prompt(request.prompt, run.limits, summarise, question)
     made.extend(fitted.events)
     try:
-        reply = yield from _ask(run, request, fitted.prompt, state, closing=closing)
+        reply = yield from _ask(run, request, fitted.prompt, state, spending, closing=closing)
     except Exception as error:
         if not is_context_overflow(error):
             raise
@@ -201,10 +203,10 @@ def _call(
         emergency = yield from emergency_fit(fitted.prompt, summarise, limit, question)
         made.extend(emergency.events)
         fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
-        reply = yield from _ask(run, request, fitted.prompt, state, closing=closing)
+        reply = yield from _ask(run, request, fitted.prompt, state, spending, closing=closing)
     if closing:
         return _after(fitted.events, reply)
-    reply, parts = yield from _completed(run, request, fitted.prompt, state, reply, made)
+    reply, parts = yield from _completed(run, request, fitted.prompt, state, spending, reply, made)
     return _after([*fitted.events, *parts], reply)
 
 
@@ -213,6 +215,7 @@ def _completed(
     request: ModelRequest,
     prompt: list[BaseMessage],
     state: Mapping[str, Any],
+    spending: Spending,
     reply: ModelReply,
     made: list[ThoughtEvent],
 ) -> Body[tuple[ModelReply, list[ThoughtEvent]]]:
@@ -242,7 +245,7 @@ def _completed(
         parts.append(reply.event)
         made.append(reply.event)
         logger.info("the reply was cut by the length limit; asking for the rest")
-        reply = yield from _ask(run, request, again, state)
+        reply = yield from _ask(run, request, again, state, spending)
     if before:
         reply = _joined(before, reply)
     if was_cut(reply.message) and proposes_calls(reply.message):
@@ -299,13 +302,15 @@ def _ask(
     request: ModelRequest,
     prompt: list[BaseMessage],
     state: Mapping[str, Any],
+    spending: Spending,
     *,
     closing: bool = False,
 ) -> Body[ModelReply]:
     """One call of the model on ``prompt`` as given, with its thought event: watched while
-    it runs, and tried again after a failure that may pass, with the user told."""
+    it runs, and tried again after a failure that may pass, with the user told.
+    ``spending`` is the question's before this call (:func:`call_allowance`)."""
     runnable = _bound(run.model, request)
-    allowance = call_allowance(run, state, prompt, closing=closing)
+    allowance = call_allowance(run.limits, spending, prompt, closing=closing)
     policy = run.setup.retry_policy
     started = time.perf_counter()
     attempt = 1
@@ -338,18 +343,17 @@ def _ask(
 
 
 def call_allowance(
-    run: RunScope, state: Mapping[str, Any], prompt: Sequence[BaseMessage], *, closing: bool
+    limits: Limits, spending: Spending, prompt: Sequence[BaseMessage], *, closing: bool
 ) -> CallAllowance:
     """What the next call may spend while it runs: what the question's token and time
-    budgets have left (a closing call past them gets :data:`CLOSING_TOKENS` and
-    :data:`CLOSING_SECONDS`), the per-call timeout and the idle timeout."""
-    limits = run.limits
+    budgets have left after ``spending`` (a closing call past them gets
+    :data:`CLOSING_TOKENS` and :data:`CLOSING_SECONDS`), the per-call timeout and the
+    idle timeout."""
     tokens = seconds = None
     if closing:
         tokens = None if limits.token_budget is None else CLOSING_TOKENS
         seconds = None if limits.time_budget is None else CLOSING_SECONDS
-    elif limits.token_budget is not None or limits.time_budget is not None:
-        spending = question_spending(state)
+    else:
         if limits.token_budget is not None:
             left = limits.token_budget - spending.tokens - estimate_tokens(prompt)
             tokens = max(0, left)
@@ -425,11 +429,16 @@ def _record_stop(
     return _Stopped(ModelReply(message, None, None, latency_ms, event), outcome)
 
 
-def summariser(run: RunScope, state: Mapping[str, Any] | None) -> Summarise:
-    """A summary call through this seam, as the fitting strategies ask for one."""
+def summariser(
+    run: RunScope, state: Mapping[str, Any] | None, spending: Spending | None = None
+) -> Summarise:
+    """A summary call through this seam, as the fitting strategies ask for one;
+    ``spending`` is the question's so far, when the caller has already summed it."""
+    state = state or NO_STATE
+    before = spending or question_spending(state)
 
     def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
-        reply = yield from _ask(run, ModelRequest(prompt=prompt), prompt, state or NO_STATE)
+        reply = yield from _ask(run, ModelRequest(prompt=prompt), prompt, state, before)
         return reply.message.text, reply.event
 
     return summarise
