@@ -15,8 +15,9 @@ Only ``model`` and the options that shape the prompt (``context_*``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 BAD_CONTEXT = "Unknown run option(s) {names}; known options: {known}."
 BAD_BUDGET = "Run option {name!r} must be a whole number, not {value!r}."
@@ -25,6 +26,7 @@ BAD_MODEL = "Run option 'model' must be a model spec string, not {value!r}."
 BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
 BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
 BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
+BAD_COUNT = "Run option {name!r} must be a whole number of at least {least}, not {value!r}."
 TOOLS_NOT_IN_GRAPH = "Run option 'tools' names {names}, which this graph does not enable: {known}."
 
 Mode = Literal["chat", "agent"]
@@ -68,6 +70,19 @@ MODES: dict[str, dict[str, Any]] = {
 (two model calls), at most 5 calls in the round. ``agent``: 20 rounds of at most 5 calls
 and the answer, 200 tool calls and 200,000 tokens per question. ``retries``: attempts of a
 model call that failed for a transient reason (rate limit, timeout, server error)."""
+PATTERN_LIMITS = {
+    "max_replans": 0,
+    "max_rounds": 1,
+    "max_trials": 1,
+    "candidates": 1,
+    "samples": 1,
+    "max_expansions": 1,
+    "max_depth": 1,
+}
+"""Options of one pattern a run may lower, never raise (each bounds a question's work),
+with the least value each takes."""
+PATTERN_FRACTIONS = ("threshold",)
+"""Options of one pattern a run sets freely within 0..1: how good an answer must be."""
 ADDED_LISTS = ("approve", "deny")
 """Tool lists a run adds to, never takes from."""
 TOOL_LISTS = (*ADDED_LISTS, "tools")
@@ -223,7 +238,11 @@ class AgentContext:
                 )
             if item.name in TIMEOUTS and not _is_seconds(value):
                 raise ValueError(BAD_SECONDS.format(name=item.name, value=value))
-            if item.name == "context_threshold" and not _is_fraction(value):
+            least = PATTERN_LIMITS.get(item.name)
+            if least is not None and not _is_count(value, least):
+                raise ValueError(BAD_COUNT.format(name=item.name, least=least, value=value))
+            fraction = item.name == "context_threshold" or item.name in PATTERN_FRACTIONS
+            if fraction and not _is_fraction(value):
                 raise ValueError(BAD_FRACTION.format(name=item.name, value=value))
             if item.name in TOOL_LISTS and (
                 not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value)
@@ -320,9 +339,28 @@ class Limits:
         return tuple(enabled)
 
 
+Setting = TypeVar("Setting", int, float)
+
+
+def pattern_option(context: Any, name: str, built: Setting) -> Setting:
+    """A pattern's option as a run's ``context`` sets it, no looser than the graph's ``built``.
+
+    Counts in :data:`PATTERN_LIMITS` may only come down; anything else the run
+    names replaces the graph's value. Values were checked when the context was made.
+    """
+    value = context.get(name) if isinstance(context, Mapping) else getattr(context, name, None)
+    if _is_unset(value):
+        return built
+    return min(built, value) if name in PATTERN_LIMITS else value
+
+
 def _is_unset(value: Any) -> bool:
     """``None``, ``""`` and an empty list all mean "the graph's value"."""
     return value is None or (isinstance(value, (str, list, tuple)) and not value)
+
+
+def _is_count(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def _is_seconds(value: Any) -> bool:

@@ -25,6 +25,8 @@ from reasoning_graphs.context import (
     ContextStrategy,
     Limits,
     Mode,
+    Setting,
+    pattern_option,
 )
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.retry import mode_retry_policy
@@ -146,8 +148,8 @@ class AgentSetup:
 
     def for_run(self) -> RunScope:
         """The setup as the current run sees it (its context applied)."""
-        limits = self.limits.apply(get_runtime().context)
-        return RunScope(setup=self, limits=limits)
+        context = get_runtime().context
+        return RunScope(setup=self, limits=self.limits.apply(context), context=context)
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,12 @@ class RunScope:
 
     setup: AgentSetup
     limits: Limits
+    context: Any = None
+
+    def option(self, name: str, built: Setting) -> Setting:
+        """The pattern's option ``name`` for this run: the graph's ``built`` value, or the
+        run's own where it may set one (see :func:`reasoning_graphs.context.pattern_option`)."""
+        return pattern_option(self.context, name, built)
 
     @cached_property
     def model(self) -> BaseChatModel:

@@ -49,11 +49,13 @@ def compile_agent(
 
 
 def agent_graph_builder(
-    state_schema: type = AgentState, input_schema: type = AgentInput
+    state_schema: type = AgentState,
+    input_schema: type = AgentInput,
+    context_schema: type[AgentContext] = AgentContext,
 ) -> StateGraph:
-    """An empty graph over the agent state (or a pattern's extension of it),
-    with the chat input and the run options Studio shows."""
-    return StateGraph(state_schema, context_schema=AgentContext, input_schema=input_schema)
+    """An empty graph over the agent state (or a pattern's extension of it), with the
+    chat input and the run options Studio shows (a pattern's own extend the shared ones)."""
+    return StateGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
 
 
 def add_report(builder: StateGraph) -> str:

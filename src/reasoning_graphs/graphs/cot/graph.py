@@ -23,6 +23,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
+from reasoning_graphs.graphs.cot.context import CotContext
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
@@ -77,7 +78,7 @@ def build_graph(
     options.setdefault("system_prompt", COT_SYSTEM)
     setup = agent_setup(model, (), retry, **options)
 
-    builder = agent_graph_builder(CotState)
+    builder = agent_graph_builder(CotState, context_schema=CotContext)
     builder.add_node("reason", model_node("reason", make_reason(setup, samples=samples)))
     builder.add_node("finish", effect_node("finish", make_finish(setup)))
     builder.add_edge(START, "reason")

@@ -34,7 +34,8 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
     def reason(state: CotState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         results = yield from gather_calls(
-            [_sample(run, state) for _ in range(samples)], lambda result: [result[1]]
+            [_sample(run, state) for _ in range(run.option("samples", samples))],
+            lambda result: [result[1]],
         )
         chains = [chain for chain, _ in results]
         events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]

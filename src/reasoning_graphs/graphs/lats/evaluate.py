@@ -86,17 +86,19 @@ def make_backpropagate(setup: AgentSetup, settings: SearchSettings) -> Node[Lats
     """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
 
     def backpropagate_node(state: LatsState) -> dict[str, Any]:
+        run = setup.for_run()
+        search = settings.for_run(run.context)
         tree = state["tree"]
         new = [n for n in children(tree, selected_leaf(state)) if n["visits"] == 0]
         tree = backpropagate(tree, [n["id"] for n in new])
         outcome: Outcome | None = None
-        if any(n["terminal"] and (n["score"] or 0.0) >= settings.threshold for n in new):
+        if any(n["terminal"] and (n["score"] or 0.0) >= search.threshold for n in new):
             outcome = {"status": "answered"}
-        elif expansions(tree) >= settings.max_expansions:
-            reason = EXPANSIONS_SPENT.format(limit=settings.max_expansions)
+        elif expansions(tree) >= search.max_expansions:
+            reason = EXPANSIONS_SPENT.format(limit=search.max_expansions)
             outcome = {"status": "incomplete", "reason": reason}
         else:
-            outcome = budget_stop(state, setup.for_run().limits)
+            outcome = budget_stop(state, run.limits)
         return {"tree": tree, "outcome": outcome}
 
     return backpropagate_node

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
+from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
@@ -45,14 +46,15 @@ def make_select(settings: SearchSettings) -> Node[LatsState]:
     """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
 
     def select(state: LatsState) -> dict[str, Any]:
+        search = settings.for_run(get_runtime().context)
         turn = turn_number(state["messages"])
         tree = state.get("tree")
         if tree is None or tree["turn"] != turn:
             tree = new_tree(turn, tree)
-        leaf = select_leaf(tree, settings)
+        leaf = select_leaf(tree, search)
         outcome: Outcome | None = None
         if leaf is None:
-            outcome = {"status": "incomplete", "reason": EXHAUSTED.format(depth=settings.max_depth)}
+            outcome = {"status": "incomplete", "reason": EXHAUSTED.format(depth=search.max_depth)}
         return {"tree": tree, "selected": leaf, "outcome": outcome}
 
     return select
@@ -73,7 +75,8 @@ def make_expand(
             *messages_of(path(tree, leaf)),
         ]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
-        count = affordable_batch(state, run.limits, settings.candidates, cost=CALLS_PER_CANDIDATE)
+        wanted = settings.for_run(run.context).candidates
+        count = affordable_batch(state, run.limits, wanted, cost=CALLS_PER_CANDIDATE)
         replies: list[ModelReply] = yield from gather_calls(
             [call_model(run, request, state) for _ in range(count)], lambda reply: reply.events
         )

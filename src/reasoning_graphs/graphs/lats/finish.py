@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
+from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.lats.prompts import BELOW_THRESHOLD_NOTE
@@ -54,7 +55,9 @@ def make_lats_finish(
         content = best["answer"] or ""
         if outcome["status"] != "answered":
             note = BELOW_THRESHOLD_NOTE.format(
-                score=best["score"], threshold=settings.threshold, reason=outcome.get("reason")
+                score=best["score"],
+                threshold=settings.for_run(get_runtime().context).threshold,
+                reason=outcome.get("reason"),
             )
             content = f"{content}\n\n{note}"
         final = AIMessage(

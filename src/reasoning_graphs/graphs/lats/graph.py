@@ -38,6 +38,7 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.lats.act import cleared_to_run, make_act
+from reasoning_graphs.graphs.lats.context import LatsContext
 from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
 from reasoning_graphs.graphs.lats.expand import make_expand, make_select
 from reasoning_graphs.graphs.lats.finish import make_lats_finish
@@ -123,7 +124,7 @@ def build_graph(
         exploration=exploration,
     )
 
-    builder = agent_graph_builder(LatsState)
+    builder = agent_graph_builder(LatsState, context_schema=LatsContext)
     builder.add_node("select", make_select(settings))
     builder.add_node("expand", model_node("expand", make_expand(setup, settings)))
     builder.add_node("act", effect_node("act", make_act(setup)))

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from typing_extensions import TypedDict
 
+from reasoning_graphs.context import pattern_option
 from reasoning_graphs.metadata import settled
 from reasoning_graphs.nodes.turn import call_signature
 from reasoning_graphs.state import CallDecision
@@ -44,6 +45,12 @@ class SearchSettings:
     max_depth: int = 5
     threshold: float = 0.8
     exploration: float = 1.0
+
+    def for_run(self, context: Any) -> SearchSettings:
+        """These settings as a run's context sets them: a run may narrow the search, and
+        choose its threshold, but never widen it."""
+        names = ("candidates", "max_expansions", "max_depth", "threshold")
+        return replace(self, **{n: pattern_option(context, n, getattr(self, n)) for n in names})
 
 
 class LatsNode(TypedDict):

@@ -43,6 +43,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
+from reasoning_graphs.graphs.llm_compiler.context import LlmCompilerContext
 from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
 from reasoning_graphs.graphs.llm_compiler.plan import make_plan
 from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
@@ -114,7 +115,7 @@ def build_graph(
     options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
     setup = agent_setup(model, tools, retry, **options)
 
-    builder = agent_graph_builder(LlmCompilerState)
+    builder = agent_graph_builder(LlmCompilerState, context_schema=LlmCompilerContext)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("schedule", effect_node("schedule", make_schedule(setup)))
     builder.add_node("join", model_node("join", make_join(setup, max_rounds)))

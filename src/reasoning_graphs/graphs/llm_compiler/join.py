@@ -117,7 +117,7 @@ def make_join(
         }
         rounds = rounds_run(state["messages"])
         outcome = budget_stop(after, run.limits)
-        if outcome is None and rounds >= max_rounds:
+        if outcome is None and rounds >= run.option("max_rounds", max_rounds):
             reason = ROUNDS_SPENT.format(rounds=rounds, reason=decision.reason.rstrip("."))
             outcome = {"status": "incomplete", "reason": reason}
         return {"messages": [note], "trajectory": [event], "outcome": outcome}

@@ -25,6 +25,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.effects import effect_node
+from reasoning_graphs.graphs.plan_execute.context import PlanExecuteContext
 from reasoning_graphs.graphs.plan_execute.execute import make_execute
 from reasoning_graphs.graphs.plan_execute.finish import make_plan_finish
 from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
@@ -98,7 +99,7 @@ def build_graph(
     plan = make_plan(setup, max_steps=max_plan_steps)
     replan = make_replan(setup, max_replans=max_replans, max_steps=max_plan_steps)
 
-    builder = agent_graph_builder(PlanExecuteState)
+    builder = agent_graph_builder(PlanExecuteState, context_schema=PlanExecuteContext)
     builder.add_node("plan", model_node("plan", plan))
     builder.add_node("execute", make_execute(step_graph))
     builder.add_node("replan", model_node("replan", replan))

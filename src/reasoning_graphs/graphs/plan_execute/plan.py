@@ -107,9 +107,9 @@ def make_replan(
         steps = _clean(parsed.steps)
         if not steps:
             return {**update, "outcome": _incomplete(NO_NEXT_STEP)}
-        replans = state.get("replans", 0)
-        if replans >= max_replans:
-            return {**update, "outcome": _incomplete(REPLAN_LIMIT.format(limit=max_replans))}
+        replans, limit = state.get("replans", 0), run.option("max_replans", max_replans)
+        if replans >= limit:
+            return {**update, "outcome": _incomplete(REPLAN_LIMIT.format(limit=limit))}
         return {**update, "plan": steps[:max_steps], "replans": replans + 1}
 
     return replan

@@ -44,6 +44,7 @@ def make_evaluate(
 
     def evaluate(state: ReflexionState) -> Body[dict[str, Any]]:
         run = setup.for_run()
+        bar, trial_limit = run.option("threshold", threshold), run.option("max_trials", max_trials)
         task, answer = latest_request(state["messages"]), state["attempt"]["answer"]
         spent = budget_stop(state, run.limits)
         if evaluator is None and spent:
@@ -63,11 +64,11 @@ def make_evaluate(
         events: list[ThoughtEvent | EvaluationEvent] = [*calls, grade]
         update: dict[str, Any] = {"trials": [done], "trajectory": events}
         trials = [*trials_so_far(state), done]
-        if done["score"] >= threshold:
+        if done["score"] >= bar:
             final = AIMessage(answer, response_metadata=grade_metadata(done, trials))
             return {**update, "messages": [final], "outcome": {"status": "answered"}}
-        if len(trials) >= max_trials:
-            return {**update, **_best_of(trials, _below(threshold, trials))}
+        if len(trials) >= trial_limit:
+            return {**update, **_best_of(trials, _below(bar, trials))}
         spent = budget_stop({**state, "trajectory": [*state["trajectory"], *events]}, run.limits)
         if spent:  # a reflection and another attempt would overrun the budget
             return {**update, **_best_of(trials, spent)}

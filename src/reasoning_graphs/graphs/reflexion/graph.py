@@ -24,6 +24,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
+from reasoning_graphs.graphs.reflexion.context import ReflexionContext
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
@@ -100,7 +101,7 @@ def build_graph(
     setup = agent_setup(model, tools, retry, **options)
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
 
-    builder = agent_graph_builder(ReflexionState)
+    builder = agent_graph_builder(ReflexionState, context_schema=ReflexionContext)
     builder.add_node("act", make_attempt(attempt_graph))
     builder.add_node("evaluate", model_node("evaluate", evaluate))
     builder.add_node("reflect", model_node("reflect", make_reflect(setup)))

@@ -1,0 +1,22 @@
+"""Run options of Chain-of-Thought: the shared ones plus its number of samples, shown in Studio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reasoning_graphs.context import AgentContext
+
+
+@dataclass(kw_only=True)
+class CotContext(AgentContext):
+    """Per-run options of Chain-of-Thought; counts may be lowered, not raised."""
+
+    samples: int | None = field(
+        default=None,
+        metadata={
+            "description": (
+                "Chains of thought per question; above 1 the majority answer wins. "
+                "May lower the graph's, not raise it."
+            )
+        },
+    )

@@ -1,0 +1,22 @@
+"""Run options of LLM Compiler: the shared ones plus its round bound, shown in Studio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reasoning_graphs.context import AgentContext
+
+
+@dataclass(kw_only=True)
+class LlmCompilerContext(AgentContext):
+    """Per-run options of LLM Compiler; counts may be lowered, not raised."""
+
+    max_rounds: int | None = field(
+        default=None,
+        metadata={
+            "description": (
+                "Plan-and-run rounds per question before an incomplete answer. May "
+                "lower the graph's, not raise it."
+            )
+        },
+    )

@@ -1,0 +1,22 @@
+"""Run options of Plan-and-Execute: the shared ones plus its revision bound, shown in Studio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reasoning_graphs.context import AgentContext
+
+
+@dataclass(kw_only=True)
+class PlanExecuteContext(AgentContext):
+    """Per-run options of Plan-and-Execute; counts may be lowered, not raised."""
+
+    max_replans: int | None = field(
+        default=None,
+        metadata={
+            "description": (
+                "Plan revisions per question before an incomplete answer. May lower "
+                "the graph's, not raise it."
+            )
+        },
+    )

@@ -1,0 +1,26 @@
+"""Run options of Reflexion: the shared ones plus its trials and passing score, shown in Studio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reasoning_graphs.context import AgentContext
+
+
+@dataclass(kw_only=True)
+class ReflexionContext(AgentContext):
+    """Per-run options of Reflexion; counts may be lowered, not raised."""
+
+    max_trials: int | None = field(
+        default=None,
+        metadata={
+            "description": (
+                "Attempts per question before the best one is given. May lower the "
+                "graph's, not raise it."
+            )
+        },
+    )
+    threshold: float | None = field(
+        default=None,
+        metadata={"description": "Score (0..1) an attempt needs to be accepted."},
+    )
