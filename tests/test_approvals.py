@@ -209,3 +209,53 @@ def test_run_context_can_require_approval(deploy_graph, log, thread) -> None:
     state = graph.invoke(ask("look"), thread, context={"approve": ["lookup"]})
 
     assert pending_request(state)["calls"][0]["name"] == "lookup"
+
+
+def test_the_request_also_has_the_shape_of_langchains_approval_panel(deploy_graph, thread) -> None:
+    turn = tool_calls(("deploy", {"item": "prod"}, "c1"), ("deploy", {"item": "eu"}, "c2"))
+    graph, _ = deploy_graph([turn, "done"])
+
+    request = pending_request(graph.invoke(ask("deploy"), thread))
+
+    calls = request["calls"]
+    assert request["action_requests"] == [
+        {"name": c["name"], "args": c["args"], "description": c["description"]} for c in calls
+    ]
+    assert request["review_configs"] == [
+        {"action_name": "deploy", "allowed_decisions": c["allowed_decisions"]} for c in calls
+    ]
+
+
+def test_a_resume_in_langchains_decision_shape_is_understood(deploy_graph, log, thread) -> None:
+    turn = tool_calls(
+        ("deploy", {"item": "prod"}, "c1"),
+        ("deploy", {"item": "eu"}, "c2"),
+        ("deploy", {"item": "us"}, "c3"),
+    )
+    graph, _ = deploy_graph([turn, "done"])
+    graph.invoke(ask("deploy"), thread)
+
+    decisions = [
+        {"type": "edit", "edited_action": {"name": "deploy", "args": {"item": "staging"}}},
+        {"type": "reject", "message": "not the EU this week"},
+        {"type": "respond", "message": "US was deployed by hand."},
+    ]
+    state = graph.invoke(Command(resume={"decisions": decisions}), thread)
+
+    assert [run["args"] for run in log.runs] == [{"item": "staging"}]
+    seen = observations(state)
+    assert "not the EU this week" in seen["c2"].content
+    assert seen["c3"].content == "US was deployed by hand."
+    assert state["messages"][-1].content == "done"
+
+
+def test_an_edit_that_renames_the_tool_is_asked_again(deploy_graph, log, thread) -> None:
+    graph, _ = deploy_graph([tool_call("deploy", item="prod", id="c1"), "done"])
+    graph.invoke(ask("deploy"), thread)
+
+    renamed = {"type": "edit", "edited_action": {"name": "lookup", "args": {"item": "prod"}}}
+    state = graph.invoke(Command(resume={"decisions": [renamed]}), thread)
+
+    request = pending_request(state)
+    assert "lookup" in request["error"]
+    assert log.runs == []

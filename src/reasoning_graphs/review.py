@@ -13,6 +13,13 @@ listed call — a list in the listed order, or a mapping from call id:
 
 A bare string (``"approve"``, ``"reject"``) is shorthand for the first two kinds.
 
+The request also carries the calls in the shape of LangChain's human-in-the-loop
+middleware (``action_requests`` and ``review_configs``), which LangGraph Studio
+and Agent Chat UI draw as an approval panel, and a resume may answer in that
+shape too: ``{"decisions": [...]}`` with ``{"type": "edit", "edited_action":
+{"name": ..., "args": {...}}}`` for an edit and a ``message`` for a rejection's
+reason or a response. An edit may change the arguments, not the tool.
+
 A value that does not fit is asked about again with an ``error``; nothing of
 the turn runs meanwhile. ``Command(resume=None)`` never reaches the graph:
 LangGraph (1.2) fails on it before the run starts and writes nothing, so the
@@ -37,6 +44,10 @@ NOT_DECISIONS = (
 UNKNOWN_DECISION = "Decision {index} has unknown type {kind!r}; allowed: {allowed}."
 MISSING_FIELD = "Decision {index} ({kind}) needs a {field!r} field of type {expected}."
 UNKNOWN_IDS = "Decisions name unknown call id(s) {unknown}; pending calls: {ids}."
+RENAMED_TOOL = (
+    "Decision {index} edits call {call_id} into a {renamed!r} call; an edit keeps the tool "
+    "({name!r}) and changes its arguments. Reject the call instead."
+)
 DEFAULT_REJECT_REASON = "The reviewer rejected this call."
 EMPTY_ANSWER = "The resume value answers nothing (None); give one decision per pending call."
 NO_ANSWER = {"type": "no answer"}
@@ -60,16 +71,35 @@ class PendingCall(TypedDict):
     allowed_decisions: list[str]
 
 
+class ActionRequest(TypedDict):
+    """One pending call as LangChain's human-in-the-loop middleware names it."""
+
+    name: str
+    args: dict[str, Any]
+    description: str
+
+
+class ReviewConfig(TypedDict):
+    """The decisions a person may take on one pending call, in the middleware's shape."""
+
+    action_name: str
+    allowed_decisions: list[str]
+
+
 class ApprovalRequest(TypedDict):
     """The value of an approval interrupt.
 
-    ``error`` is set when the previous answer did not fit (wrong count, unknown
-    decision type, missing field); the calls are asked about again.
+    ``action_requests`` and ``review_configs`` list the same calls, in the same
+    order, for front ends that draw LangChain's approval panel. ``error`` is set
+    when the previous answer did not fit (wrong count, unknown decision type,
+    missing field); the calls are asked about again.
     """
 
     kind: Literal["approval"]
     calls: list[PendingCall]
     instructions: str
+    action_requests: list[ActionRequest]
+    review_configs: list[ReviewConfig]
     error: NotRequired[str]
 
 
@@ -90,6 +120,12 @@ def approval_request(calls: Sequence[PendingCall]) -> ApprovalRequest:
             "Resume with one decision per call, in this order or keyed by call id: "
             "approve, edit (with 'args'), reject (with a 'reason') or respond (with 'content')."
         ),
+        "action_requests": [
+            {"name": c["name"], "args": c["args"], "description": c["description"]} for c in calls
+        ],
+        "review_configs": [
+            {"action_name": c["name"], "allowed_decisions": c["allowed_decisions"]} for c in calls
+        ],
     }
 
 
@@ -102,6 +138,8 @@ def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[ReviewDeci
     ids = [call["id"] for call in calls]
     if value is None or value == NO_ANSWER:
         raise ApprovalError(EMPTY_ANSWER)
+    if isinstance(value, Mapping) and set(value) == {"decisions"}:  # the middleware's shape
+        value = value["decisions"]
     if isinstance(value, Mapping) and "type" not in value:
         unknown = sorted(set(value) - set(ids))
         if unknown:
@@ -115,12 +153,38 @@ def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[ReviewDeci
         raise ApprovalError(NOT_DECISIONS.format(kind=type(value).__name__))
     if len(value) != len(ids):
         raise ApprovalError(WRONG_COUNT.format(expected=len(ids), ids=ids, got=len(value)))
-    return [_decision(index, item) for index, item in enumerate(value, start=1)]
+    return [
+        _decision(index, _plain(index, item, call))
+        for index, (item, call) in enumerate(zip(value, calls, strict=True), start=1)
+    ]
+
+
+def _plain(index: int, item: Any, call: PendingCall) -> Any:
+    """A decision in the middleware's shape as this protocol's own; others as they are."""
+    if isinstance(item, str):
+        return {"type": item}
+    if not isinstance(item, Mapping):
+        return item
+    plain = dict(item)
+    edited = plain.pop("edited_action", None)
+    if plain.get("type") == "edit" and isinstance(edited, Mapping) and "args" not in plain:
+        renamed = edited.get("name", call["name"])
+        if renamed != call["name"]:
+            raise ApprovalError(
+                RENAMED_TOOL.format(
+                    index=index, call_id=call["id"], renamed=renamed, name=call["name"]
+                )
+            )
+        plain["args"] = edited.get("args")
+    message = plain.pop("message", None)
+    if plain.get("type") == "reject" and "reason" not in plain:
+        plain["reason"] = message
+    if plain.get("type") == "respond" and "content" not in plain:
+        plain["content"] = message
+    return plain
 
 
 def _decision(index: int, item: Any) -> ReviewDecision:
-    if isinstance(item, str):
-        item = {"type": item}
     kind = item.get("type") if isinstance(item, Mapping) else None
     if kind not in REVIEW_DECISIONS:
         raise ApprovalError(
