@@ -40,10 +40,35 @@ pytestmark = pytest.mark.server
 
 REPO = Path(__file__).resolve().parents[1]
 APP_CONFIG = REPO / "tests" / "server_app" / "langgraph.json"
+STUDIO_CONFIG = REPO / "tests" / "studio_app" / "langgraph.json"
 REPO_CONFIG = REPO / "langgraph.json"
 STARTUP_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
-CONTEXT_FIELDS = {"model", "max_steps", "max_tool_calls_per_turn", "token_budget", "approve"}
+CONTEXT_FIELDS = {
+    "model",
+    "max_steps",
+    "max_tool_calls_per_turn",
+    "token_budget",
+    "approve",
+    "deny",
+    "tools",
+    "mode",
+    "time_budget",
+    "model_timeout",
+    "idle_timeout",
+}
+PATTERN_OPTIONS = {
+    "react": set(),
+    "react_text": set(),
+    "rewoo": set(),
+    "plan_execute": {"max_replans"},
+    "llm_compiler": {"max_rounds"},
+    "reflexion": {"max_trials", "threshold"},
+    "lats": {"candidates", "max_expansions", "max_depth", "threshold"},
+    "cot": {"samples"},
+}
+SUBGRAPHS = {"plan_execute": "execute", "reflexion": "act"}
+"""Patterns that run a ReAct graph inside one node, and that node's name."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +109,8 @@ def portable_config(config: Path, scratch: Path) -> Path:
         return f"{absolute(location)}:{variable}" if "/" in location else spec
 
     data["dependencies"] = [absolute(dep) for dep in data.get("dependencies", [])]
+    if isinstance(data.get("env"), str):
+        data["env"] = absolute(data["env"])
     data["graphs"] = {name: graph_spec(spec) for name, spec in data["graphs"].items()}
     copy = scratch / "langgraph.json"
     copy.write_text(json.dumps(data, indent=2))
@@ -178,6 +205,13 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 
 
 @pytest.fixture(scope="module")
+def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """Each pattern on a scripted model that proposes one dangerous write (tests/studio_app)."""
+    with dev_server(STUDIO_CONFIG, tmp_path_factory.mktemp("studio_server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def repo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     """The graphs the repo's own ``langgraph.json`` names."""
     with dev_server(REPO_CONFIG, tmp_path_factory.mktemp("repo_server")) as server:
@@ -185,10 +219,14 @@ def repo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]
 
 
 async def run_to_rest(
-    client: LangGraphClient, server: DevServer, thread_id: str, **run: Any
+    client: LangGraphClient,
+    server: DevServer,
+    thread_id: str,
+    assistant: str = "react",
+    **run: Any,
 ) -> dict:
-    """Start a run on the ``react`` assistant, wait for it and return the thread state."""
-    created = await client.runs.create(thread_id, "react", **run)
+    """Start a run on ``assistant``, wait for it and return the thread state."""
+    created = await client.runs.create(thread_id, assistant, **run)
     await client.runs.join(thread_id, created["run_id"])
     finished = await client.runs.get(thread_id, created["run_id"])
     assert finished["status"] == "success", server.output()
@@ -270,17 +308,21 @@ async def test_repo_config_serves_every_pattern_for_studio(
     client = get_client(url=repo_server.url)
     assistant_id = await assistant_for(client, repo_server, graph_id)
 
-    drawing = await client.assistants.get_graph(assistant_id)
-    local = importlib.import_module(f"{PATTERNS[graph_id]}.graph").graph.get_graph()
-    assert {node["id"] for node in drawing["nodes"]} == set(local.nodes)
-    edges = {(edge["source"], edge["target"]) for edge in drawing["edges"]}
-    assert edges == {(edge.source, edge.target) for edge in local.edges}
+    graph = importlib.import_module(f"{PATTERNS[graph_id]}.graph").graph
+    for xray in (False, True):  # xray: the nodes of subgraphs too, as Studio can expand them
+        drawing = await client.assistants.get_graph(assistant_id, xray=xray)
+        local = graph.get_graph(xray=xray)
+        assert {node["id"] for node in drawing["nodes"]} == set(local.nodes)
+        edges = {(edge["source"], edge["target"]) for edge in drawing["edges"]}
+        assert edges == {(edge.source, edge.target) for edge in local.edges}
 
     schemas = await client.assistants.get_schemas(assistant_id)
     context = schemas["context_schema"]
-    assert context["title"] == "AgentContext"
-    assert set(context["properties"]) >= CONTEXT_FIELDS
-    assert context["properties"]["max_steps"]["description"]
+    assert set(context["properties"]) >= CONTEXT_FIELDS | PATTERN_OPTIONS[graph_id]
+    undescribed = [
+        name for name, field in context["properties"].items() if not field.get("description")
+    ]
+    assert not undescribed, f"run options without a description: {undescribed}"
     assert schemas["input_schema"] is not None, repo_server.output()
     assert set(schemas["input_schema"]["properties"]) == {"messages"}
 
@@ -314,3 +356,96 @@ async def test_every_pattern_runs_on_the_server_with_the_embedded_model(
     assert state["values"]["outcome"]["status"] in {"answered", "incomplete"}
     assert state["values"]["messages"][-1]["type"] == "ai"
     assert state["values"]["messages"][-1]["content"].strip()
+
+
+@pytest.mark.parametrize("graph_id", list(SUBGRAPHS))
+async def test_studio_can_expand_the_subgraph_of_a_pattern(
+    repo_server: DevServer, graph_id: str
+) -> None:
+    client = get_client(url=repo_server.url)
+    assistant_id = await assistant_for(client, repo_server, graph_id)
+
+    drawing = await client.assistants.get_graph(assistant_id, xray=True)
+
+    inner = {node["id"] for node in drawing["nodes"] if ":" in node["id"]}
+    prefix = SUBGRAPHS[graph_id]
+    assert {f"{prefix}:think", f"{prefix}:approve", f"{prefix}:act"} <= inner
+
+
+TOOL_PATTERNS = [pattern for pattern in PATTERNS if pattern != "cot"]
+
+
+@pytest.mark.parametrize("graph_id", TOOL_PATTERNS)
+async def test_every_pattern_pauses_for_studios_approval_panel_and_keeps_its_history(
+    studio_server: DevServer, graph_id: str
+) -> None:
+    client = get_client(url=studio_server.url)
+    thread = await client.threads.create()
+    question = {"messages": [{"role": "user", "content": "Please write the file."}]}
+    paused = await run_to_rest(client, studio_server, thread["thread_id"], graph_id, input=question)
+
+    request = approval_of(paused)
+    expected = {"path": f"{graph_id}.txt", "content": f"hello from {graph_id}"}
+    [action] = request["action_requests"]
+    assert (action["name"], action["args"]) == ("write_file", expected)
+    assert action["description"]
+    [review] = request["review_configs"]
+    assert review["action_name"] == "write_file"
+    assert {"approve", "edit", "reject"} <= set(review["allowed_decisions"])
+    assert [i["value"] for task in paused["tasks"] for i in task["interrupts"]] == [request]
+    target = studio_server.workspace / f"{graph_id}.txt"
+    assert not target.exists()
+
+    approve = {"resume": {"decisions": [{"type": "approve"}]}}
+    done = await run_to_rest(client, studio_server, thread["thread_id"], graph_id, command=approve)
+
+    assert target.read_text() == expected["content"]
+    assert (done["next"], done["interrupts"]) == ([], [])
+    assert done["values"]["outcome"] == {"status": "answered"}
+    history = await client.threads.get_history(thread["thread_id"], limit=200)
+    assert history[0]["checkpoint"]["checkpoint_id"] == done["checkpoint"]["checkpoint_id"]
+    waiting = [h for h in history if h["interrupts"]]
+    assert waiting, "the paused checkpoint is in the history"
+    earlier = await client.threads.get_state(
+        thread["thread_id"], checkpoint_id=waiting[0]["checkpoint"]["checkpoint_id"]
+    )
+    assert earlier["next"]
+    assert earlier["values"]["messages"][0]["content"] == "Please write the file."
+
+
+async def test_run_options_in_an_assistants_context_apply_to_its_runs(
+    studio_server: DevServer,
+) -> None:
+    client = get_client(url=studio_server.url)
+    question = {"messages": [{"role": "user", "content": "What is 2+2?"}]}
+    one_sample = await client.assistants.create("cot", context={"samples": 1})
+    no_writes = await client.assistants.create("react", context={"deny": ["write_file"]})
+    target = studio_server.workspace / "react.txt"
+    target.unlink(missing_ok=True)
+
+    default_run = await run_to_rest(
+        client, studio_server, (await client.threads.create())["thread_id"], "cot", input=question
+    )
+    narrowed = await run_to_rest(
+        client,
+        studio_server,
+        (await client.threads.create())["thread_id"],
+        one_sample["assistant_id"],
+        input=question,
+    )
+    denied = await run_to_rest(
+        client,
+        studio_server,
+        (await client.threads.create())["thread_id"],
+        no_writes["assistant_id"],
+        input={"messages": [{"role": "user", "content": "Please write the file."}]},
+    )
+
+    assert default_run["values"]["agreement"] == "3/3"
+    assert narrowed["values"]["agreement"] == "1/1"
+    assert not denied["interrupts"]
+    [observation] = [m for m in denied["values"]["messages"] if m["type"] == "tool"]
+    assert observation["status"] == "error"
+    assert (
+        not (studio_server.workspace / "react.txt").exists() or "denied" in observation["content"]
+    )
