@@ -9,6 +9,7 @@ set -euo pipefail
 
 grep -qw amx_tile /proc/cpuinfo || exit 0
 out="$PWD/.ci-wheels"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 python -m venv .ci-wheel-venv >&2
 CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF" \
   .ci-wheel-venv/bin/pip wheel --no-deps --no-cache-dir -q "llama-cpp-python>=0.3.8" -w "$out" >&2

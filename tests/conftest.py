@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from openai_server import llama_server, openai_server  # noqa: F401 (fixtures)
+from postgres_db import postgres_url  # noqa: F401 (fixture)
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
+from reasoning_graphs import checkpointers
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -63,17 +63,8 @@ def logging_tool(log: Path, name: str, *, slow: bool, **options: Any) -> ToolSpe
 
 
 def open_checkpointer(db: str) -> BaseCheckpointSaver:
-    """A SQLite checkpointer on the file ``db``, or a PostgreSQL one for a connection string."""
-    if not db.startswith("postgresql://"):
-        return SqliteSaver(sqlite3.connect(db, check_same_thread=False))
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
-
-    conn = psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-    saver = PostgresSaver(conn)
-    saver.setup()
-    return saver
+    """The library's checkpointer for ``db``: a SQLite file path or a ``postgresql://`` URL."""
+    return checkpointers.open_checkpointer(db if checkpointers.url_scheme(db) else Path(db))
 
 
 def report(result: dict[str, Any]) -> None:

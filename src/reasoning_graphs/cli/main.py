@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import sqlite3
 import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,14 +13,12 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
-from platformdirs import user_data_dir
 
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
-from reasoning_graphs.cli.threads import ThreadIndex
+from reasoning_graphs.cli.store import DB_ENV, Store, StoreError, database_errors, db_spec
 from reasoning_graphs.context import MODES
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
@@ -30,8 +26,8 @@ from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.review import APPROVAL_KIND, ApprovalError, parse_decisions
 from reasoning_graphs.state import GroundingReport
 from reasoning_graphs.tools.builtins import default_tools
+from reasoning_graphs.tracing import bounded_upload
 
-DB_ENV = "REASONING_GRAPHS_DB"
 DEFAULT_PATTERN = "react"
 USAGE_ERROR = 2
 LIBRARY_LOGGER = "reasoning_graphs"
@@ -63,20 +59,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def default_db_path() -> Path:
-    """Where threads are kept: ``$REASONING_GRAPHS_DB`` or the user's data directory."""
-    configured = os.environ.get(DB_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    return Path(user_data_dir("reasoning-graphs")) / "threads.sqlite"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="reasoning-graphs", description=__doc__)
     parser.add_argument(
         "--db",
-        type=Path,
-        help=f"SQLite file for threads (default: ${DB_ENV} or the user data directory)",
+        help=(
+            "SQLite file or postgresql:// connection string for threads "
+            f"(default: ${DB_ENV} or the user data directory)"
+        ),
     )
     parser.add_argument(
         "--log-level",
@@ -157,15 +147,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reasoning-graphs`` command."""
     try:
         args = build_parser().parse_args(argv)
-        with _library_logs(args.log_level), _Store(args.db or default_db_path()) as store:
+        with _library_logs(args.log_level), Store(db_spec(args.db)) as store:
             if args.command == "threads":
                 return _list_threads(store, as_json=args.json)
-            if args.command == "run":
-                return _run(store, args)
-            return _resume(store, args)
-    except UsageError as error:
+            with bounded_upload():  # traced runs reach LangSmith, or are dropped, in seconds
+                if args.command == "run":
+                    return _run(store, args)
+                return _resume(store, args)
+    except (UsageError, StoreError) as error:
         print(f"reasoning-graphs: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except database_errors() as error:  # the store broke mid-command
+        print(f"reasoning-graphs: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 1
 
 
 @contextmanager
@@ -209,26 +203,6 @@ def _open_trace(path: Path) -> TextIO:
         raise UsageError(BAD_TRACE.format(path=path, error=error)) from error
 
 
-class _Store:
-    """The SQLite file: checkpoints plus the thread index."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(path, check_same_thread=False)
-            self.checkpointer = SqliteSaver(self.conn)
-            self.threads = ThreadIndex(self.conn)
-        except (OSError, sqlite3.Error) as error:
-            raise UsageError(f"cannot open the thread store {path}: {error}") from error
-
-    def __enter__(self) -> _Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.close()
-
-
 def _decision_mode(args: argparse.Namespace) -> Mode:
     if args.approve_all:
         return "approve"
@@ -236,7 +210,7 @@ def _decision_mode(args: argparse.Namespace) -> Mode:
 
 
 def _graph(
-    store: _Store,
+    store: Store,
     pattern: str,
     model_spec: str,
     args: argparse.Namespace,
@@ -257,7 +231,7 @@ def _graph(
     return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
 
 
-def _run(store: _Store, args: argparse.Namespace) -> int:
+def _run(store: Store, args: argparse.Namespace) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
     for flag in ("time_budget", "model_timeout", "idle_timeout"):
@@ -301,10 +275,10 @@ def _run(store: _Store, args: argparse.Namespace) -> int:
         return _drive(store, graph, payload, thread_id, printer, args)
 
 
-def _resume(store: _Store, args: argparse.Namespace) -> int:
+def _resume(store: Store, args: argparse.Namespace) -> int:
     config = {"configurable": {"thread_id": args.thread_id}}
     if store.checkpointer.get_tuple(config) is None:
-        raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.path))
+        raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.label))
     record = store.threads.get(args.thread_id)
     pattern = record.pattern if record else DEFAULT_PATTERN
     model_spec = record.model if record else default_model_spec()
@@ -314,7 +288,7 @@ def _resume(store: _Store, args: argparse.Namespace) -> int:
 
 
 def _continue(
-    store: _Store, graph: CompiledStateGraph, printer: Printer, args: argparse.Namespace
+    store: Store, graph: CompiledStateGraph, printer: Printer, args: argparse.Namespace
 ) -> int:
     """Resume a thread: answer its pending approval, then drive it to its end."""
     config = {"configurable": {"thread_id": args.thread_id}}
@@ -370,7 +344,7 @@ def _read_stdin(prompt: str) -> str:
 
 
 def _drive(
-    store: _Store,
+    store: Store,
     graph: CompiledStateGraph,
     payload: Any,
     thread_id: str,
@@ -378,7 +352,8 @@ def _drive(
     args: argparse.Namespace,
 ) -> int:
     """Stream the run, answering approval interrupts until it ends or nobody can answer."""
-    config = {"configurable": {"thread_id": thread_id}}
+    # LangSmith groups the runs of one conversation by their metadata's thread_id
+    config = {"configurable": {"thread_id": thread_id}, "metadata": {"thread_id": thread_id}}
     mode = _decision_mode(args)
     try:
         while True:
@@ -440,7 +415,7 @@ def _this_questions_report(values: Mapping[str, Any]) -> GroundingReport | None:
     return None
 
 
-def _list_threads(store: _Store, *, as_json: bool) -> int:
+def _list_threads(store: Store, *, as_json: bool) -> int:
     records = store.threads.all()
     for record in records:
         if as_json:

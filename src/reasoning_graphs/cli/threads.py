@@ -1,4 +1,4 @@
-"""The CLI's index of threads, kept beside the checkpoints in the same SQLite file.
+"""The CLI's index of threads, kept beside the checkpoints in the same database.
 
 Checkpoints say what a run's state is; this index says what a person needs to
 find a thread again: its pattern, model, question and how it last ended, and
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +29,37 @@ CREATE TABLE IF NOT EXISTS rg_threads (
 )
 """
 ADD_LIMITS = "ALTER TABLE rg_threads ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'"
+COLUMNS = "thread_id, pattern, model, question, status, created, updated, limits"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the databases the index lives in; the statements do not."""
+
+    placeholder: str
+    columns: str
+    """A query for the names of ``rg_threads``' columns."""
+    schema_lock: str | None
+    """A statement that makes concurrent schema changes wait their turn, where needed."""
+    transaction: Callable[[Any], AbstractContextManager[Any]]
+
+
+SQLITE = Dialect(
+    placeholder="?",
+    columns="SELECT name FROM pragma_table_info('rg_threads')",
+    schema_lock=None,  # a SQLite write already locks the whole file
+    transaction=lambda conn: conn,  # commits on leaving, rolls back on an error
+)
+POSTGRES = Dialect(
+    placeholder="%s",
+    columns=(
+        "SELECT column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name = 'rg_threads'"
+    ),
+    # two processes creating the table at once collide in PostgreSQL's catalog
+    schema_lock="SELECT pg_advisory_xact_lock(hashtext('rg_threads'))",
+    transaction=lambda conn: conn.transaction(),  # ``with conn`` would close it
+)
 
 
 @dataclass(frozen=True)
@@ -43,25 +75,35 @@ class ThreadRecord:
 
 
 class ThreadIndex:
-    """Thread records in a SQLite connection the checkpointer also uses."""
+    """Thread records on the connection the checkpointer also uses: SQLite or PostgreSQL.
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    ``lock`` is the checkpointer's, so the index never talks on the shared
+    connection while the checkpointer does.
+    """
+
+    def __init__(self, conn: Any, lock: AbstractContextManager[Any] | None = None) -> None:
         self._conn = conn
-        with conn:
-            conn.execute(SCHEMA)
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(rg_threads)")}
+        self._dialect = SQLITE if isinstance(conn, sqlite3.Connection) else POSTGRES
+        self._lock = lock or nullcontext()
+        with self._transaction():
+            if self._dialect.schema_lock:
+                self._execute(self._dialect.schema_lock)
+            self._execute(SCHEMA)
+            columns = {_values(row)[0] for row in self._execute(self._dialect.columns)}
             if "limits" not in columns:  # a file from before limits were kept
-                conn.execute(ADD_LIMITS)
+                self._execute(ADD_LIMITS)
 
     def get(self, thread_id: str) -> ThreadRecord | None:
-        row = self._conn.execute(
-            "SELECT * FROM rg_threads WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
+        with self._lock:
+            row = self._execute(
+                f"SELECT {COLUMNS} FROM rg_threads WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
         return _record(row) if row else None
 
     def all(self) -> list[ThreadRecord]:
-        rows = self._conn.execute("SELECT * FROM rg_threads ORDER BY updated DESC").fetchall()
-        return [_record(row) for row in rows]
+        with self._lock:
+            rows = self._execute(f"SELECT {COLUMNS} FROM rg_threads ORDER BY updated DESC")
+            return [_record(row) for row in rows.fetchall()]
 
     def save(
         self,
@@ -74,9 +116,9 @@ class ThreadIndex:
         limits: Mapping[str, Any],
     ) -> None:
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        with self._conn:
-            self._conn.execute(
-                """INSERT INTO rg_threads VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        with self._transaction():
+            self._execute(
+                f"""INSERT INTO rg_threads ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(thread_id) DO UPDATE SET pattern = excluded.pattern,
                    model = excluded.model, question = excluded.question,
                    status = excluded.status, updated = excluded.updated,
@@ -86,13 +128,26 @@ class ThreadIndex:
 
     def set_status(self, thread_id: str, status: str) -> None:
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        with self._conn:
-            self._conn.execute(
+        with self._transaction():
+            self._execute(
                 "UPDATE rg_threads SET status = ?, updated = ? WHERE thread_id = ?",
                 (status, now, thread_id),
             )
 
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock, self._dialect.transaction(self._conn):
+            yield
 
-def _record(row: tuple[Any, ...]) -> ThreadRecord:
-    *fields, limits = row
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self._conn.execute(sql.replace("?", self._dialect.placeholder), params)
+
+
+def _values(row: Sequence[Any] | Mapping[str, Any]) -> tuple[Any, ...]:
+    """A row's values in column order, as a tuple (SQLite) or a dict (PostgresSaver's rows)."""
+    return tuple(row.values()) if isinstance(row, Mapping) else tuple(row)
+
+
+def _record(row: Sequence[Any] | Mapping[str, Any]) -> ThreadRecord:
+    *fields, limits = _values(row)
     return ThreadRecord(*fields, limits=json.loads(limits))

@@ -518,11 +518,14 @@ def _typed(model: BaseChatModel, schema: type[BaseModel]) -> Runnable:
 
     Tool calling is what OpenAI-compatible servers support most widely:
     langchain-openai's default (``response_format`` of type ``json_schema``) is
-    refused by llama.cpp's server, among others.
+    refused by llama.cpp's server, among others. A trace shows the call under the
+    schema's name (``Plan``) rather than as a bare ``RunnableSequence``.
     """
     if "method" in inspect.signature(model.with_structured_output).parameters:
-        return model.with_structured_output(schema, include_raw=True, method="function_calling")
-    return model.with_structured_output(schema, include_raw=True)
+        typed = model.with_structured_output(schema, include_raw=True, method="function_calling")
+    else:
+        typed = model.with_structured_output(schema, include_raw=True)
+    return typed.with_config(run_name=schema.__name__)
 
 
 def _bound(model: BaseChatModel, request: ModelRequest) -> Runnable:

@@ -12,12 +12,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import model_node
@@ -52,7 +52,7 @@ def build_step_graph(
 def react_loop(
     model: BaseChatModel | str | None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
-    checkpointer: BaseCheckpointSaver | None,
+    checkpointer: CheckpointerSpec | None,
     input_schema: type,
     retry: RetryPolicy | None,
     options: AgentOptions,
@@ -60,7 +60,8 @@ def react_loop(
     report: bool = True,
 ) -> CompiledStateGraph:
     """The ReAct loop compiled with ``input_schema`` as its input; ``report``: end each
-    question with its grounding report (a step's subgraph leaves that to its pattern)."""
+    question with its grounding report (a step's subgraph leaves that, and its tracing
+    labels, to its pattern)."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
@@ -78,4 +79,4 @@ def react_loop(
         "think", after_think, {"approve": "approve", "finish": "finish", END: end}
     )
     add_tool_loop(builder, setup, end=end)
-    return compile_agent(builder, checkpointer, "react")
+    return compile_agent(builder, checkpointer, "react", subgraph=not report)

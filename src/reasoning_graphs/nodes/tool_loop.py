@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
+from reasoning_graphs.checkpointers import CheckpointerSpec, open_checkpointer
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
@@ -26,14 +26,23 @@ from reasoning_graphs.nodes.resume import resume_checked
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
+from reasoning_graphs.tracing import labelled
 
 REPORT = "report"
 
 
 def compile_agent(
-    builder: StateGraph, checkpointer: BaseCheckpointSaver | None, name: str
+    builder: StateGraph,
+    checkpointer: CheckpointerSpec | None,
+    name: str,
+    *,
+    subgraph: bool = False,
 ) -> CompiledStateGraph:
     """Compile with checkpoints saved before the next step starts (``durability="sync"``).
+
+    A string or path names the checkpointer
+    (:func:`~reasoning_graphs.checkpointers.open_checkpointer`); the graph then
+    holds its connection for as long as the graph lives.
 
     LangGraph's default saves a step's checkpoint while the next one runs, so a
     hard kill can lose a finished tool call and run it again on resume; saving
@@ -41,8 +50,15 @@ def compile_agent(
     Without a checkpointer of its own the graph keeps LangGraph's default: as a
     subgraph it follows its parent, and under ``langgraph dev`` the server decides.
     Either way, a resume that answers nothing asks again (see :mod:`.resume`).
+
+    A pattern's graph carries its tracing labels (:func:`~reasoning_graphs.tracing.run_labels`);
+    a ``subgraph`` (a plan step, a trial) runs under those of the pattern that runs it.
     """
+    if checkpointer is not None:
+        checkpointer = open_checkpointer(checkpointer)
     graph = resume_checked(builder.compile(checkpointer=checkpointer, name=name))
+    if not subgraph:
+        graph = labelled(graph, name)
     if checkpointer is None:
         return graph
     return with_sync_durability(graph)

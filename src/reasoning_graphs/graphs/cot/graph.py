@@ -16,12 +16,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.cot.context import CotContext
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
@@ -45,7 +45,7 @@ def after_reason(state: CotState) -> Literal["finish", "report"]:
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     samples: int = 1,
     retry: RetryPolicy | None = None,
@@ -59,6 +59,7 @@ def build_graph(
             should sample (temperature above 0), or every vote is the same.
         tools: Ignored (the pattern uses none); accepted so every pattern builds alike.
         checkpointer: Where runs are saved.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         samples: Chains of thought per question; above 1, the majority answer wins.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Only ``system_prompt`` applies (default: reason, then ``Answer: ...``).

@@ -30,12 +30,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.lats.act import cleared_to_run, make_act
 from reasoning_graphs.graphs.lats.context import LatsContext
@@ -81,7 +81,7 @@ def after_backpropagate(state: LatsState) -> Literal["select", "finish"]:
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     candidates: int = DEFAULTS.candidates,
     max_expansions: int = DEFAULTS.max_expansions,
@@ -98,6 +98,7 @@ def build_graph(
             ``None`` to resolve the default at run time.
         tools: Tools or tool specs; ``None`` for the built-in tools.
         checkpointer: Where runs are saved so they can pause and resume.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         candidates: Next actions sampled per expansion (identical ones count once).
         max_expansions: Expansions per question before the best answer so far is given.
         max_depth: Actions on one branch; deeper nodes are not expanded.

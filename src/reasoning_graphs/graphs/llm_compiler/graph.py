@@ -36,12 +36,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.llm_compiler.context import LlmCompilerContext
 from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
@@ -84,7 +84,7 @@ def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     max_rounds: int = MAX_ROUNDS,
     retry: RetryPolicy | None = None,
@@ -97,6 +97,7 @@ def build_graph(
             ``None`` to resolve the default at run time.
         tools: Tools or tool specs; ``None`` for the built-in tools.
         checkpointer: Where runs are saved so they can pause and resume.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         max_rounds: Plan-and-run rounds per question before an honest, incomplete answer.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the system prompt

@@ -18,12 +18,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.plan_execute.context import PlanExecuteContext
 from reasoning_graphs.graphs.plan_execute.execute import make_execute
@@ -58,7 +58,7 @@ def after_replan(state: PlanExecuteState) -> Literal["execute", "finish", "__end
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     max_replans: int = 3,
     max_plan_steps: int = 6,
@@ -73,6 +73,7 @@ def build_graph(
             ``with_structured_output`` for planning and tool calling for the steps.
         tools: Tools or tool specs; ``None`` for the built-in tools.
         checkpointer: Where runs are saved; the step subgraphs save into it too.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         max_replans: Plan revisions per question before an incomplete answer.
         max_plan_steps: Steps a plan or revision may hold; extra steps are dropped.
         retry: Retry policy for model calls (default: backoff on transient errors).

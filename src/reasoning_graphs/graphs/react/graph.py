@@ -16,11 +16,11 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.react_loop import react_loop
 from reasoning_graphs.nodes.setup import AgentOptions
 from reasoning_graphs.state import AgentInput
@@ -30,7 +30,7 @@ from reasoning_graphs.tools.spec import ToolSpec
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     retry: RetryPolicy | None = None,
     **options: Unpack[AgentOptions],
@@ -42,6 +42,7 @@ def build_graph(
             ``None`` to resolve the default at run time.
         tools: Tools or tool specs; ``None`` for the built-in tools.
         checkpointer: Where runs are saved so they can pause and resume.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the system prompt
             (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).

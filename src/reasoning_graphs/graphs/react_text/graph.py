@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node
@@ -54,7 +54,7 @@ def after_think(state: AgentState) -> Literal["approve", "observe", "finish", "_
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     language: str = "en",
     max_format_errors: int = 3,
@@ -68,6 +68,7 @@ def build_graph(
         model: A chat model, a model spec or ``None`` for the default at run time.
         tools: Tools or tool specs; ``None`` for the built-in tools.
         checkpointer: Where runs are saved so they can pause and resume.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         language: Label set of the format: ``"en"`` (Thought, Action, …) or
             ``"zh"`` (思考, 行动, …).
         max_format_errors: Malformed replies in a row before the run stops.

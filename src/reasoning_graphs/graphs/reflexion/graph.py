@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
 from reasoning_graphs.graphs.reflexion.context import ReflexionContext
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
@@ -54,7 +54,7 @@ def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__e
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     evaluator: Evaluator | None = None,
     threshold: float = 0.8,
@@ -71,6 +71,7 @@ def build_graph(
             reflections (and for judging, without an ``evaluator``).
         tools: Tools or tool specs for the attempts; ``None`` for the built-in tools.
         checkpointer: Where runs are saved; the attempt subgraphs save into it too.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         evaluator: Grades (task, answer) → ``{"score": 0..1, "feedback": ...}``,
             sync or async; ``None`` asks the model to judge.
         threshold: The score an answer needs to be accepted.

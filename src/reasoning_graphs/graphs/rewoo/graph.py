@@ -42,12 +42,12 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
+from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
 from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
@@ -93,7 +93,7 @@ def after_work(state: RewooState) -> Literal["approve", "solve"]:
 def build_graph(
     model: BaseChatModel | str | None = None,
     tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: CheckpointerSpec | None = None,
     *,
     retry: RetryPolicy | None = None,
     **options: Unpack[AgentOptions],
@@ -105,6 +105,7 @@ def build_graph(
             ``None`` to resolve the default at run time.
         tools: Tools or tool specs; ``None`` for the built-in tools.
         checkpointer: Where runs are saved so they can pause and resume.
+            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the system prompt
             (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`); ``max_steps``

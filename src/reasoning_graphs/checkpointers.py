@@ -1,0 +1,277 @@
+"""Checkpointers named by a string, each serving a graph's sync and async faces.
+
+Moving runs from one machine's SQLite file to a PostgreSQL database that
+several processes share should be a change of setting, not of code, so
+``build_graph(checkpointer=...)`` and the CLI's ``--db`` accept a string:
+
+- ``"postgresql://user:password@host:5432/db"`` (or ``postgres://``): PostgreSQL;
+  the tables are created or migrated on open, one process at a time;
+- ``"runs.sqlite"`` (a path ending ``.sqlite``, ``.sqlite3`` or ``.db``), a
+  :class:`~pathlib.Path`, ``"sqlite:///abs/path.db"`` or ``"sqlite:rel/path.db"``:
+  a SQLite file;
+- ``"memory"``: LangGraph's in-process ``InMemorySaver``.
+
+LangGraph's ``SqliteSaver`` and ``PostgresSaver`` are sync only: a graph on
+either fails at its first ``ainvoke``. The savers opened here answer the async
+methods by running the sync ones in a worker thread, so one saver on one
+connection serves ``invoke`` and ``ainvoke`` alike and is bound to no event
+loop. The saver owns its connection: it stays open while the saver (or the
+graph holding it) lives and is closed by :meth:`~OwnedConnection.close`, by
+``with``, or when the last reference goes. An async-only service that wants
+non-blocking database I/O can pass LangGraph's ``AsyncPostgresSaver`` itself.
+
+Example:
+    >>> from reasoning_graphs.graphs.react import build_graph
+    >>> from reasoning_graphs.testing import ScriptedChatModel
+    >>> graph = build_graph(ScriptedChatModel(script=["Hello."]), checkpointer="memory")
+    >>> thread = {"configurable": {"thread_id": "t1"}}
+    >>> graph.invoke({"messages": [("user", "Hi")]}, thread)["messages"][-1].content
+    'Hello.'
+    >>> len(graph.get_state(thread).values["messages"])
+    2
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sqlite3
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeAlias
+from urllib.parse import unquote
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from typing_extensions import Self
+
+CheckpointerSpec: TypeAlias = BaseCheckpointSaver | str | os.PathLike[str]
+"""A saver, or what :func:`open_checkpointer` opens one from."""
+
+MEMORY = "memory"
+POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+CONNECT_TIMEOUT = 10
+"""Seconds to wait for PostgreSQL when the connection string sets no ``connect_timeout``."""
+
+UNKNOWN_SPEC = (
+    "Cannot tell which checkpointer {spec!r} names: give a postgresql:// connection "
+    "string, a SQLite file ending {suffixes}, a sqlite: URL or 'memory'."
+)
+UNKNOWN_SCHEME = "Unknown checkpointer URL scheme {scheme!r}: use postgresql:// or sqlite:."
+SQLITE_HOST = "A sqlite: URL names a file: write sqlite:///absolute/path.db or sqlite:relative.db."
+NO_POSTGRES = (
+    "PostgreSQL checkpoints need the postgres extra: pip install 'reasoning-graphs[postgres]'."
+)
+CANNOT_OPEN = "Cannot open the checkpoint store {where}: {error}"
+
+
+class CheckpointerError(RuntimeError):
+    """The store cannot be opened: the extra is missing, the server refuses, the file is no DB."""
+
+
+class OwnedConnection:
+    """A saver that owns its database connection and closes it once.
+
+    Copies share the connection (LangGraph copies a saver when it compiles a
+    graph), so it is closed when the last copy goes or at interpreter exit,
+    not when the first one does.
+    """
+
+    def _own(self, conn: Any) -> None:
+        token = _Lifetime()
+        self._lifetime = token
+        self._closer = weakref.finalize(token, conn.close)
+
+    def close(self) -> None:
+        """Close the connection now; the saver cannot be used afterwards."""
+        self._closer()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Lifetime:
+    """The object every copy of an owning saver holds; its collection closes the connection."""
+
+
+class ThreadedAsync(BaseCheckpointSaver):
+    """The async methods of a sync saver, each run in a worker thread.
+
+    The sync saver's own lock keeps the calls on its one connection in order,
+    whichever loop or thread they come from.
+    """
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        # read in one go: a sync listing may hold the saver's lock between items
+        found = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
+
+
+class SqliteCheckpointer(ThreadedAsync, OwnedConnection, SqliteSaver):
+    """LangGraph's ``SqliteSaver`` with an async face, owning its connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        self._own(conn)
+
+
+def open_checkpointer(spec: CheckpointerSpec) -> BaseCheckpointSaver:
+    """The checkpointer ``spec`` names (see the module docs); a saver is returned as it is.
+
+    Raises:
+        ValueError: ``spec`` names no kind of store.
+        CheckpointerError: The store cannot be opened (the postgres extra is
+            missing, the server refuses the connection, the file is no database).
+    """
+    if isinstance(spec, BaseCheckpointSaver):
+        return spec
+    if isinstance(spec, os.PathLike):
+        return _open_sqlite(Path(spec))
+    if not isinstance(spec, str):
+        raise TypeError(f"A checkpointer spec is a saver, a string or a path, not {spec!r}.")
+    scheme = url_scheme(spec)
+    if scheme in POSTGRES_SCHEMES:
+        return _open_postgres(spec)
+    if scheme == "sqlite":
+        return _open_sqlite(_sqlite_url_path(spec))
+    if scheme is not None:
+        raise ValueError(UNKNOWN_SCHEME.format(scheme=scheme))
+    if spec == MEMORY:
+        return InMemorySaver()
+    if spec.lower().endswith(SQLITE_SUFFIXES):
+        return _open_sqlite(Path(spec).expanduser())
+    raise ValueError(UNKNOWN_SPEC.format(spec=spec, suffixes="/".join(SQLITE_SUFFIXES)))
+
+
+def url_scheme(spec: str) -> str | None:
+    """The URL scheme ``spec`` starts with, or ``None`` for a plain path (``C:\\runs.db`` too)."""
+    match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):(//)?", spec)
+    if not match:
+        return None
+    scheme = match.group(1).lower()
+    known = scheme in POSTGRES_SCHEMES or scheme == "sqlite"
+    return scheme if known or match.group(2) else None
+
+
+def redacted(spec: str) -> str:
+    """``spec`` fit to print: any password in it replaced by ``***``."""
+    spec = re.sub(r"(://[^/:@]*):[^/@]*@", r"\1:***@", spec)
+    return re.sub(r"(password=)[^&\s]*", r"\1***", spec)
+
+
+def _sqlite_url_path(spec: str) -> Path:
+    rest = spec.split(":", 1)[1]
+    if rest.startswith("//"):
+        rest = rest[2:]
+        if not rest.startswith("/"):
+            raise ValueError(SQLITE_HOST)
+    if not rest:
+        raise ValueError(SQLITE_HOST)
+    return Path(unquote(rest)).expanduser()
+
+
+def _open_sqlite(path: Path) -> SqliteCheckpointer:
+    try:
+        conn = sqlite3.connect(path, check_same_thread=False)
+    except (OSError, sqlite3.Error) as error:
+        raise CheckpointerError(CANNOT_OPEN.format(where=path, error=error)) from error
+    saver = SqliteCheckpointer(conn)
+    try:
+        saver.setup()  # a file that is no database fails here, not at the first run
+    except sqlite3.Error as error:
+        saver.close()
+        raise CheckpointerError(CANNOT_OPEN.format(where=path, error=error)) from error
+    return saver
+
+
+def _open_postgres(dsn: str) -> BaseCheckpointSaver:
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.rows import dict_row
+
+        from reasoning_graphs.postgres_checkpointer import PostgresCheckpointer
+    except ImportError as error:
+        raise CheckpointerError(NO_POSTGRES) from error
+    where = redacted(dsn)
+    try:
+        timeout = conninfo_to_dict(dsn).get("connect_timeout", CONNECT_TIMEOUT)
+        # what PostgresSaver needs: its own commits, no server-side prepared statements
+        # (poolers such as PgBouncer refuse them), rows as dicts
+        conn = psycopg.Connection.connect(
+            dsn,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=timeout,
+        )
+    except psycopg.Error as error:
+        raise CheckpointerError(CANNOT_OPEN.format(where=where, error=_one_line(error))) from error
+    saver = PostgresCheckpointer(conn)
+    try:
+        saver.setup()
+    except psycopg.Error as error:
+        saver.close()
+        raise CheckpointerError(CANNOT_OPEN.format(where=where, error=_one_line(error))) from error
+    return saver
+
+
+def _one_line(error: BaseException) -> str:
+    """libpq's messages span lines (a hint on the second); the user gets one."""
+    return " ".join(str(error).split())

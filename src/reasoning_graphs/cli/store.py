@@ -1,0 +1,73 @@
+"""Where the CLI keeps threads: the checkpoints and the thread index, in one database.
+
+``--db`` (or ``$REASONING_GRAPHS_DB``) names a SQLite file or a PostgreSQL
+connection string. On PostgreSQL, CLI processes on several machines share
+their threads: one runs a question up to an approval, another resumes it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+
+from reasoning_graphs.checkpointers import (
+    CheckpointerError,
+    open_checkpointer,
+    redacted,
+    url_scheme,
+)
+from reasoning_graphs.cli.threads import ThreadIndex
+
+DB_ENV = "REASONING_GRAPHS_DB"
+CANNOT_OPEN = "cannot open the thread store {where}: {error}"
+
+
+class StoreError(Exception):
+    """The thread store cannot be opened: one line for the user, a usage error."""
+
+
+def db_spec(value: str | None = None) -> str | Path:
+    """What to open: ``value``, else ``$REASONING_GRAPHS_DB``, else a file in the user's
+    data directory. A URL stays as written; anything else is a SQLite file path."""
+    value = value or os.environ.get(DB_ENV)
+    if not value:
+        return Path(user_data_dir("reasoning-graphs")) / "threads.sqlite"
+    return value if url_scheme(value) else Path(value).expanduser()
+
+
+def database_errors() -> tuple[type[Exception], ...]:
+    """The errors a broken store raises mid-command (psycopg's only once it is in use)."""
+    psycopg = sys.modules.get("psycopg")
+    return (sqlite3.Error, psycopg.Error) if psycopg else (sqlite3.Error,)
+
+
+class Store:
+    """The checkpointer and the thread index on its connection, open while the command runs."""
+
+    def __init__(self, spec: str | Path) -> None:
+        self.label = redacted(str(spec))
+        try:
+            if isinstance(spec, Path):
+                spec.parent.mkdir(parents=True, exist_ok=True)
+            saver = open_checkpointer(spec)
+        except CheckpointerError as error:
+            raise StoreError(str(error)) from error
+        except (OSError, ValueError) as error:
+            raise StoreError(CANNOT_OPEN.format(where=self.label, error=error)) from error
+        self.checkpointer: Any = saver  # a SQLite or PostgreSQL checkpointer: it owns `conn`
+        try:
+            self.threads = ThreadIndex(saver.conn, lock=saver.lock)
+        except database_errors() as error:
+            saver.close()
+            raise StoreError(CANNOT_OPEN.format(where=self.label, error=error)) from error
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.checkpointer.close()
