@@ -93,6 +93,8 @@ FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 _MODELS: dict[tuple[str, int, int], tuple[Llama, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
+CLOSE_WAIT_S = 5.0
+"""Seconds the exit waits for a model's generation to end before leaving the model to the OS."""
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -669,10 +671,17 @@ class AnswerReader:
 
 
 def _close_models() -> None:
-    """Free cached models before interpreter shutdown, while llama.cpp can still do it cleanly."""
+    """Free cached models before interpreter shutdown, while llama.cpp can still do it cleanly.
+
+    A model still generating (for a call whose caller stopped waiting: a timeout)
+    is not freed under its generation, which would crash the process; when that
+    generation does not end in time, the OS reclaims the model at exit.
+    """
     with _MODELS_LOCK:
-        for llama, _ in _MODELS.values():
-            llama.close()
+        for llama, lock in _MODELS.values():
+            if lock.acquire(timeout=CLOSE_WAIT_S):
+                llama.close()
+                lock.release()
         _MODELS.clear()
 
 

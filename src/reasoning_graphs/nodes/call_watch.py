@@ -193,9 +193,12 @@ class StreamingWatch(CallWatch):
 
 
 def watch_for(allowance: CallAllowance) -> CallWatch:
-    """The watch for a call with ``allowance``: streamed when a budget limits it."""
-    budgeted = allowance.output_tokens is not None or allowance.deadline_s is not None
-    return StreamingWatch(allowance) if budgeted else CallWatch(allowance)
+    """The watch for a call with ``allowance``: streamed when a budget or a timeout limits it,
+    so that a call stopped or left behind ends at its next chunk instead of running on."""
+    bounded = (allowance.output_tokens, allowance.deadline_s, allowance.timeout_s)
+    return (
+        StreamingWatch(allowance) if any(b is not None for b in bounded) else CallWatch(allowance)
+    )
 
 
 class Watched(Effect):
