@@ -56,7 +56,9 @@ def test_text_react_on_the_embedded_model(grammar: bool, tmp_path: Path) -> None
     from reasoning_graphs.graphs.react_text import build_graph
     from reasoning_graphs.tools.builtins import default_tools
 
-    graph = build_graph("local", tools=default_tools(tmp_path), grammar=grammar, max_steps=4)
+    graph = build_graph(
+        "local", tools=default_tools(tmp_path), grammar=grammar, max_steps=4, token_budget=3000
+    )
 
     state = graph.invoke({"messages": [("user", "What is 23*17+4?")]})
 
