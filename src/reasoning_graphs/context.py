@@ -88,6 +88,11 @@ ADDED_LISTS = ("approve", "deny")
 TOOL_LISTS = (*ADDED_LISTS, "tools")
 
 
+def run_option(description: str) -> Any:
+    """A run option's field: unset by default (the graph's value), described for Studio."""
+    return field(default=None, metadata={"description": description})
+
+
 @dataclass(kw_only=True)
 class AgentContext:
     """Per-run options for every reasoning-graphs pattern.

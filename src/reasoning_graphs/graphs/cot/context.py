@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from reasoning_graphs.context import AgentContext
+from reasoning_graphs.context import AgentContext, run_option
 
 
 @dataclass(kw_only=True)
 class CotContext(AgentContext):
     """Per-run options of Chain-of-Thought; counts may be lowered, not raised."""
 
-    samples: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Chains of thought per question; above 1 the majority answer wins. "
-                "May lower the graph's, not raise it."
-            )
-        },
+    samples: int | None = run_option(
+        "Chains of thought per question; above 1 the majority answer wins. "
+        "May lower the graph's, not raise it."
     )

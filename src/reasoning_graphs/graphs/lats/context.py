@@ -3,42 +3,25 @@ Studio."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from reasoning_graphs.context import AgentContext
+from reasoning_graphs.context import AgentContext, run_option
 
 
 @dataclass(kw_only=True)
 class LatsContext(AgentContext):
     """Per-run options of LATS; counts may be lowered, not raised."""
 
-    candidates: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Next actions sampled per expansion. May lower the graph's, not raise it."
-            )
-        },
+    candidates: int | None = run_option(
+        "Next actions sampled per expansion. May lower the graph's, not raise it."
     )
-    max_expansions: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Expansions per question before the best answer so far is given. May "
-                "lower the graph's, not raise it."
-            )
-        },
+    max_expansions: int | None = run_option(
+        "Expansions per question before the best answer so far is given. May "
+        "lower the graph's, not raise it."
     )
-    max_depth: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Actions on one branch; deeper nodes are not expanded. May lower the "
-                "graph's, not raise it."
-            )
-        },
+    max_depth: int | None = run_option(
+        "Actions on one branch; deeper nodes are not expanded. May lower the graph's, not raise it."
     )
-    threshold: float | None = field(
-        default=None,
-        metadata={"description": "Judge score (0..1) at which a final answer ends the search."},
+    threshold: float | None = run_option(
+        "Judge score (0..1) at which a final answer ends the search."
     )

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.lats.prompts import (
@@ -86,8 +87,7 @@ def make_backpropagate(setup: AgentSetup, settings: SearchSettings) -> Node[Lats
     """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
 
     def backpropagate_node(state: LatsState) -> dict[str, Any]:
-        run = setup.for_run()
-        search = settings.for_run(run.context)
+        search = settings.for_run(get_runtime().context)
         tree = state["tree"]
         new = [n for n in children(tree, selected_leaf(state)) if n["visits"] == 0]
         tree = backpropagate(tree, [n["id"] for n in new])
@@ -98,7 +98,7 @@ def make_backpropagate(setup: AgentSetup, settings: SearchSettings) -> Node[Lats
             reason = EXPANSIONS_SPENT.format(limit=search.max_expansions)
             outcome = {"status": "incomplete", "reason": reason}
         else:
-            outcome = budget_stop(state, run.limits)
+            outcome = budget_stop(state, setup.for_run().limits)
         return {"tree": tree, "outcome": outcome}
 
     return backpropagate_node

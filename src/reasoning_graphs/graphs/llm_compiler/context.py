@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from reasoning_graphs.context import AgentContext
+from reasoning_graphs.context import AgentContext, run_option
 
 
 @dataclass(kw_only=True)
 class LlmCompilerContext(AgentContext):
     """Per-run options of LLM Compiler; counts may be lowered, not raised."""
 
-    max_rounds: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Plan-and-run rounds per question before an incomplete answer. May "
-                "lower the graph's, not raise it."
-            )
-        },
+    max_rounds: int | None = run_option(
+        "Plan-and-run rounds per question before an incomplete answer. May "
+        "lower the graph's, not raise it."
     )

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from reasoning_graphs.context import AgentContext
+from reasoning_graphs.context import AgentContext, run_option
 
 
 @dataclass(kw_only=True)
 class PlanExecuteContext(AgentContext):
     """Per-run options of Plan-and-Execute; counts may be lowered, not raised."""
 
-    max_replans: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Plan revisions per question before an incomplete answer. May lower "
-                "the graph's, not raise it."
-            )
-        },
+    max_replans: int | None = run_option(
+        "Plan revisions per question before an incomplete answer. May lower "
+        "the graph's, not raise it."
     )

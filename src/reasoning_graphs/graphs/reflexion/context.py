@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from reasoning_graphs.context import AgentContext
+from reasoning_graphs.context import AgentContext, run_option
 
 
 @dataclass(kw_only=True)
 class ReflexionContext(AgentContext):
     """Per-run options of Reflexion; counts may be lowered, not raised."""
 
-    max_trials: int | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Attempts per question before the best one is given. May lower the "
-                "graph's, not raise it."
-            )
-        },
+    max_trials: int | None = run_option(
+        "Attempts per question before the best one is given. May lower the graph's, not raise it."
     )
-    threshold: float | None = field(
-        default=None,
-        metadata={"description": "Score (0..1) an attempt needs to be accepted."},
-    )
+    threshold: float | None = run_option("Score (0..1) an attempt needs to be accepted.")
