@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
+from reasoning_graphs.cli.bench import add_bench_parser, run_bench
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.store import DB_ENV, Store, StoreError, database_errors, db_spec
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     threads = commands.add_parser("threads", help="list threads")
     threads.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_bench_parser(commands)
     return parser
 
 
@@ -145,8 +147,12 @@ def _decision_flags(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reasoning-graphs`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "bench":
+            with _library_logs(args.log_level):
+                return run_bench(args, argv, UsageError)
         with _library_logs(args.log_level), Store(db_spec(args.db)) as store:
             if args.command == "threads":
                 return _list_threads(store, as_json=args.json)

@@ -1,0 +1,168 @@
+"""A bench run's results as files: a Markdown table, a CSV, JSONL trajectories and charts."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO
+
+from reasoning_graphs.bench.metrics import PatternFigures
+from reasoning_graphs.bench.runner import FAILURES, CellRecord
+
+COLUMNS = (
+    "suite",
+    "pattern",
+    "success",
+    "model calls",
+    "prompt tokens",
+    "completion tokens",
+    "tool calls",
+    "wall median (s)",
+    "wall p90 (s)",
+    "cost ($)",
+    "failures",
+)
+NO_MATPLOTLIB = (
+    "charts skipped: matplotlib is not installed (pip install 'reasoning-graphs[bench]')"
+)
+
+
+def write_record(stream: IO[str], record: CellRecord) -> None:
+    """Append one cell's record to a ``trajectories.jsonl`` stream as it finishes."""
+    stream.write(json.dumps(record.to_json(), ensure_ascii=False, default=str) + "\n")
+    stream.flush()
+
+
+def read_records(path: str | Path) -> list[CellRecord]:
+    """The records of a saved ``trajectories.jsonl``."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [CellRecord.from_json(json.loads(line)) for line in lines if line.strip()]
+
+
+def _row(figure: PatternFigures) -> list[str]:
+    failures = ", ".join(f"{kind} {count}" for kind, count in figure.failures.items())
+    return [
+        figure.suite,
+        figure.pattern,
+        f"{figure.successes}/{figure.cells}",
+        f"{figure.model_calls:.1f}",
+        f"{figure.prompt_tokens:.0f}",
+        f"{figure.completion_tokens:.0f}",
+        f"{figure.tool_calls:.1f}",
+        f"{figure.wall_median_s:.2f}",
+        f"{figure.wall_p90_s:.2f}",
+        "" if figure.cost is None else f"{figure.cost:.5f}",
+        failures or "-",
+    ]
+
+
+def markdown_table(rows: Sequence[PatternFigures]) -> str:
+    """One row per suite and pattern: success, mean calls and tokens, wall times, failures."""
+    columns = [c for c in COLUMNS if c != "cost ($)" or any(r.cost is not None for r in rows)]
+    lines = ["| " + " | ".join(columns) + " |"]
+    left = {"suite", "pattern", "failures"}
+    lines.append("|" + "|".join("---" if c in left else "---:" for c in columns) + "|")
+    for figure in rows:
+        cells = dict(zip(COLUMNS, _row(figure), strict=True))
+        lines.append("| " + " | ".join(cells[column] for column in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(path: Path, rows: Iterable[PatternFigures]) -> None:
+    """The figures unrounded, one failure kind per column, for a spreadsheet or pandas."""
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(
+            [
+                "suite",
+                "pattern",
+                "cells",
+                "successes",
+                "success_rate",
+                "model_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "tool_calls",
+                "approvals",
+                "wall_median_s",
+                "wall_p90_s",
+                "cost",
+                *(kind.replace(" ", "_") for kind in FAILURES),
+            ]
+        )
+        for f in rows:
+            writer.writerow(
+                [
+                    f.suite,
+                    f.pattern,
+                    f.cells,
+                    f.successes,
+                    round(f.success_rate, 4),
+                    round(f.model_calls, 3),
+                    round(f.prompt_tokens, 1),
+                    round(f.completion_tokens, 1),
+                    round(f.tool_calls, 3),
+                    round(f.approvals, 3),
+                    round(f.wall_median_s, 4),
+                    round(f.wall_p90_s, 4),
+                    "" if f.cost is None else round(f.cost, 8),
+                    *(f.failures.get(kind, 0) for kind in FAILURES),
+                ]
+            )
+
+
+def write_charts(
+    out: Path, rows: Sequence[PatternFigures], records: Sequence[CellRecord]
+) -> list[Path]:
+    """``success_vs_tokens.png`` and ``latency.png``; none when matplotlib is missing.
+
+    Raises:
+        ModuleNotFoundError: matplotlib is not installed (the message says how to get it).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(NO_MATPLOTLIB) from None
+    patterns = list(dict.fromkeys(row.pattern for row in rows))
+    suites = list(dict.fromkeys(row.suite for row in rows))
+    markers = "osD^vP*X"
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for index, pattern in enumerate(patterns):
+        mine = [row for row in rows if row.pattern == pattern]
+        axes.scatter(
+            [row.tokens for row in mine],
+            [row.success_rate for row in mine],
+            label=pattern,
+            marker=markers[index % len(markers)],
+            s=50,
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel("tokens per task (prompt + completion, mean)")
+    axes.set_ylabel("success rate")
+    axes.set_ylim(-0.05, 1.05)
+    axes.set_title(
+        f"Success against tokens, one point per pattern and suite ({len(suites)} suites)"
+    )
+    axes.legend(fontsize="small", ncol=2)
+    figure.tight_layout()
+    success_path = out / "success_vs_tokens.png"
+    figure.savefig(success_path, dpi=120)
+    plt.close(figure)
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    walls = [[r.wall_s for r in records if r.pattern == pattern] for pattern in patterns]
+    axes.boxplot(walls, tick_labels=patterns)
+    axes.set_ylabel("wall time per task (s)")
+    axes.set_title("Latency per pattern, all suites")
+    axes.tick_params(axis="x", labelrotation=30)
+    figure.tight_layout()
+    latency_path = out / "latency.png"
+    figure.savefig(latency_path, dpi=120)
+    plt.close(figure)
+    return [success_path, latency_path]
