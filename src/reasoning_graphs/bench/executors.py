@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from reasoning_graphs.bench.runner import BenchSettings, Cell, CellRecord, run_cell
+from reasoning_graphs.bench.record import CellRecord
+from reasoning_graphs.bench.runner import BenchSettings, Cell, run_cell
 
 EXECUTORS = ("local", "ray")
 NO_RAY = "the ray executor needs Ray: pip install 'reasoning-graphs[bench]'"

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reasoning_graphs.bench.runner import FAILURES, CellRecord, Failure
+from reasoning_graphs.bench.record import FAILURES, CellRecord, Failure
 
 BAD_PRICES = (
     "prices are two numbers, dollars per million input and output tokens "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from reasoning_graphs.bench.metrics import PatternFigures
-from reasoning_graphs.bench.runner import FAILURES, CellRecord
+from reasoning_graphs.bench.record import FAILURES, CellRecord
 
 COLUMNS = (
     "suite",

@@ -18,9 +18,9 @@ import time
 import traceback
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -29,6 +29,7 @@ from langchain_core.outputs import LLMResult
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
+from reasoning_graphs.bench.record import CellRecord
 from reasoning_graphs.bench.scorers import score, unit_test_evaluator
 from reasoning_graphs.bench.suite import Suite, Task
 from reasoning_graphs.bench.tools import task_tools
@@ -39,18 +40,6 @@ from reasoning_graphs.models.resolve import resolve_model
 
 ORACLE = "oracle"
 """The model spec of the oracle (:mod:`reasoning_graphs.bench.oracle`)."""
-
-Failure = Literal["wrong answer", "wrong effect", "budget stop", "format drift", "error"]
-FAILURES: tuple[Failure, ...] = (
-    "wrong answer",
-    "wrong effect",
-    "budget stop",
-    "format drift",
-    "error",
-)
-"""Why a cell failed: a wrong final answer; the right answer but the wrong files on disk;
-an honest stop before an answer (a budget, a plan or trial limit); output the pattern
-could not read, which led to either; an exception."""
 
 UNSCRIPTED_PAUSE = (
     "the run paused for approval {count} time(s) but the task scripts {scripted} decision(s)"
@@ -97,41 +86,6 @@ class Cell:
     @property
     def key(self) -> tuple[str, str, str, int]:
         return (self.suite.name, self.task.id, self.pattern, self.repeat)
-
-
-@dataclass
-class CellRecord:
-    """What one cell did and cost (a line of ``trajectories.jsonl``)."""
-
-    suite: str
-    task: str
-    pattern: str
-    repeat: int
-    model: str
-    thread_id: str
-    correct: bool = False
-    score: float = 0.0
-    detail: str = ""
-    answer: str = ""
-    status: str = ""
-    reason: str = ""
-    failure: Failure | None = None
-    model_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tool_calls: int = 0
-    approvals: int = 0
-    format_errors: int = 0
-    wall_s: float = 0.0
-    error: str | None = None
-    trajectory: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CellRecord:
-        return cls(**data)
 
 
 class UsageCounter(BaseCallbackHandler):

@@ -1,0 +1,54 @@
+"""What one bench cell did and cost: the record every report is computed from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Failure = Literal["wrong answer", "wrong effect", "budget stop", "format drift", "error"]
+FAILURES: tuple[Failure, ...] = (
+    "wrong answer",
+    "wrong effect",
+    "budget stop",
+    "format drift",
+    "error",
+)
+"""Why a cell failed: a wrong final answer; the right answer but the wrong files on disk;
+an honest stop before an answer (a budget, a plan or trial limit); output the pattern
+could not read, which led to either; an exception."""
+
+
+@dataclass
+class CellRecord:
+    """What one cell did and cost (a line of ``trajectories.jsonl``)."""
+
+    suite: str
+    task: str
+    pattern: str
+    repeat: int
+    model: str
+    thread_id: str
+    correct: bool = False
+    score: float = 0.0
+    detail: str = ""
+    answer: str = ""
+    status: str = ""
+    reason: str = ""
+    failure: Failure | None = None
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_calls: int = 0
+    approvals: int = 0
+    format_errors: int = 0
+    wall_s: float = 0.0
+    error: str | None = None
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellRecord:
+        return cls(**data)
