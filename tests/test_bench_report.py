@@ -7,14 +7,15 @@ import csv
 import pytest
 
 from reasoning_graphs.bench.metrics import Prices, figures, parse_prices, percentile
+from reasoning_graphs.bench.record import CellRecord
 from reasoning_graphs.bench.report import (
     markdown_table,
     read_records,
+    relative_table,
     write_charts,
     write_csv,
     write_record,
 )
-from reasoning_graphs.bench.record import CellRecord
 
 
 def record(pattern: str, task: str, **fields: object) -> CellRecord:
@@ -139,3 +140,13 @@ def test_charts_are_png_files(tmp_path) -> None:
     assert {path.name for path in paths} == {"success_vs_tokens.png", "latency.png"}
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_relative_table_compares_each_pattern_with_react_on_its_suite() -> None:
+    rows = figures(RECORDS)
+    lines = relative_table(rows).splitlines()
+    assert len(lines) == 3  # header, rule, rewoo
+    # rewoo: 2 calls against react's mean 4, 160 tokens against 440, 0.5 s against 2.0 s
+    assert "| demo | rewoo | 0.50× | 0.36× | 0.25× | 33% → 100% |" in lines
+    only_rewoo = [row for row in rows if row.pattern == "rewoo"]
+    assert relative_table(only_rewoo) == ""

@@ -166,3 +166,34 @@ def write_charts(
     figure.savefig(latency_path, dpi=120)
     plt.close(figure)
     return [success_path, latency_path]
+
+
+BASELINE = "react"
+"""The pattern the others are compared with: one tool call per model turn, as in the
+ReAct paper (Yao et al., 2023), the sequential baseline the planning papers measure against."""
+
+
+def relative_table(rows: Sequence[PatternFigures], baseline: str = BASELINE) -> str:
+    """Each pattern's calls, tokens and median wall time as ratios to ``baseline`` on the
+    same suite, with both success rates; empty when the baseline did not run."""
+    lines = [
+        f"| suite | pattern | calls vs {baseline} | tokens vs {baseline} "
+        f"| wall vs {baseline} | success ({baseline} → pattern) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    bases = {row.suite: row for row in rows if row.pattern == baseline}
+    for row in rows:
+        base = bases.get(row.suite)
+        if base is None or row.pattern == baseline:
+            continue
+        lines.append(
+            f"| {row.suite} | {row.pattern} | {_ratio(row.model_calls, base.model_calls)} "
+            f"| {_ratio(row.tokens, base.tokens)} "
+            f"| {_ratio(row.wall_median_s, base.wall_median_s)} "
+            f"| {base.success_rate:.0%} → {row.success_rate:.0%} |"
+        )
+    return "\n".join(lines) + "\n" if len(lines) > 2 else ""
+
+
+def _ratio(value: float, base: float) -> str:
+    return f"{value / base:.2f}×" if base else "-"

@@ -114,6 +114,7 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
     from reasoning_graphs.bench.metrics import figures, parse_prices
     from reasoning_graphs.bench.report import (
         markdown_table,
+        relative_table,
         write_charts,
         write_csv,
         write_record,
@@ -175,6 +176,9 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
     records.sort(key=lambda r: order[(r.suite, r.task, r.pattern, r.repeat)])
     rows = figures(records, prices)
     table = markdown_table(rows)
+    relative = relative_table(rows)
+    if relative:
+        table += "\nRelative to ReAct (one tool call per turn), per suite:\n\n" + relative
     command = "reasoning-graphs " + shlex.join(argv)
     (out / "results.md").write_text(
         f"# Bench results\n\n`{command}`\n\n{len(cells)} cells in {elapsed:.1f} s "
