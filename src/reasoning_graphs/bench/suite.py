@@ -38,6 +38,9 @@ BAD_REFERENCE = "task {id!r}: gold step {step} refers to #{ref}, which is not an
 UNKNOWN_PATTERNS = "unknown patterns {names}; available: {available}"
 DUPLICATE_ID = "task id {id!r} appears twice"
 EMPTY_SUITE = "{path} holds no tasks"
+BAD_HEADER = "{path}: bad suite header: {error}"
+UNKNOWN_HEADER_FIELDS = "unknown fields: {fields}"
+HEADER_FIELDS = {"name", "description", "patterns", "docs", "tables", "tool_delay"}
 
 
 class SuiteError(ValueError):
@@ -231,6 +234,13 @@ class Suite:
         return task.patterns if task.patterns is not None else self.patterns
 
 
+def check_scorer(task: Task) -> None:
+    """Raise :class:`SuiteError` when no scorer can score ``task`` (see the scorers module)."""
+    from reasoning_graphs.bench import scorers  # scorers builds on this module
+
+    scorers.check_scorer(task)
+
+
 def check_patterns(names: Sequence[str]) -> None:
     """Raise :class:`SuiteError` naming any of ``names`` that is not a pattern."""
     unknown = [name for name in names if name not in PATTERNS]
@@ -260,6 +270,7 @@ def load_suite(path: str | Path) -> Suite:
                 header = dict(data["suite"])
                 continue
             task = Task.from_json(data)
+            check_scorer(task)
             if task.id in seen:
                 raise SuiteError(DUPLICATE_ID.format(id=task.id))
         except (json.JSONDecodeError, SuiteError, KeyError, TypeError) as error:
@@ -268,12 +279,18 @@ def load_suite(path: str | Path) -> Suite:
         tasks.append(task)
     if not tasks:
         raise SuiteError(EMPTY_SUITE.format(path=path))
-    return suite_from_header(header, tasks, path)
+    try:
+        return suite_from_header(header, tasks, path)
+    except (SuiteError, KeyError, TypeError, ValueError) as error:
+        raise SuiteError(BAD_HEADER.format(path=path, error=error)) from None
 
 
 def suite_from_header(header: Mapping[str, Any], tasks: Sequence[Task], path: Path) -> Suite:
     """The suite a header describes, with ``tasks``; relative paths are read from ``path``'s
     folder."""
+    unknown = sorted(set(header) - HEADER_FIELDS)
+    if unknown:
+        raise SuiteError(UNKNOWN_HEADER_FIELDS.format(fields=", ".join(unknown)))
     patterns = tuple(header.get("patterns", PATTERNS))
     check_patterns(patterns)
     docs = header.get("docs")
