@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -35,6 +36,7 @@ from reasoning_graphs.bench.suite import Suite, Task
 from reasoning_graphs.bench.tools import task_tools
 from reasoning_graphs.checkpointers import open_checkpointer
 from reasoning_graphs.graphs import graph_builder
+from reasoning_graphs.graphs.react_text.think import PARSE_LEVEL
 from reasoning_graphs.metadata import format_error_of, outcome_of
 from reasoning_graphs.models.resolve import resolve_model
 
@@ -101,6 +103,7 @@ class UsageCounter(BaseCallbackHandler):
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.tool_calls = 0
+        self._tool_runs: set[UUID] = set()
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
         usage = [
@@ -115,9 +118,20 @@ class UsageCounter(BaseCallbackHandler):
                 self.prompt_tokens += metadata.get("input_tokens", 0)
                 self.completion_tokens += metadata.get("output_tokens", 0)
 
-    def on_tool_start(self, serialized: dict[str, Any], input_str: str, **kwargs: Any) -> None:
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Count a tool run unless a tool started it: a wrapped tool is one call, not two."""
         with self._lock:
-            self.tool_calls += 1
+            self._tool_runs.add(run_id)
+            if parent_run_id not in self._tool_runs:
+                self.tool_calls += 1
 
 
 _models: dict[str, BaseChatModel] = {}
@@ -255,8 +269,14 @@ def _judge(task: Task, state: Mapping[str, Any], workspace: Path, record: CellRe
 
 
 def _format_errors(messages: list[BaseMessage], trajectory: list[dict[str, Any]]) -> int:
-    """Replies the pattern could not read: text-format errors, unreadable tool calls."""
+    """Replies the pattern could not read as its format: text-format errors, prose taken as
+    the answer for want of any label, tool calls whose arguments could not be read."""
     text_errors = sum(1 for message in messages if format_error_of(message))
+    prose_answers = sum(
+        1
+        for event in trajectory
+        if event.get("kind") == "thought" and event.get(PARSE_LEVEL) == "fallback"
+    )
     unreadable_calls = sum(
         len(message.invalid_tool_calls) for message in messages if isinstance(message, AIMessage)
     )
@@ -265,7 +285,7 @@ def _format_errors(messages: list[BaseMessage], trajectory: list[dict[str, Any]]
         for event in trajectory
         if event.get("kind") == "action" and event["decision"] == "invalid"
     )
-    return text_errors + unreadable_calls + invalid_actions
+    return text_errors + prose_answers + unreadable_calls + invalid_actions
 
 
 def _effect_problem(task: Task, workspace: Path) -> str | None:
