@@ -48,6 +48,10 @@ def test_one_chain_of_thought_gives_the_extracted_answer() -> None:
         ("Therefore $\\boxed{12}$", "12"),
         ("Answer: 3\nWait, I was wrong.\nAnswer: 4", "4"),
         ("No marker at all\n\n  7 apples  ", "7 apples"),
+        (
+            "Code:\nAnswer:\n```python\ndef f():\n    return 1\n```",
+            "```python\ndef f():\n    return 1\n```",
+        ),
         ("", ""),
     ],
 )

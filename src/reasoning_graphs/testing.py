@@ -122,17 +122,26 @@ class ScriptedChatModel(BaseChatModel):
 
     def _next_reply(self, record: RecordedCall) -> Any:
         with self._lock:
-            if self._position is None:
-                items = itertools.cycle(self.script) if self.cycle else iter(self.script)
-                self._position = items
             self.calls.append(record)
-            try:
-                return next(self._position)
-            except StopIteration:
-                last = record.messages[-1].content if record.messages else ""
-                raise ScriptExhaustedError(
-                    SCRIPT_EXHAUSTED.format(count=len(self.calls), last=last)
-                ) from None
+            return self._choose_reply(record)
+
+    def _choose_reply(self, record: RecordedCall) -> Any:
+        """The reply to the call ``record`` describes: the script's next item.
+
+        Called under the model's lock, after ``record`` joined :attr:`calls`; a
+        subclass that decides from the prompt instead overrides this and keeps the
+        recording, usage, latency, streaming and structured delivery.
+        """
+        if self._position is None:
+            items = itertools.cycle(self.script) if self.cycle else iter(self.script)
+            self._position = items
+        try:
+            return next(self._position)
+        except StopIteration:
+            last = record.messages[-1].content if record.messages else ""
+            raise ScriptExhaustedError(
+                SCRIPT_EXHAUSTED.format(count=len(self.calls), last=last)
+            ) from None
 
     def _reply_message(self, item: Any, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
         while callable(item) and not isinstance(item, (BaseModel, type)):

@@ -21,6 +21,8 @@ ANSWER_PHRASE = re.compile(r"\banswer\s+is\s*:?\s*(?P<answer>[^\n]+)", re.IGNORE
 BOXED = re.compile(r"\\boxed\{(?P<answer>[^{}]*)\}")
 NUMBER = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?$")
 DECORATION = " \t*_`\"'$"
+FENCED = re.compile(r"```[\w+-]*\n.*?\n```", re.DOTALL)
+"""A fenced block (code): an answer that starts one is the whole block, not its first line."""
 
 
 class Sample(TypedDict):
@@ -42,6 +44,8 @@ class Vote(TypedDict):
 def extract_answer(text: str) -> str:
     """The final answer a chain of thought states, or ``""`` when it states nothing.
 
+    An answer that opens a fenced block (code) is the whole block, fences kept.
+
     Example:
         >>> extract_answer("23*17 = 391, plus 4 is 395.\\n**Answer:** 395.")
         '395'
@@ -49,7 +53,8 @@ def extract_answer(text: str) -> str:
     for pattern in (ANSWER_LINE, BOXED, ANSWER_PHRASE):
         matches = list(pattern.finditer(text))
         if matches:
-            return _clean(matches[-1]["answer"])
+            block = FENCED.match(text, matches[-1].start("answer"))
+            return block.group(0) if block else _clean(matches[-1]["answer"])
     lines = [line for line in text.splitlines() if line.strip()]
     return _clean(lines[-1]) if lines else ""
 
