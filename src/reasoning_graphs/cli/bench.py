@@ -82,16 +82,16 @@ def add_bench_parser(commands: Any) -> None:
     bench.add_argument(
         "--call-delay",
         type=float,
-        default=0.05,
+        default=0.1,
         metavar="SECONDS",
-        help="the oracle's seconds per call (default 0.05)",
+        help="the oracle's seconds per call, as a model's prompt processing (default 0.1)",
     )
     bench.add_argument(
         "--token-delay",
         type=float,
-        default=0.002,
+        default=0.001,
         metavar="SECONDS",
-        help="the oracle's seconds per output token (default 0.002)",
+        help="the oracle's seconds per output token, as a model's generation (default 0.001)",
     )
     bench.add_argument("--limit", type=int, help="run only the first N tasks of each suite")
     bench.add_argument(
