@@ -2,9 +2,10 @@
 
 A pattern with no feedback loop ends on its first answer, so a task with a
 plausible wrong draft measures whether a pattern's feedback (a failed
-evaluation, a lesson) corrects it. Patterns that reason before answering
-(Chain-of-Thought, from the task's worked ``reasoning``) or sample and judge
-alternatives (LATS) reach the gold answer their own way.
+evaluation, a lesson, a judge's low score for a sampled alternative) corrects
+it. Reasoning alone does not: Chain-of-Thought keeps the draft. This is the
+oracle's one assumption about a model: it errs once in the way the draft shows
+and corrects itself when, and only when, it is told it was wrong.
 """
 
 from __future__ import annotations
