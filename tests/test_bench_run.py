@@ -1,7 +1,7 @@
 """The bench end to end: cells on fresh threads, honest failure kinds, the command, Ray.
 
 Every run here uses the oracle with no sleeps, so the figures are exact and the
-tests fast; the one Ray test starts a real local Ray instance.
+tests fast (the Ray executor has its own file).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 
 from reasoning_graphs.bench import runner
 from reasoning_graphs.bench.catalog import resolve_suites
-from reasoning_graphs.bench.executors import run_local, run_ray
+from reasoning_graphs.bench.executors import run_local
 from reasoning_graphs.bench.metrics import figures
 from reasoning_graphs.bench.runner import BenchSettings, Cell, run_cell
 from reasoning_graphs.bench.suite import GoldStep, Suite, Task
@@ -190,39 +190,6 @@ def test_hotpotqa_data_runs_as_a_closed_world_suite(tmp_path: Path) -> None:
     records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     assert [r["correct"] for r in records] == [True, True]
     assert all(r["tool_calls"] == 2 for r in records)
-
-
-def test_ray_gives_the_same_table_as_threads(tmp_path: Path) -> None:
-    suites = [shipped("arithmetic", limit=2), shipped("chain", limit=1)]
-    cells = [
-        Cell(suite=suite, task=task, pattern=pattern)
-        for suite in suites
-        for task in suite.tasks
-        for pattern in ("react", "rewoo", "reflexion")
-    ]
-    settings = replace(FAST, checkpointer=str(tmp_path / "bench.sqlite"))
-    local = sorted(run_local(cells, settings, concurrency=2), key=lambda r: r.thread_id)
-    on_ray = sorted(run_ray(cells, settings, concurrency=2), key=lambda r: r.thread_id)
-
-    def untimed(records: list[runner.CellRecord]) -> list[tuple[object, ...]]:
-        return [
-            (
-                f.suite,
-                f.pattern,
-                f.cells,
-                f.successes,
-                f.model_calls,
-                f.prompt_tokens,
-                f.completion_tokens,
-                f.tool_calls,
-                dict(f.failures),
-            )
-            for f in figures(sorted(records, key=lambda r: (r.suite, r.pattern, r.task)))
-        ]
-
-    assert len(on_ray) == len(cells)
-    assert untimed(on_ray) == untimed(local)
-    assert all(record.correct for record in on_ray)
 
 
 def test_gold_steps_reach_the_oracle_in_their_own_syntax() -> None:
