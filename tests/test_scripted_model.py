@@ -69,3 +69,25 @@ async def test_latency_per_call_and_per_output_token() -> None:
     tokens = reply.usage_metadata["output_tokens"]
     assert tokens == 10
     assert elapsed >= 0.05 + 0.01 * tokens
+
+
+def test_bound_tool_schemas_count_as_prompt_tokens_when_asked() -> None:
+    def lookup(key: str) -> str:
+        """Look a key up in the long-named registry of everything."""
+        return key
+
+    plain = ScriptedChatModel(script=["ok"])
+    counting = ScriptedChatModel(script=["ok"], count_tool_schemas=True)
+    bare = plain.bind_tools([lookup]).invoke("hi").usage_metadata
+    counted = counting.bind_tools([lookup]).invoke("hi").usage_metadata
+    assert bare is not None
+    assert counted is not None
+    assert counted["input_tokens"] > bare["input_tokens"]
+    assert counted["total_tokens"] - bare["total_tokens"] == (
+        counted["input_tokens"] - bare["input_tokens"]
+    )
+    assert counting.calls[0].usage == counted
+    # nothing bound, nothing added
+    assert ScriptedChatModel(script=["ok"], count_tool_schemas=True).invoke(
+        "hi"
+    ).usage_metadata == (ScriptedChatModel(script=["ok"]).invoke("hi").usage_metadata)

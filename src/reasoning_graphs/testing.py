@@ -91,6 +91,9 @@ class ScriptedChatModel(BaseChatModel):
         cycle: Start the script again when it runs out instead of raising.
         delay: Seconds to sleep per call (prompt processing).
         token_delay: Seconds to sleep per output token (generation).
+        count_tool_schemas: Count the bound tools' JSON schemas as prompt tokens, as
+            providers do (they put the definitions into the prompt), so that native
+            tool calling and a tool list written into the prompt text cost alike.
         calls: Every call received, in order.
     """
 
@@ -100,6 +103,7 @@ class ScriptedChatModel(BaseChatModel):
     cycle: bool = False
     delay: float = 0.0
     token_delay: float = 0.0
+    count_tool_schemas: bool = False
     calls: list[RecordedCall] = Field(default_factory=list)
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -117,7 +121,10 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
     ) -> Runnable:
-        names = [convert_to_openai_tool(tool)["function"]["name"] for tool in tools]
+        schemas = [convert_to_openai_tool(tool) for tool in tools]
+        names = [schema["function"]["name"] for schema in schemas]
+        if self.count_tool_schemas:
+            kwargs["schema_tokens"] = _text_tokens(json.dumps(schemas))
         return self.bind(tool_names=names, tool_choice=tool_choice, **kwargs)
 
     def _next_reply(self, record: RecordedCall) -> Any:
@@ -224,6 +231,14 @@ class ScriptedChatModel(BaseChatModel):
         tools = bound.get("tool_names", [])
         record = RecordedCall(list(messages), tools, bound.get("tool_choice"), stop)
         message = self._reply_message(self._next_reply(record), messages, tools)
+        schema_tokens = bound.get("schema_tokens", 0)
+        if schema_tokens and message.usage_metadata:
+            usage = message.usage_metadata
+            message.usage_metadata = {
+                **usage,
+                "input_tokens": usage["input_tokens"] + schema_tokens,
+                "total_tokens": usage["total_tokens"] + schema_tokens,
+            }
         record.usage = dict(message.usage_metadata or {})
         return message
 
@@ -267,11 +282,16 @@ def _structured_reply(value: BaseModel | dict, tools: list[str]) -> AIMessage:
     )
 
 
+def _text_tokens(text: str) -> int:
+    """Tokens of a text at about four characters each, the estimate LangChain's counter uses."""
+    return max(1, round(len(text) / 4)) if text else 0
+
+
 def _usage(prompt: list[BaseMessage], reply: AIMessage) -> dict[str, int]:
     text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
     if reply.tool_calls:
         text += json.dumps([{"name": c["name"], "args": c["args"]} for c in reply.tool_calls])
-    output_tokens = max(1, round(len(text) / 4)) if text else 0
+    output_tokens = _text_tokens(text)
     input_tokens = count_tokens_approximately(prompt)
     return {
         "input_tokens": input_tokens,

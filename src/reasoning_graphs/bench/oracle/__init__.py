@@ -75,10 +75,14 @@ class OracleChatModel(ScriptedChatModel):
     Attributes:
         task: The task whose gold trajectory, answer, draft and reasoning it follows.
         pattern: The pattern it is driven by (a key of :data:`PROTOCOLS`).
+        count_tool_schemas: On by default: bound tool and schema definitions count as
+            prompt tokens, as a provider counts them, so native tool calling is not
+            cheaper than a tool list in the prompt text merely by not being counted.
     """
 
     task: InstanceOf[Task]
     pattern: str
+    count_tool_schemas: bool = True
 
     _seen: dict[str, int] = PrivateAttr(default_factory=dict)
 
