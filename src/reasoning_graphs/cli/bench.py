@@ -22,6 +22,7 @@ BAD_PATTERNS = "--patterns: unknown {names}; give 'all' or a comma list of: {ava
 NO_CELLS = "nothing to run: no task of the chosen suites suits the chosen patterns"
 POSITIVE = "{flag} must be at least 1"
 NOT_NEGATIVE = "{flag} must not be negative"
+EXECUTOR_FAILED = "the {executor} executor could not start: {error}"
 ERRORS_NOTE = "{count} cell(s) raised an error; see 'error' in {path}"
 
 
@@ -166,11 +167,17 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
     trajectories = out / "trajectories.jsonl"
     with trajectories.open("w", encoding="utf-8") as stream:
         progress = Progress(len(cells), sys.stderr)
-        for record in records_of:
-            write_record(stream, record)
-            records.append(record)
-            progress.advance(f"{record.suite}/{record.task} {record.pattern}")
-        progress.close()
+        try:
+            for record in records_of:
+                write_record(stream, record)
+                records.append(record)
+                progress.advance(f"{record.suite}/{record.task} {record.pattern}")
+        except (ModuleNotFoundError, ConnectionError) as error:  # no Ray, or no cluster there
+            raise usage_error(
+                EXECUTOR_FAILED.format(executor=args.executor, error=error)
+            ) from error
+        finally:
+            progress.close()
     elapsed = time.perf_counter() - started
     order = {key: index for index, key in enumerate(cell.key for cell in cells)}
     records.sort(key=lambda r: order[(r.suite, r.task, r.pattern, r.repeat)])
