@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import pytest
 
@@ -150,3 +151,12 @@ def test_relative_table_compares_each_pattern_with_react_on_its_suite() -> None:
     assert "| demo | rewoo | 0.50× | 0.36× | 0.25× | 33% → 100% |" in lines
     only_rewoo = [row for row in rows if row.pattern == "rewoo"]
     assert relative_table(only_rewoo) == ""
+
+
+def test_estimated_tokens_are_marked_in_the_table() -> None:
+    estimated = [replace(item, tokens_estimated=item.pattern == "rewoo") for item in RECORDS]
+    rows = figures(estimated)
+    assert [row.tokens_estimated for row in rows] == [False, True]
+    table = markdown_table(rows)
+    assert "| 100 |" not in table  # rewoo's 100 prompt tokens are shown as an estimate
+    assert "~100" in table

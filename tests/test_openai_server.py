@@ -14,6 +14,7 @@ the outcome says honestly that the run is incomplete.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -259,3 +260,36 @@ def test_a_spec_model_survives_one_event_loop_after_another(openai_server: OpenA
         assert values["outcome"]["status"] in OUTCOMES
     values = graph.invoke(question())
     assert values["outcome"]["status"] in OUTCOMES
+
+
+def test_the_bench_measures_a_real_server_from_concurrent_cells(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "bench"
+    command = [sys.executable, "-m", "reasoning_graphs", "bench", "--suite", "arithmetic"]
+    command += ["--limit", "1", "--patterns", "react", "--repeat", "2", "--concurrency", "2"]
+    command += ["--model", MODEL_SPEC, "--max-steps", "1", "--token-budget", str(TOKEN_BUDGET)]
+    command += ["--out", str(out), "--no-charts"]
+
+    done = subprocess.run(
+        command,
+        env=cli_env(openai_server),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=False,
+    )
+
+    report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}\nserver:\n{openai_server.output()}"
+    assert done.returncode == 0, report
+    records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert len(records) == 2, report
+    for record in records:
+        # one shared client served both threads; the server reports no usage on a
+        # streamed reply, so the tokens are the pattern's estimates, and say so
+        assert record["error"] is None, record
+        assert record["model_calls"] >= 1
+        assert record["tokens_estimated"], record
+        assert record["prompt_tokens"] > 0, record
+        assert record["completion_tokens"] > 0, record

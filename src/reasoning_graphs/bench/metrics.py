@@ -38,7 +38,8 @@ class PatternFigures:
     """One pattern on one suite, over every task and repeat.
 
     Token, call and cost figures are means per cell; wall times are the median and
-    the 90th percentile of the cells' wall times.
+    the 90th percentile of the cells' wall times. ``tokens_estimated``: some cell's
+    provider reported no usage, so its tokens are the pattern's estimates.
     """
 
     suite: str
@@ -54,6 +55,7 @@ class PatternFigures:
     wall_p90_s: float
     cost: float | None
     failures: Mapping[Failure, int] = field(default_factory=dict)
+    tokens_estimated: bool = False
 
     @property
     def success_rate(self) -> float:
@@ -95,6 +97,7 @@ def _figures(
         wall_p90_s=percentile([row.wall_s for row in rows], 0.9),
         cost=prices.cost(prompt, completion) if prices else None,
         failures={kind: kinds[kind] for kind in FAILURES if kinds[kind]},
+        tokens_estimated=any(row.tokens_estimated for row in rows),
     )
 
 

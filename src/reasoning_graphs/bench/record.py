@@ -21,7 +21,11 @@ could not read, which led to either; an exception."""
 
 @dataclass
 class CellRecord:
-    """What one cell did and cost (a line of ``trajectories.jsonl``)."""
+    """What one cell did and cost (a line of ``trajectories.jsonl``).
+
+    ``tokens_estimated`` is set when the provider reported no usage for some call:
+    the tokens are then the pattern's own estimates from its trajectory.
+    """
 
     suite: str
     task: str
@@ -39,6 +43,7 @@ class CellRecord:
     model_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens_estimated: bool = False
     tool_calls: int = 0
     approvals: int = 0
     format_errors: int = 0

@@ -43,13 +43,14 @@ def read_records(path: str | Path) -> list[CellRecord]:
 
 def _row(figure: PatternFigures) -> list[str]:
     failures = ", ".join(f"{kind} {count}" for kind, count in figure.failures.items())
+    about = "~" if figure.tokens_estimated else ""  # the provider reported no usage
     return [
         figure.suite,
         figure.pattern,
         f"{figure.successes}/{figure.cells}",
         f"{figure.model_calls:.1f}",
-        f"{figure.prompt_tokens:.0f}",
-        f"{figure.completion_tokens:.0f}",
+        f"{about}{figure.prompt_tokens:.0f}",
+        f"{about}{figure.completion_tokens:.0f}",
         f"{figure.tool_calls:.1f}",
         f"{figure.wall_median_s:.2f}",
         f"{figure.wall_p90_s:.2f}",
@@ -89,6 +90,7 @@ def write_csv(path: Path, rows: Iterable[PatternFigures]) -> None:
                 "wall_median_s",
                 "wall_p90_s",
                 "cost",
+                "tokens_estimated",
                 *(kind.replace(" ", "_") for kind in FAILURES),
             ]
         )
@@ -108,6 +110,7 @@ def write_csv(path: Path, rows: Iterable[PatternFigures]) -> None:
                     round(f.wall_median_s, 4),
                     round(f.wall_p90_s, 4),
                     "" if f.cost is None else round(f.cost, 8),
+                    f.tokens_estimated,
                     *(f.failures.get(kind, 0) for kind in FAILURES),
                 ]
             )

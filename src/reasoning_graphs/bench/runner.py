@@ -93,8 +93,10 @@ class Cell:
 class UsageCounter(BaseCallbackHandler):
     """Counts model calls, their token usage and tool runs, from LangChain's callbacks.
 
-    Model calls report usage on their messages; a provider that reports none counts
-    zero tokens here rather than an estimate, so the figures are never invented.
+    Model calls report usage on their messages. Some servers report none on a
+    streamed reply (llama.cpp's OpenAI-compatible server among them); such calls
+    are counted in :attr:`calls_without_usage`, and the cell's tokens then come
+    from the pattern's own trajectory, marked as estimated.
     """
 
     def __init__(self) -> None:
@@ -103,6 +105,7 @@ class UsageCounter(BaseCallbackHandler):
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.tool_calls = 0
+        self.calls_without_usage = 0
         self._tool_runs: set[UUID] = set()
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
@@ -111,10 +114,12 @@ class UsageCounter(BaseCallbackHandler):
             for generations in response.generations
             for generation in generations
         ]
+        reported = [getattr(m, "usage_metadata", None) for m in usage]
         with self._lock:
             self.model_calls += 1
-            for message in usage:
-                metadata = getattr(message, "usage_metadata", None) or {}
+            if not any(reported):
+                self.calls_without_usage += 1
+            for metadata in filter(None, reported):
                 self.prompt_tokens += metadata.get("input_tokens", 0)
                 self.completion_tokens += metadata.get("output_tokens", 0)
 
@@ -205,9 +210,15 @@ def run_cell(cell: Cell, settings: BenchSettings) -> CellRecord:
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     record.model_calls = counter.model_calls
-    record.prompt_tokens = counter.prompt_tokens
-    record.completion_tokens = counter.completion_tokens
     record.tool_calls = counter.tool_calls
+    if counter.calls_without_usage:
+        record.tokens_estimated = True
+        thoughts = [event for event in record.trajectory if event.get("kind") == "thought"]
+        record.prompt_tokens = sum(event["input_tokens"] for event in thoughts)
+        record.completion_tokens = sum(event["output_tokens"] for event in thoughts)
+    else:
+        record.prompt_tokens = counter.prompt_tokens
+        record.completion_tokens = counter.completion_tokens
     return record
 
 
