@@ -241,8 +241,9 @@ def _ask(
     step: Any = {"messages": [HumanMessage(cell.task.question)]}
     while True:
         graph.invoke(step, config)
-        if not graph.get_state(config).interrupts:
-            return graph.get_state(config).values
+        snapshot = graph.get_state(config)
+        if not snapshot.interrupts:
+            return snapshot.values
         if record.approvals >= len(cell.task.decisions):
             raise RuntimeError(
                 UNSCRIPTED_PAUSE.format(
