@@ -156,6 +156,24 @@ def test_edit_in_text_mode_runs_the_new_arguments(log: ToolLog, thread: dict) ->
     assert proposal.tool_calls[0]["args"] == {"item": "staging"}
 
 
+def test_after_an_edit_the_model_reads_the_call_that_ran(log: ToolLog, thread: dict) -> None:
+    tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+    script = [
+        'Thought: ship it\nAction: deploy\nAction Input: {"item": "prod"}',
+        "Final Answer: deployed to staging",
+    ]
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model, tools=tools, checkpointer=InMemorySaver())
+
+    graph.invoke(ask("deploy"), thread)
+    graph.invoke(Command(resume=[{"type": "edit", "args": {"item": "staging"}}]), thread)
+
+    shown = prompt_text(model, 1)
+    assert '"staging"' in shown
+    assert '"prod"' not in shown  # the model's own text named the call before the edit
+    assert "ship it" in shown  # its reasoning is still there
+
+
 def test_listed_as_a_pattern() -> None:
     assert graph_builder("react_text") is build_graph
 

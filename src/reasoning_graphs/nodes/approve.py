@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
-from reasoning_graphs.metadata import is_bookkeeping, settled
+from reasoning_graphs.metadata import RAW, is_bookkeeping, settled
 from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -277,9 +277,14 @@ def _decisions_for(pending: list[PendingCall]) -> list[ReviewDecision]:
 
 
 def _with_edited_args(reply: AIMessage, edited: dict[str, dict[str, Any]]) -> AIMessage:
-    """The same model message (same id, so it replaces the original) with edited arguments."""
+    """The same model message (same id, so it replaces the original) with edited arguments.
+
+    The raw text a text-format reply was parsed from names the calls as the model wrote
+    them, so it goes: the transcript then shows the model the calls that ran.
+    """
     calls = [
         {**call, "args": edited[call["id"]]} if call["id"] in edited else call
         for call in reply.tool_calls
     ]
-    return reply.model_copy(update={"tool_calls": calls})
+    metadata = {key: value for key, value in reply.response_metadata.items() if key != RAW}
+    return reply.model_copy(update={"tool_calls": calls, "response_metadata": metadata})

@@ -52,10 +52,11 @@ def _assistant_text(message: AIMessage, labels: Labels) -> str:
     raw = raw_reply_of(message)
     if raw:
         return str(raw)
-    if message.tool_calls:  # written by another pattern or by hand: show it in the format
+    if message.tool_calls:  # edited, or written by another pattern: show it in the format
         call = message.tool_calls[0]
+        thought = f"{labels.thought}: {message.text}\n" if message.text.strip() else ""
         return (
-            f"{labels.action}: {call['name']}\n"
+            f"{thought}{labels.action}: {call['name']}\n"
             f"{labels.action_input}: {json.dumps(call['args'], ensure_ascii=False)}"
         )
     return f"{labels.final_answer}: {message.text}"
