@@ -65,7 +65,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +223,14 @@ def mb(kb: float) -> str:
     return f"{kb / 1024:.0f}"
 
 
+def paired(
+    trials: list[dict[str, dict[str, Any]]], agent: str
+) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """Each trial's number with its run of ``agent`` and the create_agent run it is divided by."""
+    for number, trial in enumerate(trials, 1):
+        yield number, trial[agent], trial[THEIRS]
+
+
 def short_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str]) -> str:
     rows = [
         "| trial | ours | ms/question: ours | create_agent | ours/theirs | "
@@ -231,8 +239,7 @@ def short_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str]) ->
     ]
     for agent in ours:
         times, peaks = [], []
-        for number, trial in enumerate(trials, 1):
-            mine, base = trial[agent], trial[THEIRS]
+        for number, mine, base in paired(trials, agent):
             times.append(mine["ms"] / base["ms"])
             peaks.append(mine["peak_kb"] / base["peak_kb"])
             rows.append(
@@ -257,8 +264,7 @@ def long_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str], rou
     ]
     for agent in ours:
         times, peaks = [], []
-        for number, trial in enumerate(trials, 1):
-            mine, base = trial[agent], trial[THEIRS]
+        for number, mine, base in paired(trials, agent):
             times.append(mine["ms"] / base["ms"])
             peaks.append(mine["peak_kb"] / base["peak_kb"])
             rows.append(

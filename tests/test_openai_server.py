@@ -145,6 +145,23 @@ def cli_env(server: OpenAIServer) -> dict[str, str]:
     return env
 
 
+def run_cli(
+    command: list[str], server: OpenAIServer
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the command against the server; its result and a report for failed assertions."""
+    done = subprocess.run(
+        command,
+        env=cli_env(server),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=False,
+    )
+    report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}\nserver:\n{server.output()}"
+    return done, report
+
+
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 def test_the_cli_runs_every_pattern_to_an_answer(
     openai_server: OpenAIServer, pattern: str, tmp_path: Path
@@ -173,17 +190,7 @@ def test_the_cli_runs_every_pattern_to_an_answer(
         "--reject-all",
     ]
 
-    done = subprocess.run(
-        command,
-        env=cli_env(openai_server),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=False,
-    )
-
-    report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}\nserver:\n{openai_server.output()}"
+    done, report = run_cli(command, openai_server)
     assert done.returncode == 0, report
     lines = done.stdout.splitlines()
     assert any(line == "Answer" or line.startswith("Answer: ") for line in lines), report
@@ -271,17 +278,7 @@ def test_the_bench_measures_a_real_server_from_concurrent_cells(
     command += ["--model", MODEL_SPEC, "--max-steps", "1", "--token-budget", str(TOKEN_BUDGET)]
     command += ["--out", str(out), "--no-charts"]
 
-    done = subprocess.run(
-        command,
-        env=cli_env(openai_server),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=False,
-    )
-
-    report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}\nserver:\n{openai_server.output()}"
+    done, report = run_cli(command, openai_server)
     assert done.returncode == 0, report
     records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     assert len(records) == 2, report

@@ -126,13 +126,18 @@ def _documents(item: Mapping[str, Any]) -> tuple[Document, ...]:
     )
 
 
+def _pair(value: Any, first: str, second: str) -> tuple[Any, Any]:
+    """The two fields of ``value``, written as an object with those keys or as a pair
+    (the two forms of the file); ``(None, None)`` for anything else."""
+    if isinstance(value, Mapping):
+        return value.get(first), value.get(second)
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+        return value[0], value[1]
+    return None, None
+
+
 def _document(paragraph: Any, index: int) -> Document:
-    if isinstance(paragraph, Mapping):
-        title, sentences = paragraph.get("title"), paragraph.get("sentences")
-    elif isinstance(paragraph, Sequence) and not isinstance(paragraph, str) and len(paragraph) == 2:
-        title, sentences = paragraph
-    else:
-        title = sentences = None
+    title, sentences = _pair(paragraph, "title", "sentences")
     if not isinstance(title, str) or not _strings(sentences):
         raise SuiteError(BAD_PARAGRAPH.format(index=index))
     # Published sentences carry their leading space; joining stripped ones suits both forms.
@@ -140,12 +145,7 @@ def _document(paragraph: Any, index: int) -> Document:
 
 
 def _fact_title(fact: Any, index: int) -> str:
-    if isinstance(fact, Mapping):
-        title, sentence = fact.get("title"), fact.get("sent_id")
-    elif isinstance(fact, Sequence) and not isinstance(fact, str) and len(fact) == 2:
-        title, sentence = fact
-    else:
-        title = sentence = None
+    title, sentence = _pair(fact, "title", "sent_id")
     if not isinstance(title, str) or not isinstance(sentence, int):
         raise SuiteError(BAD_FACT.format(index=index))
     return title

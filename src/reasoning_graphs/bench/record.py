@@ -51,6 +51,11 @@ class CellRecord:
     error: str | None = None
     trajectory: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        """The cell it records, as :attr:`~reasoning_graphs.bench.runner.Cell.key` names it."""
+        return (self.suite, self.task, self.pattern, self.repeat)
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

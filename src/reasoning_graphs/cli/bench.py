@@ -180,7 +180,7 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
             progress.close()
     elapsed = time.perf_counter() - started
     order = {key: index for index, key in enumerate(cell.key for cell in cells)}
-    records.sort(key=lambda r: order[(r.suite, r.task, r.pattern, r.repeat)])
+    records.sort(key=lambda record: order[record.key])
     rows = figures(records, prices)
     table = markdown_table(rows)
     relative = relative_table(rows)
