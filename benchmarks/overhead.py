@@ -76,8 +76,18 @@ from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 OURS = ("react", "react_text")
 THEIRS = "create_agent"
-CHECKPOINTERS = ("none", "memory", "sqlite")
-LABELS = {"none": "no checkpointer", "memory": "InMemorySaver", "sqlite": "SqliteSaver (file)"}
+CHECKPOINTERS = ("none", "memory", "sqlite", "sqlite-async")
+LABELS = {
+    "none": "no checkpointer",
+    "memory": "InMemorySaver",
+    "sqlite": "SqliteSaver (file)",
+    "sqlite-async": "SqliteSaver (file), ours with LangGraph's default async durability",
+}
+"""``sqlite`` runs ours as built, saving each step before the next starts (``durability="sync"``);
+``sqlite-async`` runs them as ``create_agent`` runs, saving while the next step runs: the
+difference between the two is what durable-by-default costs."""
+CONTEXT_STRATEGY = "window"
+"""The prompt-fitting strategy of ``--context`` runs (the last 20 messages and the question)."""
 QUESTION = {"messages": [("user", "Echo each round, then say done.")]}
 ANSWER = "done"
 STAMPS: list[float] = []
@@ -117,11 +127,12 @@ def script(agent: str, rounds: int) -> list[Any]:
 
 
 def open_saver(kind: str, directory: str) -> Any:
+    """A fresh saver of ``kind`` (``None`` for no checkpointer), the same class for every agent."""
     if kind == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
         return InMemorySaver()
-    if kind == "sqlite":
+    if kind.startswith("sqlite"):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         path = Path(directory) / "runs.sqlite"
@@ -129,23 +140,34 @@ def open_saver(kind: str, directory: str) -> Any:
     return None
 
 
-def build(agent: str, model: ScriptModel, saver: Any) -> Any:
-    """The agent under test; ours get no step limit, so that N rounds fit."""
+def build(agent: str, model: ScriptModel, saver: Any, context: bool = False) -> Any:
+    """The agent under test; ours get no step limit, so that N rounds fit, and with
+    ``context`` the context manager (:data:`CONTEXT_STRATEGY`)."""
+    options: dict[str, Any] = {"max_steps": None}
+    if context:
+        options["context_strategy"] = CONTEXT_STRATEGY
     if agent == "react":
         from reasoning_graphs.graphs.react import build_graph
 
-        return build_graph(model, [echo], saver, max_steps=None)
+        return build_graph(model, [echo], saver, **options)
     if agent == "react_text":
         from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 
-        return build_text_graph(model, [echo], saver, max_steps=None)
+        return build_text_graph(model, [echo], saver, **options)
     from langchain.agents import create_agent
 
     return create_agent(model, [echo], checkpointer=saver)
 
 
-def config(rounds: int, thread: str) -> dict[str, Any]:
-    return {"recursion_limit": 10 * rounds + 100, "configurable": {"thread_id": thread}}
+def config(rounds: int, thread: str, agent: str = THEIRS, kind: str = "none") -> dict[str, Any]:
+    """The run's config; ``sqlite-async`` runs ours with LangGraph's default durability."""
+    run: dict[str, Any] = {
+        "recursion_limit": 10 * rounds + 100,
+        "configurable": {"thread_id": thread},
+    }
+    if kind == "sqlite-async" and agent != THEIRS:
+        run["durability"] = "async"
+    return run
 
 
 def check(agent: str, result: dict[str, Any], rounds: int) -> None:
@@ -177,10 +199,10 @@ def run_short(agent: str, kind: str, invocations: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
         model = ScriptModel(script=script(agent, 1), cycle=True)
         graph = build(agent, model, open_saver(kind, directory))
-        check(agent, graph.invoke(QUESTION, config(1, "warm-up")), 1)
+        check(agent, graph.invoke(QUESTION, config(1, "warm-up", agent, kind)), 1)
         start = time.perf_counter()
         for number in range(invocations):
-            result = graph.invoke(QUESTION, config(1, f"question-{number}"))
+            result = graph.invoke(QUESTION, config(1, f"question-{number}", agent, kind))
         elapsed = time.perf_counter() - start
         check(agent, result, 1)
         if len(STAMPS) != invocations + 1:
@@ -188,13 +210,13 @@ def run_short(agent: str, kind: str, invocations: int) -> dict[str, Any]:
         return {"ms": elapsed * 1000 / invocations, "peak_kb": peak_kb()}
 
 
-def run_long(agent: str, kind: str, rounds: int) -> dict[str, Any]:
+def run_long(agent: str, kind: str, rounds: int, context: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
         model = ScriptModel(script=script(agent, rounds))
-        graph = build(agent, model, open_saver(kind, directory))
+        graph = build(agent, model, open_saver(kind, directory), context)
         before = peak_kb()
         start = time.perf_counter()
-        result = graph.invoke(QUESTION, config(rounds, "long"))
+        result = graph.invoke(QUESTION, config(rounds, "long", agent, kind))
         elapsed = time.perf_counter() - start
         check(agent, result, rounds)
         if len(STAMPS) != rounds:
@@ -209,10 +231,13 @@ def run_long(agent: str, kind: str, rounds: int) -> dict[str, Any]:
         }
 
 
-def measure(agent: str, mode: str, kind: str, rounds: int, invocations: int) -> dict[str, Any]:
+def measure(
+    agent: str, mode: str, kind: str, rounds: int, invocations: int, context: bool = False
+) -> dict[str, Any]:
     """One measurement in a fresh process."""
     command = [sys.executable, __file__, "--child", agent, "--mode", mode, "--kind", kind]
     command += ["--rounds", str(rounds), "--invocations", str(invocations)]
+    command += ["--context"] if context and agent != THEIRS else []
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"{agent} ({mode}, {kind}, {rounds}) failed:\n{done.stderr}")
@@ -258,9 +283,9 @@ def long_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str], rou
     early = f"{span}-{2 * span}"
     rows = [
         f"| trial | ours | ms/round: ours | create_agent | ours/theirs | "
-        f"rounds {early} → last {span}: ours | create_agent | "
+        f"ms/round, rounds {early} → last {span}: ours | late/early | create_agent | late/early | "
         f"peak RSS MB: ours | create_agent | ours/theirs | run growth MB: ours | create_agent |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for agent in ours:
         times, peaks = [], []
@@ -269,20 +294,20 @@ def long_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str], rou
             peaks.append(mine["peak_kb"] / base["peak_kb"])
             rows.append(
                 f"| {number} | {agent} | {mine['ms']:.2f} | {base['ms']:.2f} | {times[-1]:.2f} | "
-                f"{mine['early']:.2f} → {mine['late']:.2f} | "
-                f"{base['early']:.2f} → {base['late']:.2f} | "
+                f"{mine['early']:.2f} → {mine['late']:.2f} | {mine['late'] / mine['early']:.2f} | "
+                f"{base['early']:.2f} → {base['late']:.2f} | {base['late'] / base['early']:.2f} | "
                 f"{mb(mine['peak_kb'])} | {mb(base['peak_kb'])} | {peaks[-1]:.2f} | "
                 f"{mb(mine['growth_kb'])} | {mb(base['growth_kb'])} |"
             )
         rows.append(
-            f"| median | {agent} | | | **{statistics.median(times):.2f}** | | | | | "
+            f"| median | {agent} | | | **{statistics.median(times):.2f}** | | | | | | | "
             f"**{statistics.median(peaks):.2f}** | | |"
         )
     return "\n".join(rows)
 
 
 def run_setting(
-    mode: str, kind: str, rounds: int, args: argparse.Namespace
+    mode: str, kind: str, rounds: int, args: argparse.Namespace, context: bool = False
 ) -> list[dict[str, dict[str, Any]]]:
     order = [args.ours[0], THEIRS, *args.ours[1:]]
     trials = []
@@ -290,7 +315,7 @@ def run_setting(
         trial = {}
         for agent in order:
             print(f"  {mode} {rounds} {kind} trial {number}: {agent}", file=sys.stderr, flush=True)
-            trial[agent] = measure(agent, mode, kind, rounds, args.invocations)
+            trial[agent] = measure(agent, mode, kind, rounds, args.invocations, context)
         trials.append(trial)
     return trials
 
@@ -361,7 +386,7 @@ def child(args: argparse.Namespace) -> None:
     if args.mode == "short":
         result = run_short(args.child, args.kind, args.invocations)
     else:
-        result = run_long(args.child, args.kind, args.rounds[0])
+        result = run_long(args.child, args.kind, args.rounds[0], args.context)
     print(json.dumps({"agent": args.child, **result}))
 
 
@@ -374,6 +399,11 @@ def main() -> None:
     parser.add_argument("--invocations", type=int, default=20, help="short questions timed")
     parser.add_argument("--no-short", action="store_true", help="long runs only")
     parser.add_argument("--quick", action="store_true", help="one trial, 100 rounds (~30 s)")
+    parser.add_argument(
+        "--context",
+        action="store_true",
+        help=f"also the long runs with our context manager on ({CONTEXT_STRATEGY!r})",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile one run of ours")
     parser.add_argument("--profile-rounds", type=int, default=300)
     parser.add_argument("--child", choices=(*OURS, THEIRS), help=argparse.SUPPRESS)
@@ -385,7 +415,7 @@ def main() -> None:
         return
     if args.quick:
         args.pairs, args.rounds, args.invocations = 1, [100], 10
-        args.checkpointers = ["none", "sqlite"]
+        args.checkpointers = ["none", "sqlite", "sqlite-async"]
         args.profile_rounds = 100
     print("# Orchestration overhead: ours vs create_agent\n", flush=True)
     for kind in [] if args.no_short else args.checkpointers:
@@ -397,6 +427,11 @@ def main() -> None:
             trials = run_setting("long", kind, rounds, args)
             print(f"## Long run: {rounds} rounds, {LABELS[kind]}\n", flush=True)
             print(long_table(trials, args.ours, rounds) + "\n", flush=True)
+            if args.context:
+                trials = run_setting("long", kind, rounds, args, context=True)
+                heading = f"## Long run, ours with the context manager ({CONTEXT_STRATEGY!r})"
+                print(f"{heading}: {rounds} rounds, {LABELS[kind]}\n", flush=True)
+                print(long_table(trials, args.ours, rounds) + "\n", flush=True)
     if args.profile:
         print("## Profile: top 25 by cumulative time\n", flush=True)
         print(profile(args.profile_rounds))

@@ -30,6 +30,8 @@ from reasoning_graphs.tools.spec import tool_spec
 THREAD = thread_config("compiler-kill")
 PLAN = {"tasks": [{"id": i, "tool": "note", "args": {"item": str(i)}} for i in (1, 2, 3)]}
 WRITE_DELAY = 0.5
+LAST_TASK_SECONDS = 2.0
+"""How long ``note(3)`` runs: the kill lands while it runs, however loaded the machine."""
 
 
 class SlowWrites(SqliteSaver):
@@ -53,7 +55,7 @@ def agent(db: str, log: Path, script: list[Any], *, slow: bool) -> CompiledState
         """Write a note (stateful)."""
         with log.open("a") as out:
             out.write(f"start {item}\n")
-        time.sleep(0.05)
+        time.sleep(LAST_TASK_SECONDS if item == "3" else 0.05)
         with log.open("a") as out:
             out.write(f"done {item}\n")
         return f"noted {item}"

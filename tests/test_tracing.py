@@ -97,11 +97,9 @@ def test_react_runs_carry_pattern_thread_nodes_steps_and_tools() -> None:
     assert metadata(root)["thread_id"] == "t-react"
     assert node_steps(root) == [
         ("think", "think", 1),
-        ("approve", "approve", 2),
-        ("act", "act", 3),
-        ("observe", "observe", 4),
-        ("think", "think", 5),
-        ("report", "report", 6),
+        ("act", "act", 2),
+        ("think", "think", 3),
+        ("report", "report", 4),
     ]
     runs = list(walk(root))
     tools = [r for r in runs if r.run_type == "tool"]
@@ -138,13 +136,7 @@ def test_plan_execute_steps_run_under_the_pattern_that_runs_them() -> None:
     # the step's ReAct run is a subgraph of execute, with its own nodes and steps
     [step] = [r for r in runs if r.name == "react"]
     assert metadata(step)["langgraph_node"] == "execute"
-    assert [name for name, _, _ in node_steps(step)] == [
-        "think",
-        "approve",
-        "act",
-        "observe",
-        "think",
-    ]
+    assert [name for name, _, _ in node_steps(step)] == ["think", "act", "think"]
     [tool] = [r for r in runs if r.run_type == "tool"]
     assert (tool.name, metadata(tool)["langgraph_node"]) == ("calculator", "act")
 
@@ -181,7 +173,7 @@ def test_the_cli_puts_the_thread_into_the_run_metadata(
     thread_id = out.splitlines()[0].split()[-1]
     [root] = collector.traced_runs
     assert root.name == "react"
-    assert [name for name, _, _ in node_steps(root)][:3] == ["think", "approve", "act"]
+    assert [name for name, _, _ in node_steps(root)][:3] == ["think", "act", "think"]
     assert metadata(root)["thread_id"] == thread_id
     assert all(metadata(r)["thread_id"] == thread_id for r in walk(root))
 

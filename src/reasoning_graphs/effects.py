@@ -32,8 +32,9 @@ from concurrent.futures import Executor, Future
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_config
 from langgraph.func import task
 
@@ -287,12 +288,15 @@ def _resume(body: Body[T], value: Any, error: Exception | None) -> tuple[Effect 
         return None, stop.value
 
 
-def effect_node(name: str, make_body: Callable[..., Body[Any]]) -> RunnableLambda:
+def effect_node(name: str, make_body: Callable[..., Body[Any]]) -> Runnable:
     """A node whose body yields effects: ``invoke`` drives it with sync methods,
     ``ainvoke`` with async ones.
 
     A node that does no outside work needs no wrapper: LangGraph calls a plain
-    function directly on both faces.
+    function directly on both faces. This one is the callable LangGraph makes
+    of a plain function, given both faces: it reads the function's signature
+    once, where a ``RunnableLambda`` reads it at every call, and it adds no
+    run of its own inside the node's.
     """
 
     def func(value: Any) -> Any:
@@ -301,7 +305,7 @@ def effect_node(name: str, make_body: Callable[..., Body[Any]]) -> RunnableLambd
     async def afunc(value: Any) -> Any:
         return await adrive(make_body(value))
 
-    return RunnableLambda(func, afunc=afunc, name=name)
+    return RunnableCallable(func, afunc, name=name, trace=False)
 
 
 def in_daemon_thread(func: Callable[[], T]) -> Future:

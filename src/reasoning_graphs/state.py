@@ -6,17 +6,53 @@ checkpointer can save it and a new process can pick the run up.
 
 from __future__ import annotations
 
-import operator
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph.message import _messages_delta_reducer
 from typing_extensions import NotRequired, TypedDict
+
+from reasoning_graphs.history import Indexed
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
     """Reducer: later keys win, earlier keys stay."""
     return {**(left or {}), **(right or {})}
+
+
+def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    """Batch reducer of the conversation: LangGraph's message merging (a message with a
+    known id replaces it), as an :class:`~reasoning_graphs.history.Indexed` list."""
+    return Indexed(_messages_delta_reducer(state, list(writes)), extends=state)
+
+
+def append_batches(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """Batch reducer of a growing record: every write's items, in order, as an
+    :class:`~reasoning_graphs.history.Indexed` list."""
+    return Indexed([*state, *(item for write in writes for item in write)], extends=state)
+
+
+def merge_batches(state: dict[str, Any], writes: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
+    """Batch reducer of a :class:`DeltaChannel` dict: later keys win, earlier keys stay."""
+    merged = dict(state)
+    for write in writes:
+        merged.update(write or {})
+    return merged
+
+
+# The growing channels are delta channels: a checkpoint stores what a step added,
+# with a full snapshot every ``SNAPSHOT_EVERY`` updates, instead of the whole
+# value at every step (which makes a long run's checkpoints grow with the square
+# of its length). LangGraph replays the writes since the last snapshot on load.
+SNAPSHOT_EVERY = 100
+"""Updates of a growing channel between two full snapshots of it in the checkpoints."""
+
+Messages = Annotated[
+    list[AnyMessage], DeltaChannel(add_messages_batches, snapshot_frequency=SNAPSHOT_EVERY)
+]
+"""The conversation: LangGraph's message merging (by id), saved as deltas."""
 
 
 CallDecision = Literal[
@@ -188,7 +224,7 @@ class GroundingReport(TypedDict):
 class AgentInput(TypedDict):
     """What a caller sends: LangGraph's usual chat input."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Messages
 
 
 class Work(TypedDict):
@@ -241,8 +277,12 @@ class AgentState(StepInput):
             answer a tool observation backs.
     """
 
-    trajectory: Annotated[list[TrajectoryEvent], operator.add]
-    observations: Annotated[dict[str, str], merge_dicts]
+    trajectory: Annotated[
+        list[TrajectoryEvent], DeltaChannel(append_batches, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
+    observations: Annotated[
+        dict[str, str], DeltaChannel(merge_batches, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     to_run: list[ClearedCall]
     outcome: Outcome | None
     grounding: NotRequired[GroundingReport | None]

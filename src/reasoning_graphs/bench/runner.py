@@ -108,6 +108,9 @@ class UsageCounter(BaseCallbackHandler):
         self.calls_without_usage = 0
         self._tool_runs: set[UUID] = set()
 
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """Counted at its end. Defined so LangChain does not write the prompt out as text."""
+
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
         usage = [
             getattr(generation, "message", None)

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, ToolMessage
 from langgraph.types import Command, Send
 from typing_extensions import NotRequired, TypedDict
 
@@ -27,6 +26,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import with_decision
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
+from reasoning_graphs.nodes.turn import answered_ids
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import ToolResult, execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -132,7 +132,7 @@ def next_calls(
 ) -> list[Send]:
     """The ``act`` tasks to start now: all pending calls at once, or the next one in order."""
     pending: list[ClearedCall] = state.get("to_run") or []
-    done = _answered_ids(state["messages"])
+    done = answered_ids(state["messages"])
     remaining = [call for call in pending if call["id"] not in done]
     if not remaining:
         return []
@@ -157,7 +157,3 @@ def _task(
     if injections and injections.needs_state:
         task["state"] = dict(state)
     return task
-
-
-def _answered_ids(messages: Sequence[AnyMessage]) -> set[str]:
-    return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}

@@ -146,14 +146,16 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
             for call in reply.tool_calls:
                 triage.answer_without_running(call, STOPPED_CALL.format(reason=stop), "skipped")
 
-        update: dict[str, Any] = {
-            "messages": triage.answered,
-            "trajectory": triage.events,
-            "to_run": [call for _, call in sorted(triage.cleared, key=lambda item: item[0])],
-            "rejected": triage.rejected,
-        }
-        if triage.edited:
-            update["messages"] = [_with_edited_args(reply, triage.edited), *triage.answered]
+        to_run = [call for _, call in sorted(triage.cleared, key=lambda item: item[0])]
+        update: dict[str, Any] = {"to_run": to_run}
+        messages = [_with_edited_args(reply, triage.edited)] if triage.edited else []
+        for key, value in (
+            ("messages", [*messages, *triage.answered]),
+            ("trajectory", triage.events),
+            ("rejected", triage.rejected),
+        ):
+            if value:  # an empty write would still mark the channel changed
+                update[key] = value
         by_model = not is_bookkeeping(reply)  # a plan's calls are not a loop
         if by_model and triage.repeats and len(triage.repeats) == len(reply.tool_calls):
             reason = REPEATED_ONLY.format(calls=", ".join(triage.repeats))
@@ -163,6 +165,21 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
         return update
 
     return approve
+
+
+def cleared_as_proposed(run: RunScope, state: AgentState) -> list[ClearedCall] | None:
+    """The latest model turn's calls, in order, when every one may run as proposed with
+    nothing to decide or record first (no approval, block, rejection, reuse, limit,
+    repeated failure or unreadable call); else ``None``: the turn needs ``approve``."""
+    reply = last_ai_message(state["messages"])
+    if reply.invalid_tool_calls or not reply.tool_calls:
+        return None
+    if _repeated_failure(state, reply, run.limits.repeat_failure_limit) is not None:
+        return None
+    triage = TurnTriage(turn=0, step=0)  # its events are not kept: it must have none
+    if _triage_calls(run, state, reply.tool_calls, triage) or triage.answered:
+        return None
+    return [call for _, call in sorted(triage.cleared, key=lambda item: item[0])]
 
 
 def _repeated_failure(state: AgentState, reply: AIMessage, limit: int) -> str | None:

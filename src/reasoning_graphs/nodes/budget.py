@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reasoning_graphs.context import Limits
-from reasoning_graphs.nodes.turn import this_question
+from reasoning_graphs.history import Fold, folded
+from reasoning_graphs.nodes.turn import this_question, turn_number
 from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent, Work
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
@@ -54,6 +55,28 @@ class Spending:
             halt=halt,
         )
 
+    def plus(self, later: Spending) -> Spending:
+        """This spending followed by ``later``'s."""
+        return Spending(
+            calls=self.calls + later.calls,
+            tokens=self.tokens + later.tokens,
+            tool_calls=self.tool_calls + later.tool_calls,
+            ms=self.ms + later.ms,
+            halt=self.halt or later.halt,
+        )
+
+
+def _spend(by_turn: dict[int, Spending], event: TrajectoryEvent) -> dict[int, Spending]:
+    spending = by_turn.get(event["turn"], Spending())
+    for work in _as_work(event):
+        spending = spending.after(work)
+    by_turn[event["turn"]] = spending
+    return by_turn
+
+
+SPENDING = Fold("spending", dict, _spend)
+"""What each question's events have spent, by question (``turn``)."""
+
 
 def question_work(state: Mapping[str, Any]) -> list[Work]:
     """Every model call and tool run of the question so far, in order, across graphs.
@@ -67,8 +90,10 @@ def question_work(state: Mapping[str, Any]) -> list[Work]:
 
 
 def question_spending(state: Mapping[str, Any]) -> Spending:
-    """The question's spending so far (see :func:`question_work`)."""
-    return _total(question_work(state))
+    """The question's spending so far (see :func:`question_work`), read from running totals."""
+    earlier = _total(state.get("earlier_work") or [])
+    by_turn = folded(state.get("trajectory"), SPENDING)
+    return earlier.plus(by_turn.get(turn_number(state["messages"]), Spending()))
 
 
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:

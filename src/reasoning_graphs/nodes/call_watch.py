@@ -121,6 +121,10 @@ class CallWatch(BaseCallbackHandler):
         """Called once the allowance is spent: the async face's watchdog wakes."""
         self._lock = threading.Lock()
 
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """Nothing to note. Without it LangChain writes the whole prompt out as text for
+        ``on_llm_start``, a cost that grows with the conversation."""
+
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         with self._lock:
             self.last_seen = time.monotonic()

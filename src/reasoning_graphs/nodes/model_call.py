@@ -39,7 +39,6 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     InvalidToolCall,
-    ToolMessage,
 )
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -63,7 +62,7 @@ from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.stop import QuestionStopped
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
-from reasoning_graphs.nodes.turn import latest_request
+from reasoning_graphs.nodes.turn import latest_request, used_ids
 from reasoning_graphs.state import Outcome, ThoughtEvent, Work
 
 logger = logging.getLogger(__name__)
@@ -472,36 +471,23 @@ def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) ->
     missing or repeated id is replaced by a fresh one; a provider's own id that is
     new stays, so traces, streamed tokens and the final message keep matching.
     """
-    taken_messages = {m.id for m in conversation if m.id}
-    taken_calls = _call_ids(conversation)
+    used = used_ids(conversation)
+    given: set[str] = set()  # ids of this reply's calls so far
     update: dict[str, Any] = {}
-    if message.id is None or message.id in taken_messages:
+    if message.id is None or message.id in used.messages:
         update["id"] = f"msg-{uuid.uuid4().hex}"
     for key in ("tool_calls", "invalid_tool_calls"):
         calls = getattr(message, key)
         fresh = []
         for call in calls:
             call_id = call.get("id")
-            if not call_id or call_id in taken_calls:
+            if not call_id or call_id in used.calls or call_id in given:
                 call = {**call, "id": f"call_{uuid.uuid4().hex[:24]}"}
-            taken_calls.add(call["id"])
+            given.add(call["id"])
             fresh.append(call)
         if fresh != calls:
             update[key] = fresh
     return message.model_copy(update=update) if update else message
-
-
-def _call_ids(conversation: Sequence[BaseMessage]) -> set[str]:
-    """Every tool-call id the conversation already uses, asked or answered."""
-    ids: set[str] = set()
-    for message in conversation:
-        if isinstance(message, AIMessage):
-            ids.update(
-                c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls] if c.get("id")
-            )
-        elif isinstance(message, ToolMessage):
-            ids.add(message.tool_call_id)
-    return ids
 
 
 def supports_schema(model: BaseChatModel, schema: type[BaseModel]) -> bool:

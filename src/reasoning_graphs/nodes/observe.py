@@ -1,5 +1,10 @@
 """``observe``: close a turn's tool round and check the budgets and progress before thinking again.
 
+The loop passes through ``observe`` only when a round leaves something to
+record (:func:`round_update`); a round that ends in nothing but its
+observations goes straight back to the model, which checks the budgets again
+before its call.
+
 Two progress guards read the rounds here (:mod:`~reasoning_graphs.nodes.progress`):
 after ``empty_result_streak`` empty or "not found" results in a row, the
 round's last empty observation gains a note telling the model to change
@@ -20,6 +25,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from reasoning_graphs.context import Limits
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.progress import stale_stop, tool_rounds, with_strategy_hint
@@ -48,18 +54,30 @@ def direct_answer(state: AgentState) -> AIMessage | None:
     return AIMessage(content=content, response_metadata=metadata)
 
 
+def round_update(state: AgentState, limits: Limits) -> dict[str, Any] | None:
+    """What ``observe`` records after a round: an outcome (answered by a tool, a budget
+    spent, rounds gone stale, or one set while settling), a strategy hint; ``None`` when
+    there is nothing to record, and the loop goes straight back to the model."""
+    if state.get("outcome"):
+        return {"to_run": [], "outcome": state["outcome"]}
+    answer = direct_answer(state)
+    if answer is not None:
+        return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
+    hinted = with_strategy_hint(tool_rounds(state["messages"]), limits.empty_result_streak)
+    outcome = budget_stop(state, limits) or stale_stop(state, limits.stale_round_limit)
+    if not hinted and outcome is None:
+        return None
+    update: dict[str, Any] = {"to_run": [], "outcome": outcome}
+    if hinted:
+        update["messages"] = hinted
+    return update
+
+
 def make_observe(setup: AgentSetup) -> Node[AgentState]:
     """Build the ``observe`` node for ``setup``."""
 
     def observe(state: AgentState) -> dict[str, Any]:
-        if state.get("outcome"):
-            return {"to_run": [], "outcome": state["outcome"]}
-        answer = direct_answer(state)
-        if answer is not None:
-            return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
-        limits = setup.for_run().limits
-        hinted = with_strategy_hint(tool_rounds(state["messages"]), limits.empty_result_streak)
-        outcome = budget_stop(state, limits) or stale_stop(state, limits.stale_round_limit)
-        return {"to_run": [], "outcome": outcome, "messages": hinted}
+        update = round_update(state, setup.for_run().limits)
+        return update if update is not None else {"to_run": [], "outcome": None}
 
     return observe

@@ -42,9 +42,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
+from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import (
     decision_of,
     failed_transiently,
@@ -52,7 +53,7 @@ from reasoning_graphs.metadata import (
     tool_text_of,
     with_guard_note,
 )
-from reasoning_graphs.nodes.turn import call_signature, describe_call, turn_messages
+from reasoning_graphs.nodes.turn import call_signature, describe_call
 from reasoning_graphs.state import EXECUTED, Outcome
 
 REPEATED_FAILURE = (
@@ -88,17 +89,39 @@ class Round(NamedTuple):
     answers: list[ToolMessage]
 
 
-def tool_rounds(messages: Sequence[AnyMessage]) -> list[Round]:
-    """The rounds of the current question, in order."""
-    rounds: list[Round] = []
-    round_of: dict[str, Round] = {}
-    for message in turn_messages(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            rounds.append(Round(message, []))
-            round_of.update({call["id"] or "": rounds[-1] for call in message.tool_calls})
-        elif isinstance(message, ToolMessage) and message.tool_call_id in round_of:
-            round_of[message.tool_call_id].answers.append(message)
+class _Rounds:
+    """The question's rounds so far, and how many of them in a row, before the latest,
+    brought nothing new (the latest may still be answered)."""
+
+    def __init__(self) -> None:
+        self.rounds: list[Round] = []
+        self.round_of: dict[str, int] = {}
+        self.seen: set[str] = set()
+        self.stale_before_latest = 0
+        self.late_answer = False  # an answer to a closed round: count staleness afresh
+
+
+def _next_round(rounds: _Rounds, message: AnyMessage) -> _Rounds:
+    if isinstance(message, HumanMessage):
+        return _Rounds()
+    if isinstance(message, AIMessage) and message.tool_calls:
+        if rounds.rounds:  # the latest round is closed: its texts join those seen
+            rounds.stale_before_latest = _after_round(rounds.rounds[-1], rounds)
+        rounds.rounds.append(Round(message, []))
+        rounds.round_of.update({c["id"] or "": len(rounds.rounds) - 1 for c in message.tool_calls})
+    elif isinstance(message, ToolMessage) and message.tool_call_id in rounds.round_of:
+        number = rounds.round_of[message.tool_call_id]
+        rounds.late_answer |= number != len(rounds.rounds) - 1
+        rounds.rounds[number].answers.append(message)
     return rounds
+
+
+ROUNDS = Fold("rounds", _Rounds, _next_round)
+
+
+def tool_rounds(messages: Sequence[AnyMessage]) -> list[Round]:
+    """The rounds of the current question, in order (read only)."""
+    return folded(messages, ROUNDS).rounds
 
 
 def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str | None:
@@ -181,6 +204,18 @@ def with_strategy_hint(rounds: Sequence[Round], streak_limit: int) -> list[ToolM
     return [with_guard_note(empties[-1], CHANGE_STRATEGY)]
 
 
+def _new_texts(round_: Round) -> list[str]:
+    return [tool_text_of(a) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}]
+
+
+def _after_round(round_: Round, rounds: _Rounds) -> int:
+    """The stale streak once ``round_`` is counted; its texts join those seen."""
+    texts = _new_texts(round_)
+    stale = 0 if any(text not in rounds.seen for text in texts) else rounds.stale_before_latest + 1
+    rounds.seen.update(texts)
+    return stale
+
+
 def stale_rounds(rounds: Sequence[Round]) -> int:
     """How many of the latest rounds in a row brought no new information.
 
@@ -191,15 +226,26 @@ def stale_rounds(rounds: Sequence[Round]) -> int:
     seen: set[str] = set()
     stale = 0
     for round_ in rounds:
-        texts = [tool_text_of(a) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}]
+        texts = _new_texts(round_)
         stale = 0 if any(text not in seen for text in texts) else stale + 1
         seen.update(texts)
     return stale
 
 
+def _stale_now(messages: Sequence[AnyMessage]) -> int:
+    """:func:`stale_rounds` of the question, reading only the latest round again."""
+    rounds = folded(messages, ROUNDS)
+    if rounds.late_answer:
+        return stale_rounds(rounds.rounds)
+    if not rounds.rounds:
+        return 0
+    texts = _new_texts(rounds.rounds[-1])
+    return 0 if any(text not in rounds.seen for text in texts) else rounds.stale_before_latest + 1
+
+
 def stale_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
     """An incomplete outcome once ``limit`` rounds in a row brought nothing new."""
-    stale = stale_rounds(tool_rounds(state["messages"]))
+    stale = _stale_now(state["messages"])
     if stale < limit:
         return None
     return {"status": "incomplete", "reason": STALE_ROUNDS.format(rounds=stale)}

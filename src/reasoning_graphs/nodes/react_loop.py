@@ -14,10 +14,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
+from langgraph.types import RetryPolicy, Send
 from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
+from reasoning_graphs.nodes.act import ACT
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import model_node
@@ -27,6 +28,7 @@ from reasoning_graphs.nodes.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
+    to_settle,
 )
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.state import AgentState, StepInput
@@ -65,18 +67,18 @@ def react_loop(
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
-    def after_think(state: AgentState) -> Literal["approve", "finish", "__end__"]:
+    def after_think(state: AgentState) -> list[Send] | Literal["approve", "finish", "__end__"]:
         outcome = state.get("outcome")
         if outcome and outcome["status"] == "incomplete":
             return "finish"  # the budget was spent before thinking
-        return "approve" if wants_tools(last_ai_message(state["messages"])) else "__end__"
+        return to_settle(state, setup) if wants_tools(last_ai_message(state["messages"])) else END
 
     builder = agent_graph_builder(input_schema=input_schema)
     builder.add_node("think", model_node("think", make_think(setup)))
     end = add_report(builder) if report else END
     builder.add_edge(START, "think")
     builder.add_conditional_edges(
-        "think", after_think, {"approve": "approve", "finish": "finish", END: end}
+        "think", after_think, {"approve": "approve", ACT: ACT, "finish": "finish", END: end}
     )
     add_tool_loop(builder, setup, end=end)
     return compile_agent(builder, checkpointer, "react", subgraph=not report)

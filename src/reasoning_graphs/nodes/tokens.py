@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import operator
+from collections.abc import Iterable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
+
+from reasoning_graphs.history import Fold, folded
 
 LATIN_CHARS_PER_TOKEN = 4.0
 CJK_TOKENS_PER_CHAR = 1.5
@@ -70,3 +73,16 @@ def message_tokens(message: BaseMessage) -> int:
 def estimate_tokens(messages: Iterable[BaseMessage]) -> int:
     """Estimated tokens of a prompt (or of a reply, as a one-message list)."""
     return sum(message_tokens(message) for message in messages)
+
+
+CONVERSATION_TOKENS = Fold("tokens", int, lambda total, message: total + message_tokens(message))
+"""The conversation's estimated tokens, kept as it grows."""
+
+
+def prompt_tokens(prompt: Sequence[BaseMessage], conversation: Sequence[BaseMessage]) -> int:
+    """:func:`estimate_tokens` of ``prompt``, reading the conversation's running total when
+    the prompt ends with the conversation itself (the system prompt, then the state's messages)."""
+    head = len(prompt) - len(conversation)
+    if head >= 0 and all(map(operator.is_, prompt[head:], conversation)):
+        return estimate_tokens(prompt[:head]) + folded(conversation, CONVERSATION_TOKENS)
+    return estimate_tokens(prompt)

@@ -2,7 +2,10 @@
 
 A pattern adds its own ``think`` node and the edges out of it; this adds the
 rest of the loop, so approvals, ordered or concurrent execution, budgets and
-the honest stop are the same code in every pattern.
+the honest stop are the same code in every pattern. A step that would decide
+nothing is skipped: a turn whose calls all run as proposed, at once, goes
+straight to ``act`` (:func:`to_settle`), and a round that leaves nothing to
+record goes straight back (:func:`~reasoning_graphs.nodes.observe.round_update`).
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from reasoning_graphs.checkpointers import CheckpointerSpec, open_checkpointer
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
-from reasoning_graphs.nodes.approve import make_approve
+from reasoning_graphs.nodes.approve import cleared_as_proposed, make_approve
 from reasoning_graphs.nodes.durability import with_sync_durability
 from reasoning_graphs.nodes.finish import AskFinal, after_outcome, ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.grounding import report
-from reasoning_graphs.nodes.observe import make_observe
+from reasoning_graphs.nodes.observe import make_observe, round_update
 from reasoning_graphs.nodes.resume import resume_checked
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import steps_used, turn_number
+from reasoning_graphs.nodes.turn import answered_ids, last_ai_message, steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
 from reasoning_graphs.tracing import labelled
 
@@ -82,6 +85,27 @@ def add_report(builder: StateGraph) -> str:
     return REPORT
 
 
+def round_answered(state: AgentState) -> bool:
+    """Whether every call of the latest round has its observation in ``state``. A task of
+    a concurrent batch sees its own result and not yet the others'."""
+    answered = answered_ids(state["messages"])
+    reply = last_ai_message(state["messages"])
+    return all(call["id"] in answered for call in reply.tool_calls)
+
+
+def to_settle(state: AgentState, setup: AgentSetup) -> list[Send] | Literal["approve"]:
+    """Where a model turn of tool calls goes: straight to ``act`` when every call runs as
+    proposed and all of them start now (one call, or read-only calls together), else to
+    ``approve``, which settles them and records the order the rest run in."""
+    run = setup.for_run()
+    cleared = cleared_as_proposed(run, state)
+    if cleared is None:
+        return "approve"
+    turn, step = turn_number(state["messages"]), steps_used(state)
+    sends = next_calls({**state, "to_run": cleared}, run.registry, turn=turn, step=step)
+    return sends if len(sends) == len(cleared) else "approve"
+
+
 def add_tool_loop(
     builder: StateGraph,
     setup: AgentSetup,
@@ -98,10 +122,15 @@ def add_tool_loop(
     writes them in ReAct, a plan executor writes them in the planning patterns.
     """
 
-    def to_act(state: AgentState) -> list[Send] | Literal["observe"]:
+    def to_act(state: AgentState) -> list[Send] | str:
         run = setup.for_run()
         turn, step = turn_number(state["messages"]), steps_used(state)
-        return next_calls(state, run.registry, turn=turn, step=step) or "observe"
+        sends = next_calls(state, run.registry, turn=turn, step=step)
+        if sends:
+            return sends
+        if not round_answered(state) or round_update(state, run.limits) is not None:
+            return "observe"  # concurrent calls meet there, each task seeing only its own result
+        return back_to
 
     def after_observe(state: AgentState) -> str:
         outcome = state.get("outcome")
@@ -111,8 +140,8 @@ def add_tool_loop(
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
     builder.add_node("observe", make_observe(setup))
     builder.add_node("finish", effect_node("finish", make_finish(setup, ask_final)))
-    builder.add_conditional_edges("approve", to_act, [ACT, "observe"])
-    builder.add_conditional_edges(ACT, to_act, [ACT, "observe"])
+    builder.add_conditional_edges("approve", to_act, [ACT, "observe", back_to])
+    builder.add_conditional_edges(ACT, to_act, [ACT, "observe", back_to])
     builder.add_conditional_edges(
         "observe", after_observe, {back_to: back_to, "finish": "finish", END: end}
     )

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from reasoning_graphs.nodes.tokens import estimate_tokens
+from reasoning_graphs.nodes.tokens import estimate_tokens, prompt_tokens
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import ActionEvent, CallDecision, ThoughtEvent
 
@@ -28,7 +28,7 @@ def thought_event(
     if usage:
         input_tokens, output_tokens = usage["input_tokens"], usage["output_tokens"]
     else:
-        input_tokens = estimate_tokens(prompt)
+        input_tokens = prompt_tokens(prompt, state["messages"])
         output_tokens = estimate_tokens([reply])
     return ThoughtEvent(
         kind="thought",

@@ -1,17 +1,22 @@
 """Facts about the current turn, derived from the state rather than stored twice.
 
 A turn is everything since the latest human message: the budgets count the
-model steps and tokens of the turn, and repetition is judged within it.
+model steps and tokens of the turn, and repetition is judged within it. The
+facts every step asks for are running folds of the conversation
+(:mod:`reasoning_graphs.history`), so a step reads only the messages added
+since the step before.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeGuard, TypeVar
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import decision_of, failed_transiently
 from reasoning_graphs.state import EXECUTED, ThoughtEvent
 from reasoning_graphs.tools.output import content_text
@@ -31,17 +36,31 @@ def was_executed(message: AnyMessage) -> TypeGuard[ToolMessage]:
     return isinstance(message, ToolMessage) and decision_of(message) in EXECUTED
 
 
+class Requests(NamedTuple):
+    """The conversation's questions so far: how many, and where the latest one is."""
+
+    messages: int = 0
+    count: int = 0
+    latest: int | None = None
+
+
+def _next_message(requests: Requests, message: AnyMessage) -> Requests:
+    if isinstance(message, HumanMessage):
+        return Requests(requests.messages + 1, requests.count + 1, requests.messages)
+    return requests._replace(messages=requests.messages + 1)
+
+
+REQUESTS = Fold("requests", Requests, _next_message)
+
+
 def turn_number(messages: Sequence[AnyMessage]) -> int:
     """How many human messages the conversation has (the current turn's number)."""
-    return sum(isinstance(m, HumanMessage) for m in messages)
+    return folded(messages, REQUESTS).count
 
 
 def request_index(messages: Sequence[AnyMessage]) -> int | None:
     """Where the latest human message is (``None`` before the first)."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            return index
-    return None
+    return folded(messages, REQUESTS).latest
 
 
 def latest_request(messages: Sequence[AnyMessage]) -> str:
@@ -56,9 +75,60 @@ def turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     return list(messages if index is None else messages[index + 1 :])
 
 
-def turn_answers(messages: Sequence[AnyMessage]) -> dict[str, ToolMessage]:
-    """The observations of the current turn, by the id of the call each answers."""
-    return {m.tool_call_id: m for m in turn_messages(messages) if isinstance(m, ToolMessage)}
+def _answer_of_turn(answers: dict[str, ToolMessage], message: AnyMessage) -> dict[str, ToolMessage]:
+    if isinstance(message, HumanMessage):
+        return {}
+    if isinstance(message, ToolMessage):
+        answers[message.tool_call_id] = message
+    return answers
+
+
+TURN_ANSWERS = Fold("turn answers", dict, _answer_of_turn)
+
+
+def turn_answers(messages: Sequence[AnyMessage]) -> Mapping[str, ToolMessage]:
+    """The observations of the current turn, by the id of the call each answers (read only)."""
+    return MappingProxyType(folded(messages, TURN_ANSWERS))
+
+
+def _answered_id(answered: set[str], message: AnyMessage) -> set[str]:
+    if isinstance(message, ToolMessage):
+        answered.add(message.tool_call_id)
+    return answered
+
+
+ANSWERED_IDS = Fold("answered ids", set, _answered_id)
+
+
+def answered_ids(messages: Sequence[AnyMessage]) -> Set[str]:
+    """The id of every call the conversation has an observation for (read only)."""
+    return folded(messages, ANSWERED_IDS)
+
+
+class UsedIds(NamedTuple):
+    """The ids the conversation already uses: of messages, and of tool calls asked or answered."""
+
+    messages: set[str]
+    calls: set[str]
+
+
+def _used_by(used: UsedIds, message: AnyMessage) -> UsedIds:
+    if message.id:
+        used.messages.add(message.id)
+    if isinstance(message, AIMessage):
+        calls = [*message.tool_calls, *message.invalid_tool_calls]
+        used.calls.update(call["id"] for call in calls if call.get("id"))
+    elif isinstance(message, ToolMessage):
+        used.calls.add(message.tool_call_id)
+    return used
+
+
+USED_IDS = Fold("used ids", lambda: UsedIds(set(), set()), _used_by)
+
+
+def used_ids(messages: Sequence[AnyMessage]) -> UsedIds:
+    """Every message id and tool-call id of the conversation (read only)."""
+    return folded(messages, USED_IDS)
 
 
 def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
@@ -99,9 +169,19 @@ def thought_events(state: Mapping[str, Any]) -> list[ThoughtEvent]:
     return [event for event in events if event["kind"] == "thought"]
 
 
+def _count_thought(by_turn: dict[int, int], event: Mapping[str, Any]) -> dict[int, int]:
+    if event["kind"] == "thought":
+        by_turn[event["turn"]] = by_turn.get(event["turn"], 0) + 1
+    return by_turn
+
+
+THOUGHTS = Fold("thoughts", dict, _count_thought)
+
+
 def steps_used(state: Mapping[str, Any]) -> int:
-    """Model calls this graph has made for the current question."""
-    return len(thought_events(state))
+    """Model calls this graph has made for the current question (see :func:`thought_events`)."""
+    by_turn = folded(state.get("trajectory"), THOUGHTS)
+    return by_turn.get(turn_number(state["messages"]), 0)
 
 
 def call_signature(name: str, args: Mapping[str, Any]) -> str:
@@ -115,33 +195,46 @@ def describe_call(name: str, args: Mapping[str, Any]) -> str:
     return f"{name}({shown})"
 
 
+class _Reads:
+    """The turn's calls by id, and its read-only results still current, by call signature."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        self.results: dict[str, EarlierResult] = {}
+
+
+def _reads_fold(read_only: frozenset[str]) -> Fold[_Reads]:
+    def step(reads: _Reads, message: AnyMessage) -> _Reads:
+        if isinstance(message, HumanMessage):
+            return _Reads()
+        if isinstance(message, AIMessage):
+            reads.calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
+        elif was_executed(message) and message.tool_call_id in reads.calls:
+            name, args = reads.calls[message.tool_call_id]
+            if name not in read_only:
+                if message.status == "success":
+                    reads.results.clear()
+            elif not failed_transiently(message):  # a transient failure may pass next time
+                reads.results[call_signature(name, args)] = EarlierResult(
+                    content_text(message.content), message.status, message.tool_call_id
+                )
+        return reads
+
+    return Fold(f"reads ({', '.join(sorted(read_only))})", _Reads, step)
+
+
 def reusable_results(
     messages: Sequence[AnyMessage], registry: ToolRegistry
-) -> dict[str, EarlierResult]:
-    """Read-only results of this turn that are still current, by call signature.
+) -> Mapping[str, EarlierResult]:
+    """Read-only results of this turn that are still current, by call signature (read only).
 
     A read-only (concurrency-safe) call repeated with the same arguments would
     return the same text or the same error, unless a stateful call ran in
     between — so any successful stateful call forgets what was read before it.
     A transient failure (a timeout, a lost connection) is not kept: it may pass.
     """
-    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    results: dict[str, EarlierResult] = {}
-    for message in turn_messages(messages):
-        if isinstance(message, AIMessage):
-            calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
-        elif was_executed(message) and message.tool_call_id in calls:
-            name, args = calls[message.tool_call_id]
-            if not registry.is_read_only(name):
-                if message.status == "success":
-                    results.clear()
-                continue
-            if failed_transiently(message):
-                continue  # it may pass next time: run it again rather than reuse the error
-            results[call_signature(name, args)] = EarlierResult(
-                content_text(message.content), message.status, message.tool_call_id
-            )
-    return results
+    read_only = frozenset(name for name in registry.names() if registry.is_read_only(name))
+    return MappingProxyType(folded(messages, _reads_fold(read_only)).results)
 
 
 def successful_observations(

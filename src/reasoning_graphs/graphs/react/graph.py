@@ -3,7 +3,10 @@
 The model thinks and proposes tool calls; ``approve`` settles each call
 (policy, repetition, a person's decision) before anything runs; ``act`` runs
 the cleared calls — concurrently when all are read-only, else one per step in
-the model's order; ``observe`` checks the budgets. A turn ends on an answer,
+the model's order; ``observe`` records what a round ends in (a spent budget,
+rounds gone stale, a hint). A turn whose calls need nothing settled goes
+straight from ``think`` to ``act``, and a round with nothing to record straight
+back to ``think``, so a plain round costs two steps. A turn ends on an answer,
 or in ``finish`` with an honest, incomplete answer when a budget is spent or
 the model goes in circles. (Yao et al., 2023, "ReAct: Synergizing Reasoning
 and Acting in Language Models".)

@@ -19,12 +19,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
+from langgraph.types import RetryPolicy, Send
 from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.act import ACT
+from reasoning_graphs.nodes.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.think import wants_tools
 from reasoning_graphs.nodes.tool_loop import (
@@ -32,6 +33,7 @@ from reasoning_graphs.nodes.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
+    to_settle,
 )
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.state import AgentState
@@ -39,16 +41,24 @@ from reasoning_graphs.text_format import labels_for
 from reasoning_graphs.tools.spec import ToolSpec
 
 
-def after_think(state: AgentState) -> Literal["approve", "observe", "finish", "__end__"]:
-    """Settle a proposed call, correct a malformed reply, or end the turn on an answer;
-    a stopped model call (a timeout, or a budget ran out while it streamed) ends in
-    ``finish``'s honest stop."""
-    if call_stopped(state):
-        return "finish"
-    reply = last_ai_message(state["messages"])
-    if wants_tools(reply):
-        return "approve"
-    return "observe" if is_format_error(reply) else "__end__"
+def make_after_think(
+    setup: AgentSetup,
+) -> Callable[[AgentState], list[Send] | Literal["approve", "observe", "finish", "__end__"]]:
+    """Run or settle a proposed call, correct a malformed reply, or end the turn on an
+    answer; a stopped model call (a timeout, or a budget ran out while it streamed) ends
+    in ``finish``'s honest stop."""
+
+    def after_think(
+        state: AgentState,
+    ) -> list[Send] | Literal["approve", "observe", "finish", "__end__"]:
+        if call_stopped(state):
+            return "finish"
+        reply = last_ai_message(state["messages"])
+        if wants_tools(reply):
+            return to_settle(state, setup)
+        return "observe" if is_format_error(reply) else "__end__"
+
+    return after_think
 
 
 def build_graph(
@@ -99,8 +109,8 @@ def build_graph(
     end = add_report(builder)
     builder.add_conditional_edges(
         "think",
-        after_think,
-        {"approve": "approve", "observe": "observe", "finish": "finish", END: end},
+        make_after_think(setup),
+        {"approve": "approve", ACT: ACT, "observe": "observe", "finish": "finish", END: end},
     )
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, end=end)
     return compile_agent(builder, checkpointer, "react_text")

@@ -22,8 +22,10 @@ The edges, node by node::
              → solve     no step is left to run
     approve  → act       calls are cleared to run
              → observe   nothing is left to run (rejected, blocked, answered)
+             → work      the same, and there is nothing to record
     act      → act       the next stateful call, in plan order
-             → observe
+             → observe   the wave is done
+             → work      the wave is done and left nothing to record
     observe  → work      within budget
              → finish    a budget is spent
              → report    a tool's result is the answer

@@ -1,0 +1,153 @@
+"""A long run's steps read what was added since the step before, not the whole history.
+
+Counted, not timed: how many history items the running folds read, and how many
+bytes the checkpoints store, for runs of two lengths. Work that rescans the
+history per step grows with the square of the run; what these tests allow
+grows with its length.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.history import Fold, Indexed, folded
+from reasoning_graphs.nodes.budget import question_spending
+from reasoning_graphs.nodes.progress import STALE_ROUNDS, stale_rounds, stale_stop, tool_rounds
+from reasoning_graphs.nodes.tokens import estimate_tokens, prompt_tokens
+from reasoning_graphs.nodes.turn import turn_answers, turn_number
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+
+
+@tool
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+def script(rounds: int) -> list[Any]:
+    return [*(tool_call("echo", text=f"round {n}") for n in range(rounds)), "done"]
+
+
+def run(rounds: int, checkpointer: Any = None, thread: str = "long") -> dict[str, Any]:
+    graph = build_graph(
+        ScriptedChatModel(script=script(rounds)), [echo], checkpointer, max_steps=None
+    )
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": 10 * rounds + 50}
+    state = graph.invoke({"messages": [HumanMessage("Echo each round.")]}, config)
+    assert sum(isinstance(m, ToolMessage) for m in state["messages"]) == rounds
+    assert state["messages"][-1].content == "done"
+    return state
+
+
+@pytest.fixture
+def items_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts every history item a running fold reads during a run."""
+    count = [0]
+    original = Indexed.fold
+
+    def counting(self: Indexed, fold: Fold[Any]) -> Any:
+        def step(summary: Any, item: Any) -> Any:
+            count[0] += 1
+            return fold.step(summary, item)
+
+        return original(self, Fold(fold.name, fold.start, step))
+
+    monkeypatch.setattr(Indexed, "fold", counting)
+    return count
+
+
+def test_the_folds_read_each_item_a_bounded_number_of_times(items_read: list[int]) -> None:
+    run(30)
+    short = items_read[0]
+    items_read[0] = 0
+    run(90)
+    # three times the rounds: about three times the reading (nine times if each step rescanned)
+    assert items_read[0] < 3.6 * short
+
+
+def test_checkpoints_grow_with_the_run_not_with_its_square(tmp_path: Path) -> None:
+    sizes = []
+    for rounds in (30, 90):
+        path = tmp_path / f"{rounds}.sqlite"
+        with sqlite3.connect(path, check_same_thread=False) as connection:
+            run(rounds, SqliteSaver(connection))
+            blobs = connection.execute(
+                "SELECT COALESCE(SUM(LENGTH(checkpoint)), 0) FROM checkpoints"
+            ).fetchone()[0]
+            writes = connection.execute("SELECT SUM(LENGTH(value)) FROM writes").fetchone()[0]
+        sizes.append(blobs + writes)
+    assert sizes[1] < 4.5 * sizes[0]  # the whole list saved at each step: about 9 times
+
+
+def test_a_resumed_thread_reads_the_same_history_and_spending() -> None:
+    saver = InMemorySaver()
+    state = run(12, saver, thread="resumed")
+    graph = build_graph(ScriptedChatModel(script=["again"]), [echo], saver, max_steps=None)
+    config = {"configurable": {"thread_id": "resumed"}}
+    restored = graph.get_state(config).values
+    assert [m.id for m in restored["messages"]] == [m.id for m in state["messages"]]
+    assert question_spending(restored) == question_spending(state)
+    assert len(restored["trajectory"]) == len(state["trajectory"])
+    # a follow-up question starts its own count
+    after = graph.invoke({"messages": [HumanMessage("And now?")]}, config)
+    assert turn_number(after["messages"]) == 2
+    assert question_spending(after).calls == 1
+
+
+def test_a_replaced_message_starts_the_folds_over() -> None:
+    call = AIMessage("", id="a1", tool_calls=[{"name": "echo", "args": {"text": "x"}, "id": "c1"}])
+    first = ToolMessage("", tool_call_id="c1", id="t1", status="success")
+    history = Indexed([HumanMessage("q", id="h1"), call, first])
+    assert list(turn_answers(history)) == ["c1"]
+    assert tool_rounds(history)[0].answers == [first]
+
+    replaced = ToolMessage("found it", tool_call_id="c1", id="t1", status="success")
+    edited = Indexed([*history[:2], replaced], extends=history)
+    assert tool_rounds(edited)[0].answers == [replaced]
+    assert turn_answers(edited)["c1"] is replaced
+    # the first list still reads its own items
+    assert tool_rounds(history)[0].answers == [first]
+
+
+def test_an_older_list_is_folded_from_its_own_items() -> None:
+    count = Fold("count", int, lambda total, item: total + 1)
+    older = Indexed(["a", "b"])
+    newer = Indexed([*older, "c", "d"], extends=older)
+    assert folded(newer, count) == 4
+    assert folded(older, count) == 2  # the shared fold has read past it: read afresh
+    assert folded(newer, count) == 4
+
+
+def test_staleness_from_the_running_rounds_matches_a_full_count() -> None:
+    messages: list[Any] = [HumanMessage("q", id="h")]
+    texts = ["a", "b", "a", "b", "a", "c", "c", "c"]
+    for number, text in enumerate(texts):
+        call_id = f"c{number}"
+        calls = [{"name": "echo", "args": {"text": text}, "id": call_id}]
+        messages.append(AIMessage("", id=f"a{number}", tool_calls=calls))
+        messages.append(ToolMessage(text, tool_call_id=call_id, id=f"t{number}", status="success"))
+    history: Indexed = Indexed([])
+    for end in range(1, len(messages) + 1):
+        history = Indexed(messages[:end], extends=history)
+        expected = stale_rounds(tool_rounds(list(messages[:end])))
+        outcome = stale_stop({"messages": history}, limit=1)
+        wanted = STALE_ROUNDS.format(rounds=expected) if expected else None
+        assert (outcome["reason"] if outcome else None) == wanted
+
+
+def test_a_prompt_ending_with_the_conversation_reads_its_running_token_count() -> None:
+    state = run(5)
+    conversation = state["messages"]
+    prompt = [SystemMessage("You are terse."), *conversation]
+    assert isinstance(conversation, Indexed)
+    assert prompt_tokens(prompt, conversation) == estimate_tokens(prompt)
+    assert prompt_tokens(prompt[:3], conversation) == estimate_tokens(prompt[:3])
