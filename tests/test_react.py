@@ -342,3 +342,18 @@ async def test_a_tool_raising_timeout_error_is_reported_as_its_own_failure() -> 
 
     assert result.status == "error"
     assert "upstream took too long" in result.content
+
+
+def test_a_thread_forks_from_a_checkpoint_after_a_call_that_went_straight_to_act() -> None:
+    script = [tool_call("calculator", expression="6*7"), "42", "It was 6*7."]
+    graph = build_graph(ScriptedChatModel(script=script), [calculator()], InMemorySaver())
+    config = {"configurable": {"thread_id": "fork"}}
+    graph.invoke(ask("6*7?"), config)
+    after_act = next(s for s in graph.get_state_history(config) if s.next == ("think",))
+    assert after_act.values["messages"][-1].type == "tool"  # act was the last node
+
+    forked = graph.update_state(after_act.config, {"messages": [HumanMessage("Which sum?")]})
+    state = graph.invoke(None, forked)
+
+    assert state["messages"][-1].content == "It was 6*7."  # the model's next scripted reply
+    assert [m.type for m in state["messages"]][-3:] == ["tool", "human", "ai"]

@@ -147,8 +147,10 @@ class AgentSetup:
     retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
 
     def for_run(self) -> RunScope:
-        """The setup as the current run sees it (its context applied)."""
-        context = get_runtime().context
+        """The setup as the current run sees it (its context applied). ``update_state``
+        routes from a node without a runtime: the graph's own settings then apply."""
+        runtime = get_runtime()
+        context = runtime.context if runtime is not None else None
         return RunScope(setup=self, limits=self.limits.apply(context), context=context)
 
 
