@@ -21,26 +21,38 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
+from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import format_error_of, raw_reply_of
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.text_format.labels import ENGLISH, Labels
 
 
-def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> list[BaseMessage]:
-    """The conversation as alternating user/assistant turns in the text format."""
-    rendered: list[BaseMessage] = []
-    for message in messages:
-        if isinstance(message, ToolMessage):
-            line = observation_line(message.text, message.name or "tool", labels)
-            rendered.append(HumanMessage(line))
-        elif isinstance(message, AIMessage):
-            rendered.append(AIMessage(_assistant_text(message, labels)))
-            correction = format_error_of(message)
-            if correction:
-                rendered.append(HumanMessage(f"{labels.observation}: {correction}"))
-        else:
-            rendered.append(message)
-    return rendered
+def render_transcript(messages: Sequence[AnyMessage], labels: Labels) -> Sequence[BaseMessage]:
+    """The conversation as alternating user/assistant turns in the text format (read only).
+
+    A running fold of the conversation: each step renders only the messages added since.
+    """
+    return folded(messages, _transcript_fold(labels))
+
+
+def _transcript_fold(labels: Labels) -> Fold[list[BaseMessage]]:
+    def step(rendered: list[BaseMessage], message: AnyMessage) -> list[BaseMessage]:
+        rendered.extend(_rendered(message, labels))
+        return rendered
+
+    return Fold(f"transcript {labels!r}", list, step)
+
+
+def _rendered(message: AnyMessage, labels: Labels) -> list[BaseMessage]:
+    if isinstance(message, ToolMessage):
+        return [HumanMessage(observation_line(message.text, message.name or "tool", labels))]
+    if isinstance(message, AIMessage):
+        correction = format_error_of(message)
+        reply = AIMessage(_assistant_text(message, labels))
+        if correction:
+            return [reply, HumanMessage(f"{labels.observation}: {correction}")]
+        return [reply]
+    return [message]
 
 
 def observation_line(text: str, tool: str, labels: Labels = ENGLISH) -> str:

@@ -23,7 +23,7 @@ from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import turn_messages
+from reasoning_graphs.nodes.turn import request_index
 from reasoning_graphs.state import AgentState, Outcome
 from reasoning_graphs.text_format import (
     Labels,
@@ -54,9 +54,11 @@ def is_format_error(message: BaseMessage) -> bool:
 
 def consecutive_format_errors(messages: Sequence[AnyMessage]) -> int:
     """How many of the turn's latest replies in a row were malformed."""
+    request = request_index(messages)
+    first = 0 if request is None else request + 1
     count = 0
-    for message in reversed(turn_messages(messages)):
-        if not is_format_error(message):
+    for index in range(len(messages) - 1, first - 1, -1):  # from the latest, no copy
+        if not is_format_error(messages[index]):
             break
         count += 1
     return count
