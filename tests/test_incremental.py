@@ -13,17 +13,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph.message import _messages_delta_reducer
 
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.history import Fold, Indexed, folded
 from reasoning_graphs.nodes.budget import question_spending
+from reasoning_graphs.nodes.context_window import sliding_window
 from reasoning_graphs.nodes.progress import STALE_ROUNDS, stale_rounds, stale_stop, tool_rounds
 from reasoning_graphs.nodes.tokens import estimate_tokens, prompt_tokens
-from reasoning_graphs.nodes.turn import turn_answers, turn_number
+from reasoning_graphs.nodes.turn import latest_request, turn_answers, turn_number
+from reasoning_graphs.state import CallDecision, add_messages_batches
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 
@@ -151,3 +160,50 @@ def test_a_prompt_ending_with_the_conversation_reads_its_running_token_count() -
     assert isinstance(conversation, Indexed)
     assert prompt_tokens(prompt, conversation) == estimate_tokens(prompt)
     assert prompt_tokens(prompt[:3], conversation) == estimate_tokens(prompt[:3])
+
+
+@pytest.mark.parametrize("keep", [1, 2, 5, 9])
+def test_the_window_read_from_the_running_layout_is_the_window_of_the_whole_prompt(
+    keep: int,
+) -> None:
+    system = SystemMessage("sys")
+    messages: list[Any] = [HumanMessage("first question", id="h0")]
+    for number in range(12):
+        calls = [{"name": "echo", "args": {"n": number}, "id": f"c{number}-{k}"} for k in (1, 2)]
+        messages.append(AIMessage(f"step {number}", id=f"a{number}", tool_calls=calls))
+        for k, call in enumerate(calls):
+            decision: CallDecision = "approved" if number % 5 == 2 and k == 0 else "auto"
+            metadata = {"decision": decision}
+            messages.append(
+                ToolMessage(
+                    "r", tool_call_id=call["id"], id=f"t{number}-{k}", response_metadata=metadata
+                )
+            )
+        if number == 6:
+            messages.append(HumanMessage("second question", id="h1"))
+    history: Indexed = Indexed([])
+    for end in range(1, len(messages) + 1):
+        history = Indexed(messages[:end], extends=history)
+        prompt = [system, *history]
+        question = latest_request(history)
+        assert sliding_window(prompt, keep, question, history) == sliding_window(
+            list(prompt), keep, question
+        )
+
+
+def test_the_conversation_reducer_merges_as_langgraph_does() -> None:
+    writes: list[list[Any]] = [
+        [HumanMessage("q", id="h")],
+        [AIMessage("a", id="a1"), AIMessage("b", id="a2")],
+        [AIMessage("a, edited", id="a1")],  # a known id replaces
+        [RemoveMessage(id="a2"), ToolMessage("r", tool_call_id="c", id="t1")],
+        [AIMessage("c", id="a3"), AIMessage("c twice", id="a3")],  # the later one wins
+        [("user", "a follow-up, written as a pair")],
+    ]
+    ours: list[Any] = Indexed([])
+    theirs: list[Any] = []
+    for write in writes:
+        ours = add_messages_batches(ours, [write])
+        theirs = _messages_delta_reducer(theirs, [write])
+        assert [(m.type, m.text) for m in ours] == [(m.type, m.text) for m in theirs]
+    assert isinstance(ours, Indexed)

@@ -6,15 +6,15 @@ checkpointer can save it and a new process can pick the run up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 from typing_extensions import NotRequired, TypedDict
 
-from reasoning_graphs.history import Indexed
+from reasoning_graphs.history import Fold, Indexed, folded
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -22,10 +22,42 @@ def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> di
     return {**(left or {}), **(right or {})}
 
 
+def _add_message_id(ids: set[str], message: AnyMessage) -> set[str]:
+    if message.id:
+        ids.add(message.id)
+    return ids
+
+
+MESSAGE_IDS = Fold("message ids", set, _add_message_id)
+
+
+def message_ids(messages: Sequence[AnyMessage]) -> Set[str]:
+    """The id of every message of the conversation (read only)."""
+    return folded(messages, MESSAGE_IDS)
+
+
 def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
     """Batch reducer of the conversation: LangGraph's message merging (a message with a
-    known id replaces it), as an :class:`~reasoning_graphs.history.Indexed` list."""
+    known id replaces it), as an :class:`~reasoning_graphs.history.Indexed` list.
+
+    A step that only adds messages with ids of their own (the usual step) appends
+    them; LangGraph's reducer, which indexes the whole list, merges the rest.
+    """
+    added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
+    if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
+        return Indexed([*state, *added], extends=state)
     return Indexed(_messages_delta_reducer(state, list(writes)), extends=state)
+
+
+def _only_new(added: list[Any], taken: Set[str]) -> bool:
+    """Whether every item is a message (not a removal) whose id is set and not yet used."""
+    ids = [getattr(item, "id", None) for item in added]
+    return (
+        all(isinstance(item, BaseMessage) and not isinstance(item, RemoveMessage) for item in added)
+        and all(ids)
+        and len(set(ids)) == len(ids)
+        and taken.isdisjoint(ids)
+    )
 
 
 def append_batches(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:

@@ -35,6 +35,8 @@ Example:
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -51,6 +53,7 @@ from langchain_core.messages import (
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body
 from reasoning_graphs.errors import status_code_of
+from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.turn import request_index
@@ -112,16 +115,19 @@ def fit_prompt(
     limits: Limits,
     summarise: Summarise | None,
     question: str | None = None,
+    conversation: Sequence[BaseMessage] | None = None,
 ) -> Body[Fitted]:
     """``prompt`` fitted by the run's strategy (unchanged for ``none``).
 
     ``question``: the text of the question being worked on, which every strategy
-    keeps (``None``: the prompt's latest human message).
+    keeps (``None``: the prompt's latest human message). ``conversation``: the
+    state's messages, which ``window`` reads from running folds when the prompt
+    ends with them.
     """
     messages = list(prompt)
     strategy = limits.context_strategy
     if strategy == "window":
-        return Fitted(sliding_window(messages, limits.keep_messages, question))
+        return Fitted(sliding_window(messages, limits.keep_messages, question, conversation))
     budget = prompt_limit(limits)
     if strategy == "summary":
         keep = limits.keep_messages
@@ -172,11 +178,79 @@ def steps(messages: Sequence[BaseMessage]) -> list[list[int]]:
 
 
 def sliding_window(
-    messages: Sequence[BaseMessage], keep: int, question: str | None = None
+    messages: Sequence[BaseMessage],
+    keep: int,
+    question: str | None = None,
+    conversation: Sequence[BaseMessage] | None = None,
 ) -> list[BaseMessage]:
-    """The system messages, the question, decided calls and the last ``keep`` messages."""
-    recent = _recent_steps(messages, keep)
-    return [messages[i] for i in sorted(_always_kept(messages, question) | recent)]
+    """The system messages, the question, decided calls and the last ``keep`` messages.
+
+    ``conversation``: the state's messages, when ``messages`` ends with them; their
+    layout is then read from a running fold (:class:`Layout`) instead of scanned.
+    """
+    layout = _layout_of(messages, conversation)
+    if layout is None:
+        recent = _recent_steps(messages, keep)
+        return [messages[i] for i in sorted(_always_kept(messages, question) | recent)]
+    head, kept = layout
+    latest_first = itertools.chain(
+        ([head + i for i in step] for step in reversed(kept.steps)),
+        reversed(steps(messages[:head])),
+    )
+    chosen: set[int] = set()
+    for step in latest_first:
+        if chosen and len(chosen) + len(step) > keep:
+            break
+        chosen.update(step)
+    always = _always_kept(messages[:head], None) - {_question_index(messages[:head], None)}
+    always |= {head + i for i in kept.system}
+    always |= {head + i for number in kept.decided for i in kept.steps[number]}
+    asked = _question_index(messages, question, head=head, conversation=conversation)
+    if asked is not None:
+        always.add(asked)
+    return [messages[i] for i in sorted(always | chosen)]
+
+
+class Layout:
+    """A conversation's steps (see :func:`steps`), its system messages and the steps that
+    hold a call a person decided, kept as the conversation grows."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.steps: list[list[int]] = []
+        self.system: list[int] = []
+        self.decided: list[int] = []
+        """Numbers of the steps (in :attr:`steps`) with a decided call."""
+
+
+def _laid_out(layout: Layout, message: BaseMessage) -> Layout:
+    index, layout.count = layout.count, layout.count + 1
+    if isinstance(message, ToolMessage) and layout.steps:
+        layout.steps[-1].append(index)
+        step = len(layout.steps) - 1
+        if _is_decided(message) and (not layout.decided or layout.decided[-1] != step):
+            layout.decided.append(step)
+        return layout
+    layout.steps.append([index])
+    if isinstance(message, SystemMessage):
+        layout.system.append(index)
+    return layout
+
+
+LAYOUT = Fold("layout", Layout, _laid_out)
+
+
+def _layout_of(
+    messages: Sequence[BaseMessage], conversation: Sequence[BaseMessage] | None
+) -> tuple[int, Layout] | None:
+    """Where ``conversation`` starts in ``messages`` and its layout, when ``messages`` ends
+    with it and its first message opens a step (so its steps are the prompt's own)."""
+    if not conversation or isinstance(conversation[0], ToolMessage):
+        return None
+    head = len(messages) - len(conversation)
+    if head < 0 or not all(map(operator.is_, messages[head:], conversation)):
+        return None
+    return head, folded(conversation, LAYOUT)
 
 
 def summarised(
@@ -274,10 +348,21 @@ def _always_kept(messages: Sequence[BaseMessage], question: str | None) -> set[i
     return kept
 
 
-def _question_index(messages: Sequence[BaseMessage], question: str | None) -> int | None:
+def _question_index(
+    messages: Sequence[BaseMessage],
+    question: str | None,
+    *,
+    head: int = 0,
+    conversation: Sequence[BaseMessage] | None = None,
+) -> int | None:
     """Where the question is in the prompt: the latest human message with its text, else
     the latest human message (a prompt may add instructions, or observations, as human
-    messages after it)."""
+    messages after it). ``conversation`` starts at ``head``: its latest human message,
+    from the running fold, is tried first."""
+    if conversation is not None:
+        latest = request_index(cast("Sequence[AnyMessage]", conversation))
+        if latest is not None and (question is None or conversation[latest].text == question):
+            return head + latest
     if question is not None:
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]

@@ -62,8 +62,8 @@ from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.stop import QuestionStopped
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
-from reasoning_graphs.nodes.turn import latest_request, used_ids
-from reasoning_graphs.state import Outcome, ThoughtEvent, Work
+from reasoning_graphs.nodes.turn import call_ids, latest_request
+from reasoning_graphs.state import Outcome, ThoughtEvent, Work, message_ids
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +189,9 @@ def _call(
     closing = exhausted(run.limits, spending) is not None
     summarise = None if closing else summariser(run, state, spending)
     question = latest_request(state["messages"]) or None
-    fitted = yield from fit_prompt(request.prompt, run.limits, summarise, question)
+    fitted = yield from fit_prompt(
+        request.prompt, run.limits, summarise, question, state.get("messages")
+    )
     made.extend(fitted.events)
     try:
         reply = yield from _ask(run, request, fitted.prompt, state, spending, closing=closing)
@@ -471,17 +473,17 @@ def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) ->
     missing or repeated id is replaced by a fresh one; a provider's own id that is
     new stays, so traces, streamed tokens and the final message keep matching.
     """
-    used = used_ids(conversation)
+    taken_messages, taken_calls = message_ids(conversation), call_ids(conversation)
     given: set[str] = set()  # ids of this reply's calls so far
     update: dict[str, Any] = {}
-    if message.id is None or message.id in used.messages:
+    if message.id is None or message.id in taken_messages:
         update["id"] = f"msg-{uuid.uuid4().hex}"
     for key in ("tool_calls", "invalid_tool_calls"):
         calls = getattr(message, key)
         fresh = []
         for call in calls:
             call_id = call.get("id")
-            if not call_id or call_id in used.calls or call_id in given:
+            if not call_id or call_id in taken_calls or call_id in given:
                 call = {**call, "id": f"call_{uuid.uuid4().hex[:24]}"}
             given.add(call["id"])
             fresh.append(call)

@@ -105,30 +105,21 @@ def answered_ids(messages: Sequence[AnyMessage]) -> Set[str]:
     return folded(messages, ANSWERED_IDS)
 
 
-class UsedIds(NamedTuple):
-    """The ids the conversation already uses: of messages, and of tool calls asked or answered."""
-
-    messages: set[str]
-    calls: set[str]
-
-
-def _used_by(used: UsedIds, message: AnyMessage) -> UsedIds:
-    if message.id:
-        used.messages.add(message.id)
+def _add_call_ids(ids: set[str], message: AnyMessage) -> set[str]:
     if isinstance(message, AIMessage):
         calls = [*message.tool_calls, *message.invalid_tool_calls]
-        used.calls.update(call["id"] for call in calls if call.get("id"))
+        ids.update(call["id"] for call in calls if call.get("id"))
     elif isinstance(message, ToolMessage):
-        used.calls.add(message.tool_call_id)
-    return used
+        ids.add(message.tool_call_id)
+    return ids
 
 
-USED_IDS = Fold("used ids", lambda: UsedIds(set(), set()), _used_by)
+CALL_IDS = Fold("call ids", set, _add_call_ids)
 
 
-def used_ids(messages: Sequence[AnyMessage]) -> UsedIds:
-    """Every message id and tool-call id of the conversation (read only)."""
-    return folded(messages, USED_IDS)
+def call_ids(messages: Sequence[AnyMessage]) -> Set[str]:
+    """Every tool-call id the conversation uses, asked or answered (read only)."""
+    return folded(messages, CALL_IDS)
 
 
 def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
