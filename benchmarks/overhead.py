@@ -23,32 +23,36 @@ are divided by the ``create_agent`` run of the same trial.
 Checkpointers: none, LangGraph's ``InMemorySaver``, and LangGraph's
 ``SqliteSaver`` on a temp file, the same class for both sides.
 
-Where the time goes (measured on two cores shared with another job, so read
-the ratios within a trial rather than the absolute figures): a short question
-costs about what ``create_agent``'s does, median 1.1-1.6x (6-52 ms against
-5-23 ms), and the 1.19x peak RSS (96 against 81 MB) is the weight of the
-imports, not of the run. Long runs are where the cost shows. Without a
-checkpointer ``react`` takes 3.3x ``create_agent``'s time per round at 300
-rounds (17-20 against 5-6 ms) and 5.0x at 1000 (42 against 8.4 ms), because
-its per-round cost grows faster: from 9 ms at rounds 50-100 to 61 ms over the
-last 50 of 1000 rounds, against 3.4 to 13.6 ms. Two causes: a round is four
-graph steps (think, approve, act, observe) where ``create_agent`` has two
-(model, tools), so twice the state merges and twice the checkpoints; and the
-budgets and loop guards re-read the whole history at every step (in the
-profile ``budget.question_spending`` alone is about a sixth of the run). With
-a checkpointer every step serialises the whole message list (about 370,000
-msgpack encoder calls in a 300-round SQLite run): SQLite costs 2.8x at 300
-rounds and 3.0x at 1000 (95 against 31 ms/round) with flat memory, and
-``InMemorySaver`` keeps every one of those snapshots, so its memory grows with
-the square of the rounds: 140 against 54 MB at 300 rounds, 1.5 against 0.55
-GB at 1000 (2.5x peak RSS: twice the snapshots). ``react_text`` costs up
-to a quarter more per round than ``react`` (by the medians: none +12%,
-in-memory +0%, SQLite +24%) for parsing replies and writing the history out
-as text. The default run took 5 minutes here; 1000 rounds of
-``react`` alone, one trial on each checkpointer, took another 5.
+Where the time goes (two cores; the README's "Orchestration cost" has the
+table of three trials). A short question costs 1.3-1.6x ``create_agent``'s
+(5.6-7.5 against 3.6-5.1 ms without a checkpointer): each model and tool call
+runs on a worker thread so that the default idle timeout can give up on it,
+three hand-offs worth about 1.3 ms here (measured by turning the timeout off),
+and the grounding report is a step of its own, four steps against three. Long
+runs are where ours is cheaper: at 1000 rounds on SQLite 0.37-0.47x the time
+per round (11-12 against 26-30 ms) and 0.88x the peak RSS (113 against 129 MB);
+with the InMemorySaver 0.40-0.45x and 0.20x (125 against 626 MB), because the
+conversation, trajectory and stored observations are delta channels (a step's
+checkpoint holds what it added) and every question a step asks of the history
+is a running fold that reads only what was added since the step before.
+``sqlite-async`` (ours saving each step while the next one runs, as
+``create_agent`` does) costs the same as ``sqlite`` within the noise once the
+checkpoints are deltas.
 
-Run: python benchmarks/overhead.py [--pairs 3] [--rounds 300] [--checkpointers none memory sqlite]
-     [--ours react react_text] [--invocations 20] [--no-short] [--quick] [--profile]
+Profile (``--profile --profile-rounds 1000``: one 1000-round ``react`` run on
+SQLite under cProfile, every thread merged, 24 s): half the run is the model
+call itself, LangChain's generate plumbing and the scripted model counting its
+ever longer prompt (``count_tokens_approximately``, 7.2 s, the one cost here
+that grows with the run, and one every agent pays); the rest is mostly
+LangGraph's step machinery (routing, task preparation, channel updates,
+checkpoint writes). No function of ours that reads the history reaches the top
+25 any more. Where to look next: the three worker-thread hand-offs of a round
+for the default timeouts, the grounding report as a step of its own, and the
+planning patterns' ``work`` node (see ``planning_overhead.py``).
+
+Run: python benchmarks/overhead.py [--pairs 3] [--rounds 300] [--ours react react_text]
+     [--checkpointers none memory sqlite sqlite-async] [--invocations 20] [--no-short]
+     [--context] [--quick] [--profile]
 """
 
 from __future__ import annotations

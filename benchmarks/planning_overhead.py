@@ -24,24 +24,19 @@ process. Checkpointers: none, and LangGraph's ``SqliteSaver`` on a temp file,
 the same class for both sides. ``--profile ours|baseline`` prints a cProfile
 of one side instead (all threads merged).
 
-Measured with the defaults (3 trials of 10 questions; about a minute), on two
-cores shared with another job, so read the ratios within a trial and their
-medians rather than the absolute figures (the one 440 ms trial is that job):
-with a 1-step plan ours takes 19-38 against 6 ms without a checkpointer
-(median 3.5x) and 64-69 against 26-31 ms on SQLite (2.4x); with 20 steps
-113-129 against 23-32 ms (4.5x) and 205-440 against 46-62 ms (4.5x). Peak RSS
-is 96-101 against 79-82 MB (1.22x), the weight of the library's imports, not
-of the run. Where ours spends more: each plan step is four graph steps
-(``work`` → ``approve`` → ``act`` → ``observe``, the tool loop every pattern
-shares) where the baseline has one, so a 20-step question is 85 super-steps
-against 23, about 5 ms per plan step against 1.2 ms without a checkpointer,
-and on SQLite 171 commits against 47 (a checkpoint and its writes per
-super-step). On top of that, ``work`` re-derives every step's result from the
-whole message list at each wave (quadratic in the plan length; about an
-eighth of a profiled 20-step run), and the planner's structured-output
-runnable is built twice per question (``supports_schema`` builds one to
-probe, the call builds another, about 1.2 ms each) where the baseline builds
-it once.
+Measured with the defaults (3 trials of 10 questions; about a minute) on two
+cores, medians of ours over the baseline: with a 1-step plan 3.38x without a
+checkpointer (12-15 against 4 ms) and 2.31x on SQLite (25-30 against 11-13 ms);
+with 20 steps 3.13x (81-88 against 24-28 ms) and 3.52x (164-178 against 46-51
+ms). Peak RSS is 96-101 against 79-82 MB (1.22x), the weight of the library's
+imports, not of the run. Where ours spends more: every wave goes ``work`` →
+``approve`` → ``act`` (the tool loop every pattern shares; ``observe`` only when
+a wave leaves something to record) where the baseline has one step, so a
+20-step question is over 60 super-steps against 23, and on SQLite a checkpoint
+and its writes for each. ``work`` also re-derives every step's result from the
+message list at each wave (quadratic in the plan length), and the planner's
+structured-output runnable is built twice per question (``supports_schema``
+builds one to probe, the call another) where the baseline builds it once.
 
 Run: python benchmarks/planning_overhead.py [--pairs 3] [--steps 1 20] [--checkpointers none sqlite]
      [--invocations 10] [--quick] [--profile ours|baseline] [--profile-steps 20]

@@ -41,7 +41,8 @@ class Fold(Generic[Acc]):
     """A running summary of a history: its empty value, and how one more item changes it.
 
     ``step`` may change the summary in place and return it: a summary belongs to
-    the history that made it. Readers must not change it.
+    the history that made it. Readers must not change it, and a ``step`` must not
+    fold the history it is folding.
     """
 
     name: str
