@@ -69,7 +69,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -337,12 +337,13 @@ def waiting(filename: str, name: str) -> bool:
     return plumbing or name == "_serve" or "acquire" in name or "SimpleQueue" in name
 
 
-def profile(rounds: int, top: int = 25) -> str:
-    """cProfile of one ``rounds``-round ``react`` run on a SqliteSaver, in this process.
+def profiled(work: Callable[[], Any], top: int) -> tuple[Any, float, int, list[str]]:
+    """Run ``work`` under cProfile, every thread it starts with a profiler of its own.
 
-    Model calls, tool calls and checkpoint writes run on worker threads, so
-    every thread the run starts gets a profiler of its own and the figures are
-    merged; waiting for work or for another thread is left out of the table.
+    Model calls, tool calls and checkpoint writes run on worker threads, so the
+    figures of all threads are merged; waiting for work or for another thread is
+    left out. Returns the result, the seconds taken, the worker threads merged
+    and the ``top`` functions by cumulative time as table rows.
     """
     profilers: list[cProfile.Profile] = []
 
@@ -351,18 +352,14 @@ def profile(rounds: int, top: int = 25) -> str:
         profilers.append(cProfile.Profile())
         profilers[-1].enable()
 
-    with tempfile.TemporaryDirectory() as directory:
-        model = ScriptModel(script=script("react", rounds))
-        graph = build("react", model, open_saver("sqlite", directory))
-        main_thread = cProfile.Profile()
-        threading.setprofile(start_thread_profiler)
-        start = time.perf_counter()
-        try:
-            result = main_thread.runcall(graph.invoke, QUESTION, config(rounds, "profiled"))
-        finally:
-            elapsed = time.perf_counter() - start
-            threading.setprofile(None)  # type: ignore[arg-type]
-    check("react", result, rounds)
+    main_thread = cProfile.Profile()
+    threading.setprofile(start_thread_profiler)
+    start = time.perf_counter()
+    try:
+        result = main_thread.runcall(work)
+    finally:
+        elapsed = time.perf_counter() - start
+        threading.setprofile(None)  # type: ignore[arg-type]
     merged = pstats.Stats(main_thread)
     for profiler in profilers:
         merged.add(profiler)
@@ -372,18 +369,27 @@ def profile(rounds: int, top: int = 25) -> str:
         key=lambda item: item[1][3],
         reverse=True,
     )[:top]
-    rows = [
-        f"{rounds} rounds, react, SqliteSaver, under cProfile: {elapsed:.1f} s "
-        f"({elapsed * 1000 / rounds:.1f} ms/round); {len(profilers)} worker threads merged "
-        "with the main one, thread plumbing and waits left out.",
-        "",
-        "| function | where | calls | own s | cumulative s |",
-        "|---|---|---:|---:|---:|",
-    ]
+    rows = ["| function | where | calls | own s | cumulative s |", "|---|---|---:|---:|---:|"]
     for (filename, line, name), (_, calls, own, cumulative, _) in ranked:
         where = "built-in" if filename == "~" else f"{shown_path(filename)}:{line}"
         rows.append(f"| `{name}` | {where} | {calls:,} | {own:.2f} | {cumulative:.2f} |")
-    return "\n".join(rows)
+    return result, elapsed, len(profilers), rows
+
+
+def profile(rounds: int, top: int = 25) -> str:
+    """cProfile of one ``rounds``-round ``react`` run on a SqliteSaver, in this process."""
+    with tempfile.TemporaryDirectory() as directory:
+        model = ScriptModel(script=script("react", rounds))
+        graph = build("react", model, open_saver("sqlite", directory))
+        run = config(rounds, "profiled")
+        result, elapsed, workers, rows = profiled(lambda: graph.invoke(QUESTION, run), top)
+    check("react", result, rounds)
+    heading = (
+        f"{rounds} rounds, react, SqliteSaver, under cProfile: {elapsed:.1f} s "
+        f"({elapsed * 1000 / rounds:.1f} ms/round); {workers} worker threads merged "
+        "with the main one, thread plumbing and waits left out."
+    )
+    return "\n".join([heading, "", *rows])
 
 
 def child(args: argparse.Namespace) -> None:

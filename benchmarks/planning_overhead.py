@@ -45,15 +45,12 @@ Run: python benchmarks/planning_overhead.py [--pairs 3] [--steps 1 20] [--checkp
 from __future__ import annotations
 
 import argparse
-import cProfile
 import json
-import pstats
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from typing import Annotated, Any
 
@@ -62,7 +59,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from overhead import ScriptModel, mb, open_saver, peak_kb, shown_path, waiting
+from overhead import ScriptModel, mb, open_saver, peak_kb, profiled
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
@@ -258,53 +255,24 @@ def table(trials: list[dict[str, dict[str, Any]]]) -> str:
 
 
 def profile(agent: str, kind: str, steps: int, invocations: int, top: int = 20) -> str:
-    """cProfile of ``invocations`` questions of ``agent`` in this process, every thread merged.
+    """cProfile of ``invocations`` questions of ``agent`` in this process, every thread
+    merged (see :func:`overhead.profiled`)."""
 
-    Model calls, tool calls and checkpoint writes may run on worker threads, so
-    each thread the run starts gets a profiler of its own (as in overhead.py).
-    """
-    profilers: list[cProfile.Profile] = []
-
-    def start_thread_profiler(*_: Any) -> None:
-        sys.setprofile(None)
-        profilers.append(cProfile.Profile())
-        profilers[-1].enable()
+    def questions() -> None:
+        for number in range(invocations):
+            ask(agent, graph, steps, f"profiled-{number}")
 
     with tempfile.TemporaryDirectory() as directory:
         model = ScriptModel(script=[plan_reply(steps), ANSWER], cycle=True)
         graph = build(agent, model, open_saver(kind, directory))
         ask(agent, graph, steps, "warm-up")
-        main_thread = cProfile.Profile()
-        threading.setprofile(start_thread_profiler)
-        start = time.perf_counter()
-        try:
-            main_thread.enable()
-            for number in range(invocations):
-                ask(agent, graph, steps, f"profiled-{number}")
-            main_thread.disable()
-        finally:
-            elapsed = time.perf_counter() - start
-            threading.setprofile(None)  # type: ignore[arg-type]
-    merged = pstats.Stats(main_thread)
-    for profiler in profilers:
-        merged.add(profiler)
-    ranked = sorted(
-        (item for item in merged.stats.items() if not waiting(item[0][0], item[0][2])),  # type: ignore[attr-defined]
-        key=lambda item: item[1][3],
-        reverse=True,
-    )[:top]
-    rows = [
+        _, elapsed, workers, rows = profiled(questions, top)
+    heading = (
         f"{agent}, {steps} steps, {LABELS[kind]}, {invocations} questions under cProfile: "
-        f"{elapsed * 1000 / invocations:.1f} ms/question; {len(profilers)} worker threads merged, "
-        "thread plumbing and waits left out.",
-        "",
-        "| function | where | calls | own s | cumulative s |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for (filename, line, name), (_, calls, own, cumulative, _) in ranked:
-        where = "built-in" if filename == "~" else f"{shown_path(filename)}:{line}"
-        rows.append(f"| `{name}` | {where} | {calls:,} | {own:.3f} | {cumulative:.3f} |")
-    return "\n".join(rows)
+        f"{elapsed * 1000 / invocations:.1f} ms/question; {workers} worker threads merged, "
+        "thread plumbing and waits left out."
+    )
+    return "\n".join([heading, "", *rows])
 
 
 def main() -> None:
