@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import decision_of, failed_transiently
-from reasoning_graphs.state import EXECUTED, ThoughtEvent
+from reasoning_graphs.state import EXECUTED
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -149,17 +149,6 @@ def this_question(records: Sequence[Record] | None, messages: Sequence[AnyMessag
     return [record for record in records or [] if record["turn"] == turn]
 
 
-def thought_events(state: Mapping[str, Any]) -> list[ThoughtEvent]:
-    """This graph's record of every model call of the current question, in order.
-
-    Counted from the trajectory, not from the messages: a provider that reuses a
-    message id makes ``add_messages`` replace an earlier reply, but every call
-    still leaves its event.
-    """
-    events = this_question(state.get("trajectory"), state["messages"])
-    return [event for event in events if event["kind"] == "thought"]
-
-
 def _count_thought(by_turn: dict[int, int], event: Mapping[str, Any]) -> dict[int, int]:
     if event["kind"] == "thought":
         by_turn[event["turn"]] = by_turn.get(event["turn"], 0) + 1
@@ -170,7 +159,12 @@ THOUGHTS = Fold("thoughts", dict, _count_thought)
 
 
 def steps_used(state: Mapping[str, Any]) -> int:
-    """Model calls this graph has made for the current question (see :func:`thought_events`)."""
+    """Model calls this graph has made for the current question.
+
+    Counted from the trajectory, not from the messages: a provider that reuses a
+    message id makes the message merge replace an earlier reply, but every call
+    still leaves its event.
+    """
     by_turn = folded(state.get("trajectory"), THOUGHTS)
     return by_turn.get(turn_number(state["messages"]), 0)
 
