@@ -69,7 +69,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +260,52 @@ def paired(
         yield number, trial[agent], trial[THEIRS]
 
 
+def markdown_row(cells: Sequence[str]) -> str:
+    return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
+
+
+def compared_rows(
+    label: Sequence[str],
+    pairs: Iterable[tuple[int, dict[str, Any], dict[str, Any]]],
+    between: Callable[[dict[str, Any], dict[str, Any]], list[str]] = lambda mine, base: [],
+    after: Callable[[dict[str, Any], dict[str, Any]], list[str]] = lambda mine, base: [],
+) -> list[str]:
+    """One row per trial — its number, ``label``, ms of both sides and their ratio,
+    ``between``'s cells, peak RSS of both and their ratio, ``after``'s cells — then the
+    medians of both ratios in bold."""
+    rows, times, peaks = [], [], []
+    middle = end = 0
+    for number, mine, base in pairs:
+        times.append(mine["ms"] / base["ms"])
+        peaks.append(mine["peak_kb"] / base["peak_kb"])
+        extra, last = between(mine, base), after(mine, base)
+        middle, end = len(extra), len(last)
+        rows.append(
+            markdown_row(
+                [
+                    str(number),
+                    *label,
+                    f"{mine['ms']:.2f}",
+                    f"{base['ms']:.2f}",
+                    f"{times[-1]:.2f}",
+                    *extra,
+                    mb(mine["peak_kb"]),
+                    mb(base["peak_kb"]),
+                    f"{peaks[-1]:.2f}",
+                    *last,
+                ]
+            )
+        )
+    medians = [f"**{statistics.median(times):.2f}**", f"**{statistics.median(peaks):.2f}**"]
+    blank = [""] * middle
+    rows.append(
+        markdown_row(
+            ["median", *label, "", "", medians[0], *blank, "", "", medians[1], *[""] * end]
+        )
+    )
+    return rows
+
+
 def short_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str]) -> str:
     rows = [
         "| trial | ours | ms/question: ours | create_agent | ours/theirs | "
@@ -267,19 +313,19 @@ def short_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str]) ->
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for agent in ours:
-        times, peaks = [], []
-        for number, mine, base in paired(trials, agent):
-            times.append(mine["ms"] / base["ms"])
-            peaks.append(mine["peak_kb"] / base["peak_kb"])
-            rows.append(
-                f"| {number} | {agent} | {mine['ms']:.2f} | {base['ms']:.2f} | {times[-1]:.2f} | "
-                f"{mb(mine['peak_kb'])} | {mb(base['peak_kb'])} | {peaks[-1]:.2f} |"
-            )
-        rows.append(
-            f"| median | {agent} | | | **{statistics.median(times):.2f}** | | | "
-            f"**{statistics.median(peaks):.2f}** |"
-        )
+        rows += compared_rows([agent], paired(trials, agent))
     return "\n".join(rows)
+
+
+def _growth(mine: dict[str, Any], base: dict[str, Any]) -> list[str]:
+    """Early and late ms per round of both sides, with each side's late/early ratio."""
+    cells = []
+    for side in (mine, base):
+        cells += [
+            f"{side['early']:.2f} → {side['late']:.2f}",
+            f"{side['late'] / side['early']:.2f}",
+        ]
+    return cells
 
 
 def long_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str], rounds: int) -> str:
@@ -292,20 +338,11 @@ def long_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str], rou
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for agent in ours:
-        times, peaks = [], []
-        for number, mine, base in paired(trials, agent):
-            times.append(mine["ms"] / base["ms"])
-            peaks.append(mine["peak_kb"] / base["peak_kb"])
-            rows.append(
-                f"| {number} | {agent} | {mine['ms']:.2f} | {base['ms']:.2f} | {times[-1]:.2f} | "
-                f"{mine['early']:.2f} → {mine['late']:.2f} | {mine['late'] / mine['early']:.2f} | "
-                f"{base['early']:.2f} → {base['late']:.2f} | {base['late'] / base['early']:.2f} | "
-                f"{mb(mine['peak_kb'])} | {mb(base['peak_kb'])} | {peaks[-1]:.2f} | "
-                f"{mb(mine['growth_kb'])} | {mb(base['growth_kb'])} |"
-            )
-        rows.append(
-            f"| median | {agent} | | | **{statistics.median(times):.2f}** | | | | | | | "
-            f"**{statistics.median(peaks):.2f}** | | |"
+        rows += compared_rows(
+            [agent],
+            paired(trials, agent),
+            between=_growth,
+            after=lambda mine, base: [mb(mine["growth_kb"]), mb(base["growth_kb"])],
         )
     return "\n".join(rows)
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,7 +58,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from overhead import ScriptModel, mb, open_saver, peak_kb, profiled
+from overhead import ScriptModel, compared_rows, open_saver, peak_kb, profiled
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
@@ -238,19 +237,8 @@ def table(trials: list[dict[str, dict[str, Any]]]) -> str:
         "peak RSS MB: ours | baseline | ours/baseline |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    times, peaks = [], []
-    for number, trial in enumerate(trials, 1):
-        mine, base = trial["ours"], trial["baseline"]
-        times.append(mine["ms"] / base["ms"])
-        peaks.append(mine["peak_kb"] / base["peak_kb"])
-        rows.append(
-            f"| {number} | {mine['ms']:.2f} | {base['ms']:.2f} | {times[-1]:.2f} | "
-            f"{mb(mine['peak_kb'])} | {mb(base['peak_kb'])} | {peaks[-1]:.2f} |"
-        )
-    rows.append(
-        f"| median | | | **{statistics.median(times):.2f}** | | | "
-        f"**{statistics.median(peaks):.2f}** |"
-    )
+    pairs = ((number, trial["ours"], trial["baseline"]) for number, trial in enumerate(trials, 1))
+    rows += compared_rows([], pairs)
     return "\n".join(rows)
 
 
