@@ -32,11 +32,15 @@ from concurrent.futures import Executor, Future
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import get_executor_for_config
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_config
 from langgraph.func import task
+
+try:  # the callable LangGraph makes of a plain function: private, so a move falls back
+    from langgraph._internal._runnable import RunnableCallable
+except ImportError:  # pragma: no cover - depends on the LangGraph version
+    RunnableCallable = None  # type: ignore[assignment,misc]
 
 T = TypeVar("T")
 
@@ -305,6 +309,8 @@ def effect_node(name: str, make_body: Callable[..., Body[Any]]) -> Runnable:
     async def afunc(value: Any) -> Any:
         return await adrive(make_body(value))
 
+    if RunnableCallable is None:  # a LangGraph without it: the public, slower wrapper
+        return RunnableLambda(func, afunc=afunc, name=name)
     return RunnableCallable(func, afunc, name=name, trace=False)
 
 
