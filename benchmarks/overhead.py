@@ -71,15 +71,25 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 OURS = ("react", "react_text")
 THEIRS = "create_agent"
+UNTIMED = "react-untimed"
+"""Our ``react`` with its default tool and idle timeouts off: each call then runs on the
+graph's own thread instead of a worker the run can walk away from."""
+BARE = "langgraph-bare"
+"""The least any LangGraph agent pays: a model node, a tool node, no guards (:func:`bare_loop`)."""
+REFERENCES = (UNTIMED, BARE)
+"""Measured with the short questions only, to show where ours stands between the two."""
 CHECKPOINTERS = ("none", "memory", "sqlite", "sqlite-async")
 LABELS = {
     "none": "no checkpointer",
@@ -144,15 +154,49 @@ def open_saver(kind: str, directory: str) -> Any:
     return None
 
 
+class BareState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def bare_loop(model: ScriptModel, saver: Any) -> Any:
+    """A ReAct loop in plain LangGraph with nothing but the loop: ``think`` calls the
+    model with the tool bound, ``act`` runs the reply's calls in order on the graph's
+    thread, and a reply without calls ends the run. No budgets, timeouts, approvals,
+    id checks or reports: the floor under every LangGraph agent's cost."""
+    bound = model.bind_tools([echo])
+
+    def think(state: BareState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    def act(state: BareState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls
+        return {"messages": [echo.invoke(call) for call in calls]}
+
+    def after_think(state: BareState) -> str:
+        return "act" if state["messages"][-1].tool_calls else END
+
+    graph = StateGraph(BareState)
+    graph.add_node("think", think)
+    graph.add_node("act", act)
+    graph.add_edge(START, "think")
+    graph.add_conditional_edges("think", after_think, ["act", END])
+    graph.add_edge("act", "think")
+    return graph.compile(checkpointer=saver)
+
+
 def build(agent: str, model: ScriptModel, saver: Any, context: bool = False) -> Any:
     """The agent under test; ours get no step limit, so that N rounds fit, and with
     ``context`` the context manager (:data:`CONTEXT_STRATEGY`)."""
     options: dict[str, Any] = {"max_steps": None}
     if context:
         options["context_strategy"] = CONTEXT_STRATEGY
-    if agent == "react":
+    if agent == BARE:
+        return bare_loop(model, saver)
+    if agent in ("react", UNTIMED):
         from reasoning_graphs.graphs.react import build_graph
 
+        if agent == UNTIMED:
+            options.update(tool_timeout=None, idle_timeout=None)
         return build_graph(model, [echo], saver, **options)
     if agent == "react_text":
         from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
@@ -350,7 +394,7 @@ def long_table(trials: list[dict[str, dict[str, Any]]], ours: Sequence[str], rou
 def run_setting(
     mode: str, kind: str, rounds: int, args: argparse.Namespace, context: bool = False
 ) -> list[dict[str, dict[str, Any]]]:
-    order = [args.ours[0], THEIRS, *args.ours[1:]]
+    order = [args.ours[0], THEIRS, *args.ours[1:], *(REFERENCES if mode == "short" else ())]
     trials = []
     for number in range(1, args.pairs + 1):
         trial = {}
@@ -443,7 +487,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, nargs="+", default=[300], help="long-run lengths")
     parser.add_argument("--checkpointers", nargs="+", choices=CHECKPOINTERS, default=CHECKPOINTERS)
     parser.add_argument("--ours", nargs="+", choices=OURS, default=list(OURS))
-    parser.add_argument("--invocations", type=int, default=20, help="short questions timed")
+    parser.add_argument("--invocations", type=int, default=100, help="short questions timed")
     parser.add_argument("--no-short", action="store_true", help="long runs only")
     parser.add_argument("--quick", action="store_true", help="one trial, 100 rounds (~30 s)")
     parser.add_argument(
@@ -453,7 +497,7 @@ def main() -> None:
     )
     parser.add_argument("--profile", action="store_true", help="cProfile one run of ours")
     parser.add_argument("--profile-rounds", type=int, default=300)
-    parser.add_argument("--child", choices=(*OURS, THEIRS), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=(*OURS, THEIRS, *REFERENCES), help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=("short", "long"), help=argparse.SUPPRESS)
     parser.add_argument("--kind", choices=CHECKPOINTERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -468,7 +512,7 @@ def main() -> None:
     for kind in [] if args.no_short else args.checkpointers:
         trials = run_setting("short", kind, 1, args)
         print(f"## Short question (1 round), {LABELS[kind]}\n", flush=True)
-        print(short_table(trials, args.ours) + "\n", flush=True)
+        print(short_table(trials, [*args.ours, *REFERENCES]) + "\n", flush=True)
     for rounds in args.rounds:
         for kind in args.checkpointers:
             trials = run_setting("long", kind, rounds, args)

@@ -367,3 +367,103 @@ def test_the_text_format_reply_that_gave_the_answer_is_not_a_thought() -> None:
         "Lyon": "answer",
         "516,092": "answer",
     }
+
+
+# --- the step that ends the question stores the report -------------------------
+
+
+def assert_reported(state: dict[str, Any]) -> GroundingReport:
+    """The stored report is there, and it is the one a report step would write at the end."""
+    stored = state.get("grounding")
+    assert stored is not None
+    assert stored == grounding.report(state)["grounding"]
+    return stored
+
+
+@tool(return_direct=True)
+def census(city: str) -> str:
+    """The census figure, given to the user as it is."""
+    return "Paris: 2,102,650 inhabitants."
+
+
+def ask_paris() -> dict[str, Any]:
+    return {"messages": [HumanMessage("How many people live in Paris?")]}
+
+
+@pytest.mark.parametrize("options", [{}, {"max_observation_chars": 30}])
+def test_the_answering_think_stores_the_report(options: dict[str, Any]) -> None:
+    state = finished_react_run(**options)
+
+    report = assert_reported(state)
+
+    assert claims_by_text(report)["2,102,650"]["supported"]
+
+
+def test_a_tools_direct_answer_stores_the_report() -> None:
+    model = ScriptedChatModel(script=[tool_call("census", id="c1", city="Paris")])
+    state = build_graph(model, tools=[census]).invoke(ask_paris())
+
+    assert state["messages"][-1].text == "Paris: 2,102,650 inhabitants."
+    assert claims_by_text(assert_reported(state))["2,102,650"]["supported"]
+
+
+def test_an_honest_stop_stores_the_report() -> None:
+    model = ScriptedChatModel(
+        script=[tool_call("population", id="c1", city="Paris"), "About 2,102,650."]
+    )
+    state = build_graph(model, tools=[population], max_steps=1).invoke(ask_paris())
+
+    assert state["outcome"]["status"] == "incomplete"
+    assert claims_by_text(assert_reported(state))["2,102,650"]["supported"]
+
+
+def test_each_question_of_a_thread_gets_its_own_report() -> None:
+    model = ScriptedChatModel(
+        script=[
+            tool_call("population", id="c1", city="Paris"),
+            "Paris has 2,102,650.",
+            tool_call("population", id="c2", city="Lyon"),
+            "Lyon has 522,250.",
+        ]
+    )
+    graph = build_graph(model, tools=[population], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "two-questions"}}
+
+    first = graph.invoke(ask_paris(), thread)
+    second = graph.invoke({"messages": [HumanMessage("And Lyon?")]}, thread)
+
+    assert assert_reported(first)["turn"] == 1
+    report = assert_reported(second)
+    assert report["turn"] == 2
+    assert claims_by_text(report)["522,250"]["support"]["call_id"] == "c2"
+
+
+def test_the_text_format_answer_stores_the_report() -> None:
+    model = ScriptedChatModel(
+        script=[
+            'Thought: look it up.\nAction: population\nAction Input: {"city": "Paris"}',
+            "Thought: done.\nFinal Answer: Paris has 2,102,650 people.",
+        ]
+    )
+    state = build_text_graph(model, tools=[population]).invoke(ask_paris())
+
+    assert claims_by_text(assert_reported(state))["2,102,650"]["supported"]
+
+
+def test_the_rewoo_solver_stores_the_report() -> None:
+    from reasoning_graphs.graphs.rewoo import build_graph as build_rewoo
+
+    step = {"var": "E1", "tool": "population", "reason": "look up", "args": {"city": "Paris"}}
+    model = ScriptedChatModel(script=[{"steps": [step]}, "Paris has 2,102,650 people."])
+    state = build_rewoo(model, tools=[population]).invoke(ask_paris())
+
+    assert claims_by_text(assert_reported(state))["2,102,650"]["supported"]
+
+
+def test_chain_of_thought_stores_the_report_of_its_vote() -> None:
+    from reasoning_graphs.graphs.cot import build_graph as build_cot
+
+    model = ScriptedChatModel(script=["Paris is large.\nAnswer: 2,102,650"])
+    state = build_cot(model).invoke(ask_paris())
+
+    assert not claims_by_text(assert_reported(state))["2,102,650"]["supported"]  # no tool ran

@@ -21,6 +21,7 @@ from langgraph.types import Command
 
 from reasoning_graphs.graphs.lats import build_graph
 from reasoning_graphs.graphs.lats.tree import SearchSettings, new_tree, select_leaf
+from reasoning_graphs.nodes import grounding
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
@@ -81,6 +82,8 @@ def capital_script() -> list[Any]:
 def check_capital_search(state: dict[str, Any], model: ScriptedChatModel, log: ToolLog) -> None:
     assert state["messages"][-1].content == "Paris"
     assert state["outcome"] == {"status": "answered"}
+    assert state["grounding"] == grounding.report(state)["grounding"]  # finish stored it
+    assert [c["text"] for c in state["grounding"]["claims"]] == ["Paris"]
     assert state["messages"][-1].response_metadata["lats"] == {"node": 3, "score": 0.95}
     nodes = state["tree"]["nodes"]
     assert [(n["parent"], n["call"] and n["call"]["args"], n["answer"]) for n in nodes] == [

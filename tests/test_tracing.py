@@ -99,7 +99,6 @@ def test_react_runs_carry_pattern_thread_nodes_steps_and_tools() -> None:
         ("think", "think", 1),
         ("act", "act", 2),
         ("think", "think", 3),
-        ("report", "report", 4),
     ]
     runs = list(walk(root))
     tools = [r for r in runs if r.run_type == "tool"]

@@ -32,14 +32,15 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import raw_reply_of
 from reasoning_graphs.nodes.turn import (
     latest_request,
@@ -57,9 +58,12 @@ from reasoning_graphs.state import (
     ClaimSupport,
     GroundingReport,
     TrajectoryEvent,
+    add_messages_batches,
 )
 from reasoning_graphs.tools.execute import observation_ref
 from reasoning_graphs.tools.output import content_text
+
+State = TypeVar("State", bound=AgentState)
 
 EXCERPT_CHARS = 60
 """Characters of the observation shown on each side of a supported claim."""
@@ -577,6 +581,47 @@ def report(state: AgentState) -> dict[str, Any]:
     """The ``report`` node: the grounding report of the answer just given.
 
     It sits between a question's final answer and the end of the graph and
-    calls no model.
+    calls no model; a pattern whose answering step knows that it ends the
+    question writes the report in that step instead (:func:`reported`).
     """
     return {"grounding": report_for(state)}
+
+
+def with_report(state: AgentState, update: dict[str, Any]) -> dict[str, Any]:
+    """``update``, which ends the question, with the grounding report of its answer."""
+    after: dict[str, Any] = {**state}
+    if update.get("messages"):
+        after["messages"] = add_messages_batches(state["messages"], [update["messages"]])
+    if update.get("trajectory"):
+        after["trajectory"] = [*(state.get("trajectory") or []), *update["trajectory"]]
+    if update.get("observations"):
+        after["observations"] = {**(state.get("observations") or {}), **update["observations"]}
+    return {**update, "grounding": report_for(cast(AgentState, after))}
+
+
+def always(update: Mapping[str, Any]) -> bool:
+    """For a step that ends every question it runs in (a ``finish``)."""
+    return True
+
+
+def gives_answer(update: Mapping[str, Any]) -> bool:
+    """Whether a step's update answers the question (its outcome is ``answered``)."""
+    outcome = update.get("outcome")
+    return bool(outcome) and outcome["status"] == "answered"
+
+
+def reported(
+    make_body: Callable[[State], Body[dict[str, Any]]],
+    ends: Callable[[Mapping[str, Any]], bool] = gives_answer,
+) -> Callable[[State], Body[dict[str, Any]]]:
+    """``make_body`` whose update carries the grounding report when it ``ends`` the question.
+
+    The step that gives the answer writes its report, so a question needs no
+    step of its own after the answer (one graph step less per question).
+    """
+
+    def body(state: State) -> Body[dict[str, Any]]:
+        update = yield from make_body(state)
+        return with_report(state, update) if ends(update) else update
+
+    return body

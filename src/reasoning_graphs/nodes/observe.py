@@ -28,6 +28,7 @@ from langchain_core.messages import AIMessage
 from reasoning_graphs.context import Limits
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.grounding import gives_answer, with_report
 from reasoning_graphs.nodes.progress import stale_stop, tool_rounds, with_strategy_hint
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
@@ -73,11 +74,14 @@ def round_update(state: AgentState, limits: Limits) -> dict[str, Any] | None:
     return update
 
 
-def make_observe(setup: AgentSetup) -> Node[AgentState]:
-    """Build the ``observe`` node for ``setup``."""
+def make_observe(setup: AgentSetup, *, report: bool = False) -> Node[AgentState]:
+    """Build the ``observe`` node for ``setup``; with ``report`` a tool's direct answer,
+    which ends the question, comes with its grounding report."""
 
     def observe(state: AgentState) -> dict[str, Any]:
         update = round_update(state, setup.for_run().limits)
-        return update if update is not None else {"to_run": [], "outcome": None}
+        if update is None:
+            return {"to_run": [], "outcome": None}
+        return with_report(state, update) if report and gives_answer(update) else update
 
     return observe

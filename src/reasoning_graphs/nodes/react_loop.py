@@ -19,12 +19,12 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.act import ACT
+from reasoning_graphs.nodes.grounding import reported
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import model_node
 from reasoning_graphs.nodes.think import make_think, wants_tools
 from reasoning_graphs.nodes.tool_loop import (
-    add_report,
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
@@ -61,9 +61,9 @@ def react_loop(
     *,
     report: bool = True,
 ) -> CompiledStateGraph:
-    """The ReAct loop compiled with ``input_schema`` as its input; ``report``: end each
-    question with its grounding report (a step's subgraph leaves that, and its tracing
-    labels, to its pattern)."""
+    """The ReAct loop compiled with ``input_schema`` as its input; ``report``: the step
+    that ends a question writes its grounding report (a step's subgraph leaves that, and
+    its tracing labels, to its pattern)."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
@@ -73,12 +73,10 @@ def react_loop(
             return "finish"  # the budget was spent before thinking
         return to_settle(state, setup) if wants_tools(last_ai_message(state["messages"])) else END
 
+    think = make_think(setup)
     builder = agent_graph_builder(input_schema=input_schema)
-    builder.add_node("think", model_node("think", make_think(setup)))
-    end = add_report(builder) if report else END
+    builder.add_node("think", model_node("think", reported(think) if report else think))
     builder.add_edge(START, "think")
-    builder.add_conditional_edges(
-        "think", after_think, {"approve": "approve", ACT: ACT, "finish": "finish", END: end}
-    )
-    add_tool_loop(builder, setup, end=end)
+    builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
+    add_tool_loop(builder, setup, report=report)
     return compile_agent(builder, checkpointer, "react", subgraph=not report)

@@ -96,3 +96,9 @@ def call_stopped(state: Mapping[str, Any]) -> bool:
     """Whether the node that just ran had its model call stopped (see :class:`QuestionStopped`)."""
     outcome = state.get("outcome")
     return bool(outcome and outcome.get("call_stopped"))
+
+
+def not_stopped(update: Mapping[str, Any]) -> bool:
+    """Whether a step's update is its own (its model call was not stopped): for a step that
+    ends the question unless its call is stopped."""
+    return not call_stopped(update)

@@ -23,7 +23,7 @@ from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import cleared_as_proposed, make_approve
 from reasoning_graphs.nodes.durability import with_sync_durability
 from reasoning_graphs.nodes.finish import AskFinal, after_outcome, ask_with_tools_off, make_finish
-from reasoning_graphs.nodes.grounding import report
+from reasoning_graphs.nodes.grounding import always, report, reported
 from reasoning_graphs.nodes.observe import make_observe, round_update
 from reasoning_graphs.nodes.resume import resume_checked
 from reasoning_graphs.nodes.setup import AgentSetup
@@ -112,10 +112,12 @@ def add_tool_loop(
     *,
     ask_final: AskFinal = ask_with_tools_off,
     back_to: str = "think",
-    end: str = END,
+    report: bool = False,
 ) -> None:
-    """Add approve, act, observe and finish; ``observe`` hands back to ``back_to``, and a
-    finished question goes to ``end`` (the report, or the end of a step's subgraph).
+    """Add approve, act, observe and finish; ``observe`` hands back to ``back_to``. With
+    ``report`` the steps that end the question (a tool's direct answer, ``finish``) write
+    its grounding report (:func:`~reasoning_graphs.nodes.grounding.reported`); a step's
+    subgraph leaves that to its pattern.
 
     The node that hands work to the loop (``back_to``) must end its turn with an
     ``AIMessage`` whose ``tool_calls`` are the calls to settle and run; a model
@@ -138,11 +140,14 @@ def add_tool_loop(
 
     builder.add_node("approve", make_approve(setup))
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
-    builder.add_node("observe", make_observe(setup))
-    builder.add_node("finish", effect_node("finish", make_finish(setup, ask_final)))
+    finish = make_finish(setup, ask_final)
+    if report:
+        finish = reported(finish, always)
+    builder.add_node("observe", make_observe(setup, report=report))
+    builder.add_node("finish", effect_node("finish", finish))
     builder.add_conditional_edges("approve", to_act, [ACT, "observe", back_to])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe", back_to])
     builder.add_conditional_edges(
-        "observe", after_observe, {back_to: back_to, "finish": "finish", END: end}
+        "observe", after_observe, {back_to: back_to, "finish": "finish", END: END}
     )
-    builder.add_edge("finish", end)
+    builder.add_edge("finish", END)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.graph import START
+from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
@@ -28,18 +28,19 @@ from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.nodes.finish import make_finish
+from reasoning_graphs.nodes.grounding import always, reported
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node
-from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.stop import call_stopped, model_node, not_stopped
+from reasoning_graphs.nodes.tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 BAD_SAMPLES = "samples must be at least 1, got {value}."
 
 
-def after_reason(state: CotState) -> Literal["finish", "report"]:
+def after_reason(state: CotState) -> Literal["finish", "__end__"]:
     """The vote is the answer; a reasoning call that was stopped (it timed out, or a
     budget ran out while it streamed) ends in ``finish``'s honest stop instead."""
-    return "finish" if call_stopped(state) else "report"
+    return "finish" if call_stopped(state) else "__end__"
 
 
 def build_graph(
@@ -80,12 +81,12 @@ def build_graph(
     setup = agent_setup(model, (), retry, **options)
 
     builder = agent_graph_builder(CotState, context_schema=CotContext)
-    builder.add_node("reason", model_node("reason", make_reason(setup, samples=samples)))
-    builder.add_node("finish", effect_node("finish", make_finish(setup)))
+    reason = reported(make_reason(setup, samples=samples), not_stopped)
+    builder.add_node("reason", model_node("reason", reason))
+    builder.add_node("finish", effect_node("finish", reported(make_finish(setup), always)))
     builder.add_edge(START, "reason")
-    end = add_report(builder)
-    builder.add_conditional_edges("reason", after_reason, {"finish": "finish", end: end})
-    builder.add_edge("finish", end)
+    builder.add_conditional_edges("reason", after_reason, ["finish", END])
+    builder.add_edge("finish", END)
     return compile_agent(builder, checkpointer, "cot")
 
 

@@ -20,7 +20,7 @@ Planning in Language Models".)
               │                        ↺ while cleared calls wait  │
               └── nothing left ──→ finish ←──────── solved / spent ┘
                                      ↓
-                                   report → END
+                                    END      (finish also stores the grounding report)
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from langgraph.graph import START
+from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
@@ -45,9 +45,10 @@ from reasoning_graphs.graphs.lats.finish import make_lats_finish
 from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
+from reasoning_graphs.nodes.grounding import always, reported
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node
-from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.tools.spec import ToolSpec
 
 DEFAULTS = SearchSettings()
@@ -131,14 +132,15 @@ def build_graph(
     builder.add_node("act", effect_node("act", make_act(setup)))
     builder.add_node("evaluate", model_node("evaluate", make_evaluate(setup)))
     builder.add_node("backpropagate", make_backpropagate(setup, settings))
-    builder.add_node("finish", effect_node("finish", make_lats_finish(setup, settings)))
+    finish = reported(make_lats_finish(setup, settings), always)
+    builder.add_node("finish", effect_node("finish", finish))
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])
     builder.add_conditional_edges("expand", after_expand, ["act", "finish"])
     builder.add_conditional_edges("act", after_act, ["act", "evaluate"])
     builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
-    builder.add_edge("finish", add_report(builder))
+    builder.add_edge("finish", END)
     return compile_agent(builder, checkpointer, "lats")
 
 

@@ -25,11 +25,11 @@ from typing_extensions import Unpack
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
 from reasoning_graphs.nodes.act import ACT
+from reasoning_graphs.nodes.grounding import reported
 from reasoning_graphs.nodes.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.think import wants_tools
 from reasoning_graphs.nodes.tool_loop import (
-    add_report,
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
@@ -104,15 +104,12 @@ def build_graph(
 
     builder = agent_graph_builder()
     think = make_think_text(setup, text_format, max_format_errors=max_format_errors)
-    builder.add_node("think", model_node("think", think))
+    builder.add_node("think", model_node("think", reported(think)))
     builder.add_edge(START, "think")
-    end = add_report(builder)
     builder.add_conditional_edges(
-        "think",
-        make_after_think(setup),
-        {"approve": "approve", ACT: ACT, "observe": "observe", "finish": "finish", END: end},
+        "think", make_after_think(setup), ["approve", ACT, "observe", "finish", END]
     )
-    add_tool_loop(builder, setup, ask_final=text_format.ask_final, end=end)
+    add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True)
     return compile_agent(builder, checkpointer, "react_text")
 
 

@@ -28,12 +28,14 @@ The edges, node by node::
              → work      the wave is done and left nothing to record
     observe  → work      within budget
              → finish    a budget is spent
-             → report    a tool's result is the answer
-    solve    → report    answered
+             → END       a tool's result is the answer
+    solve    → END       answered
              → finish    the solver's call was stopped (a timeout, or a budget
                          ran out while it streamed)
-    finish   → report
-    report   → END       the answer's grounding report is stored
+    finish   → END
+
+The step that ends the question (``solve``, ``finish``, or ``observe`` with a
+tool's direct answer) also stores the answer's grounding report.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
-from langgraph.graph import START
+from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
@@ -55,10 +57,10 @@ from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
+from reasoning_graphs.nodes.grounding import reported
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node
+from reasoning_graphs.nodes.stop import call_stopped, model_node, not_stopped
 from reasoning_graphs.nodes.tool_loop import (
-    add_report,
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
@@ -81,9 +83,9 @@ def after_plan(state: RewooState) -> Literal["work", "plan", "solve", "finish"]:
     return "plan" if state.get("replans", 0) < MAX_REPLANS else "solve"
 
 
-def after_solve(state: RewooState) -> Literal["report", "finish"]:
+def after_solve(state: RewooState) -> Literal["__end__", "finish"]:
     """The solver answered; a stopped solver call ends in ``finish``'s honest stop."""
-    return "finish" if call_stopped(state) else "report"
+    return "finish" if call_stopped(state) else "__end__"
 
 
 def after_work(state: RewooState) -> Literal["approve", "solve"]:
@@ -129,13 +131,12 @@ def build_graph(
     builder = agent_graph_builder(RewooState)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("work", make_work(setup))
-    builder.add_node("solve", model_node("solve", make_solve(setup)))
+    builder.add_node("solve", model_node("solve", reported(make_solve(setup), not_stopped)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
     builder.add_conditional_edges("work", after_work, ["approve", "solve"])
-    end = add_report(builder)
-    builder.add_conditional_edges("solve", after_solve, {"finish": "finish", end: end})
-    add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", end=end)
+    builder.add_conditional_edges("solve", after_solve, ["finish", END])
+    add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", report=True)
     return compile_agent(builder, checkpointer, "rewoo")
 
 
