@@ -484,7 +484,9 @@ def child(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=3, help="trials per setting")
-    parser.add_argument("--rounds", type=int, nargs="+", default=[300], help="long-run lengths")
+    parser.add_argument(
+        "--rounds", type=int, nargs="*", default=[300], help="long-run lengths (none: short only)"
+    )
     parser.add_argument("--checkpointers", nargs="+", choices=CHECKPOINTERS, default=CHECKPOINTERS)
     parser.add_argument("--ours", nargs="+", choices=OURS, default=list(OURS))
     parser.add_argument("--invocations", type=int, default=100, help="short questions timed")

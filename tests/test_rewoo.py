@@ -84,6 +84,29 @@ def test_a_step_gets_the_result_it_refers_to_in_two_model_calls(tools, log) -> N
     ]
 
 
+def test_a_wave_that_needs_nothing_settled_goes_straight_to_its_calls(tools, log) -> None:
+    steps = [step("E1", "lookup", item="paris"), step("E2", "summarize", item="about #E1")]
+    graph = build_graph(ScriptedChatModel(script=[plan(*steps), "done"]), tools=tools)
+
+    nodes = [next(iter(chunk)) for chunk in graph.stream(ask("Tell me about Paris."))]
+
+    assert nodes == ["plan", "work", "act", "work", "act", "work", "solve"]
+    assert [run["name"] for run in log.runs] == ["lookup", "summarize"]
+
+
+def test_a_dangerous_wave_is_still_settled_first(tools, log, thread) -> None:
+    graph = build_graph(
+        ScriptedChatModel(script=[plan(step("E1", "deploy", item="prod")), "done"]),
+        tools=tools,
+        checkpointer=InMemorySaver(),
+    )
+
+    nodes = [next(iter(chunk)) for chunk in graph.stream(ask("Deploy."), thread)]
+
+    assert nodes[:3] == ["plan", "work", "__interrupt__"]
+    assert log.runs == []
+
+
 def test_independent_steps_run_at_the_same_time(log) -> None:
     tools = [sleeping_tool(log, "lookup", 0.3, safe=True)]
     steps = [step(f"E{i}", "lookup", item=str(i)) for i in (1, 2, 3)]

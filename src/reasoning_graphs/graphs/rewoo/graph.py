@@ -18,7 +18,10 @@ The edges, node by node::
              → plan      it is not: plan again, once
              → solve     it is still not: the solver explains
              → finish    the budget is spent
-    work     → approve   steps are ready, their references filled in
+    work     → act       steps are ready, their references filled in, and
+                         they run as written, all at once (one call, or
+                         read-only calls together)
+             → approve   steps are ready and need settling first
              → solve     no step is left to run
     approve  → act       calls are cleared to run
              → observe   nothing is left to run (rejected, blocked, answered)
@@ -48,7 +51,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
+from langgraph.types import RetryPolicy, Send
 from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
@@ -57,13 +60,15 @@ from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
+from reasoning_graphs.nodes.act import ACT
 from reasoning_graphs.nodes.grounding import reported
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node, not_stopped
 from reasoning_graphs.nodes.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
+    to_settle,
 )
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -88,10 +93,19 @@ def after_solve(state: RewooState) -> Literal["__end__", "finish"]:
     return "finish" if call_stopped(state) else "__end__"
 
 
-def after_work(state: RewooState) -> Literal["approve", "solve"]:
-    """``work`` wrote a wave of calls, or found nothing left to run."""
-    last = state["messages"][-1]
-    return "approve" if isinstance(last, AIMessage) and last.tool_calls else "solve"
+def make_after_work(
+    setup: AgentSetup,
+) -> Callable[[RewooState], list[Send] | Literal["approve", "solve"]]:
+    """``work`` wrote a wave of calls — run at once when none needs settling, else
+    settled first — or found nothing left to run."""
+
+    def after_work(state: RewooState) -> list[Send] | Literal["approve", "solve"]:
+        last = state["messages"][-1]
+        if isinstance(last, AIMessage) and last.tool_calls:
+            return to_settle(state, setup)
+        return "solve"
+
+    return after_work
 
 
 def build_graph(
@@ -134,7 +148,7 @@ def build_graph(
     builder.add_node("solve", model_node("solve", reported(make_solve(setup), not_stopped)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
-    builder.add_conditional_edges("work", after_work, ["approve", "solve"])
+    builder.add_conditional_edges("work", make_after_work(setup), ["approve", ACT, "solve"])
     builder.add_conditional_edges("solve", after_solve, ["finish", END])
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", report=True)
     return compile_agent(builder, checkpointer, "rewoo")
