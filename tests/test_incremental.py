@@ -27,12 +27,19 @@ from langgraph.graph.message import _messages_delta_reducer
 
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.history import Fold, Indexed, folded
+from reasoning_graphs.metadata import mark
 from reasoning_graphs.nodes.budget import question_spending
 from reasoning_graphs.nodes.context_window import sliding_window
 from reasoning_graphs.nodes.progress import STALE_ROUNDS, stale_rounds, stale_stop, tool_rounds
 from reasoning_graphs.nodes.tokens import estimate_tokens, prompt_tokens
-from reasoning_graphs.nodes.turn import latest_request, turn_answers, turn_number
-from reasoning_graphs.state import CallDecision, add_messages_batches
+from reasoning_graphs.nodes.turn import (
+    latest_request,
+    this_question,
+    turn_answers,
+    turn_bookkeeping,
+    turn_number,
+)
+from reasoning_graphs.state import CallDecision, add_messages_batches, extend_record
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 
@@ -207,3 +214,56 @@ def test_the_conversation_reducer_merges_as_langgraph_does() -> None:
         theirs = _messages_delta_reducer(theirs, [write])
         assert [(m.type, m.text) for m in ours] == [(m.type, m.text) for m in theirs]
     assert isinstance(ours, Indexed)
+
+
+def test_the_current_questions_records_are_read_incrementally(items_read: list[int]) -> None:
+    records: list[Any] = Indexed([])
+    conversation: list[Any] = Indexed([])
+    for turn in range(1, 41):
+        conversation = Indexed([*conversation, HumanMessage(f"q{turn}")], extends=conversation)
+        for step in range(3):
+            records = extend_record(records, [{"turn": turn, "step": step}])
+            mine = this_question(records, conversation)
+            assert [r["step"] for r in mine] == list(range(step + 1))
+    # each record and message read by the folds about once (every step rescanning: 40 times)
+    everything = len(records) + len(conversation)
+    assert everything <= items_read[0] < 3 * everything
+    assert this_question(list(records), list(conversation)) == mine  # plain lists agree
+
+
+def test_bookkeeping_of_the_turn_is_read_incrementally(items_read: list[int]) -> None:
+    history: list[Any] = Indexed([HumanMessage("q")])
+    for wave in range(1, 31):
+        marked = AIMessage("", response_metadata=mark("rewoo", "work", vars={}))
+        answer = ToolMessage("r", tool_call_id=f"c{wave}")
+        history = Indexed([*history, marked, answer], extends=history)
+        assert len(turn_bookkeeping(history, "rewoo", "work")) == wave
+    assert turn_bookkeeping(history, "rewoo", "plan") == ()
+    assert len(history) <= items_read[0] < 3 * len(history)
+    follow_up = Indexed([*history, HumanMessage("again")], extends=history)
+    assert turn_bookkeeping(follow_up, "rewoo", "work") == ()  # a new question starts clean
+
+
+def rewoo_run(steps: int) -> dict[str, Any]:
+    from reasoning_graphs.graphs.rewoo import build_graph as build_rewoo
+
+    chain = [
+        {"var": f"E{n}", "tool": "echo", "args": {"text": f"#E{n - 1} > {n}"}, "reason": "next"}
+        for n in range(1, steps + 1)
+    ]
+    chain[0]["args"] = {"text": "1"}
+    graph = build_rewoo(ScriptedChatModel(script=[{"steps": chain}, "done"]), [echo])
+    config = {"recursion_limit": 10 * steps + 50}
+    state = graph.invoke({"messages": [HumanMessage("Echo the chain.")]}, config)
+    assert sum(isinstance(m, ToolMessage) for m in state["messages"]) == steps
+    return state
+
+
+def test_a_long_rewoo_plan_reads_its_history_a_bounded_number_of_times(
+    items_read: list[int],
+) -> None:
+    rewoo_run(10)
+    short = items_read[0]
+    items_read[0] = 0
+    rewoo_run(30)
+    assert items_read[0] < 3.6 * short

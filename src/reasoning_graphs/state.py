@@ -66,6 +66,13 @@ def append_batches(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     return Indexed([*state, *(item for write in writes for item in write)], extends=state)
 
 
+def extend_record(existing: list[Any], new: list[Any]) -> list[Any]:
+    """``operator.add`` for a per-question record that only grows (plan steps, trials), as
+    an :class:`~reasoning_graphs.history.Indexed` list, so that reading the current
+    question's part (:func:`~reasoning_graphs.nodes.turn.this_question`) stays incremental."""
+    return Indexed([*existing, *new], extends=existing)
+
+
 def merge_batches(state: dict[str, Any], writes: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
     """Batch reducer of a :class:`DeltaChannel` dict: later keys win, earlier keys stay."""
     merged = dict(state)

@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple, TypeGuard, TypeVar
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from reasoning_graphs.history import Fold, folded
-from reasoning_graphs.metadata import decision_of, failed_transiently
+from reasoning_graphs.metadata import RUNTIME, decision_of, failed_transiently
 from reasoning_graphs.state import EXECUTED
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -122,6 +122,28 @@ def call_ids(messages: Sequence[AnyMessage]) -> Set[str]:
     return folded(messages, CALL_IDS)
 
 
+def _bookkeeping_of_turn(
+    found: dict[tuple[str, str], list[AnyMessage]], message: AnyMessage
+) -> dict[tuple[str, str], list[AnyMessage]]:
+    if isinstance(message, HumanMessage):
+        return {}
+    metadata = message.response_metadata
+    if metadata.get(RUNTIME):
+        found.setdefault((metadata[RUNTIME], metadata.get("kind", "")), []).append(message)
+    return found
+
+
+TURN_BOOKKEEPING = Fold("turn bookkeeping", dict, _bookkeeping_of_turn)
+
+
+def turn_bookkeeping(
+    messages: Sequence[AnyMessage], runtime: str, kind: str
+) -> tuple[AnyMessage, ...]:
+    """The messages the ``runtime`` pattern wrote this turn as its ``kind`` step, in order
+    (plans, waves of calls): a running fold, so a wave does not rescan the turn."""
+    return tuple(folded(messages, TURN_BOOKKEEPING).get((runtime, kind), ()))
+
+
 def last_ai_message(messages: Sequence[AnyMessage]) -> AIMessage:
     for message in reversed(messages):
         if isinstance(message, AIMessage):
@@ -145,8 +167,15 @@ def this_question(records: Sequence[Record] | None, messages: Sequence[AnyMessag
         >>> this_question([{"turn": 1, "step": "a"}, {"turn": 2, "step": "b"}], messages)
         [{'turn': 2, 'step': 'b'}]
     """
-    turn = turn_number(messages)
-    return [record for record in records or [] if record["turn"] == turn]
+    return list(folded(records, RECORDS_BY_TURN).get(turn_number(messages), ()))
+
+
+def _by_turn(by_turn: dict[int, list[Any]], record: Mapping[str, Any]) -> dict[int, list[Any]]:
+    by_turn.setdefault(record["turn"], []).append(record)
+    return by_turn
+
+
+RECORDS_BY_TURN = Fold("records by turn", dict, _by_turn)
 
 
 def _count_thought(by_turn: dict[int, int], event: Mapping[str, Any]) -> dict[int, int]:

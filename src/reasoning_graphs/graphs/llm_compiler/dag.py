@@ -18,9 +18,9 @@ from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from reasoning_graphs.metadata import mark_of, written_by
+from reasoning_graphs.metadata import mark_of
 from reasoning_graphs.nodes.plan_references import ReferenceSyntax
-from reasoning_graphs.nodes.turn import describe_call, turn_answers, turn_messages
+from reasoning_graphs.nodes.turn import describe_call, turn_answers, turn_bookkeeping
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
@@ -196,13 +196,8 @@ def topological_order(tasks: Sequence[CompilerTask]) -> list[CompilerTask]:
 
 def rounds_run(messages: Sequence[AnyMessage]) -> int:
     """Plan-and-run rounds this question has had (the passes of a round share its number)."""
-    return len(
-        {
-            mark_of(message).get("round")
-            for message in turn_messages(messages)
-            if written_by(message, RUNTIME, SCHEDULE_KIND)
-        }
-    )
+    schedules = turn_bookkeeping(messages, RUNTIME, SCHEDULE_KIND)
+    return len({mark_of(message).get("round") for message in schedules})
 
 
 def rounds_report(messages: Sequence[AnyMessage]) -> str:
@@ -213,10 +208,8 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
     """
     answers = turn_answers(messages)
     sections: dict[Any, list[str]] = {}
-    for message in turn_messages(messages):
-        if not isinstance(message, AIMessage) or not written_by(message, RUNTIME, SCHEDULE_KIND):
-            continue
-        if not message.tool_calls:
+    for message in turn_bookkeeping(messages, RUNTIME, SCHEDULE_KIND):
+        if not isinstance(message, AIMessage) or not message.tool_calls:
             continue  # an empty plan ran nothing
         written_as = mark_of(message)
         task_ids, number = written_as.get("tasks", {}), written_as.get("round", 1)

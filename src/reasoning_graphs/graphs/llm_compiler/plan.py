@@ -92,9 +92,8 @@ def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, 
         run: RunScope, state: LlmCompilerState, specs: list[ToolSpec]
     ) -> Body[dict[str, Any]]:
         tool_names, limit = [spec.name for spec in specs], turn_call_limit(state, run.limits)
-        turn = turn_messages(state["messages"])
-        round_number = 1 + rounds_run(turn)
-        attempt = _attempts_this_round(turn)
+        round_number = 1 + rounds_run(state["messages"])
+        attempt = _attempts_this_round(turn_messages(state["messages"]))
         draft = yield from draft_plan(
             run,
             PLAN_FORM,

@@ -66,13 +66,13 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     CompilerTask,
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
-from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision, written_by
+from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.tool_task import run_cleared
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
+from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_bookkeeping, turn_number
 from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.output import content_text
 
@@ -315,12 +315,11 @@ def round_settled(state: LlmCompilerState) -> bool:
 
 def _settled_tasks(state: LlmCompilerState, plan: Sequence[CompilerTask]) -> dict[int, TaskResult]:
     """The round's tasks settled by earlier passes, as the board holds them."""
-    turn = turn_messages(state["messages"])
-    answers = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
+    answers = turn_answers(state["messages"])
     calls = {
         call["id"]: call
-        for message in turn
-        if isinstance(message, AIMessage) and written_by(message, RUNTIME, SCHEDULE_KIND)
+        for message in turn_bookkeeping(state["messages"], RUNTIME, SCHEDULE_KIND)
+        if isinstance(message, AIMessage)
         for call in message.tool_calls
     }
     return {
@@ -450,7 +449,7 @@ def _record_pass(
 
 def _current_round(messages: Sequence[AnyMessage]) -> int:
     """The round of the plan being run: its plan message says."""
-    plans = [m for m in turn_messages(messages) if written_by(m, RUNTIME, PLAN_KIND)]
+    plans = turn_bookkeeping(messages, RUNTIME, PLAN_KIND)
     return mark_of(plans[-1]).get("round", 1) if plans else 1
 
 

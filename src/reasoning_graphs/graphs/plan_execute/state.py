@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated
 
 from typing_extensions import TypedDict
 
-from reasoning_graphs.state import AgentState, Outcome
+from reasoning_graphs.state import AgentState, Outcome, extend_record
 
 
 class PastStep(TypedDict):
@@ -38,5 +37,5 @@ class PlanExecuteState(AgentState):
     """
 
     plan: list[str]
-    past_steps: Annotated[list[PastStep], operator.add]
+    past_steps: Annotated[list[PastStep], extend_record]
     replans: int

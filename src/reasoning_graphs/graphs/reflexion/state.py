@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Literal
 
 from typing_extensions import TypedDict
 
-from reasoning_graphs.state import AgentState, Outcome
+from reasoning_graphs.state import AgentState, Outcome, extend_record
 
 
 class Attempt(TypedDict):
@@ -59,5 +58,5 @@ class ReflexionState(AgentState):
     """
 
     attempt: Attempt
-    trials: Annotated[list[Trial], operator.add]
-    reflections: Annotated[list[Lesson], operator.add]
+    trials: Annotated[list[Trial], extend_record]
+    reflections: Annotated[list[Lesson], extend_record]

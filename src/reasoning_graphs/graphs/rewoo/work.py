@@ -34,12 +34,18 @@ from langchain_core.messages.tool import ToolCall
 
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import EVIDENCE, RUNTIME, WORK_KIND, PlanStep
-from reasoning_graphs.metadata import mark, mark_of, written_by
+from reasoning_graphs.metadata import mark, mark_of
 from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.planning import result_value
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_messages, turn_number
+from reasoning_graphs.nodes.turn import (
+    steps_used,
+    this_question,
+    turn_answers,
+    turn_bookkeeping,
+    turn_number,
+)
 from reasoning_graphs.state import ActionEvent, Node
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -67,8 +73,8 @@ class StepResult:
 def issued_calls(messages: Sequence[AnyMessage]) -> dict[str, ToolCall]:
     """The calls issued for plan steps this turn, by variable (as run: substituted, edited)."""
     issued: dict[str, ToolCall] = {}
-    for message in turn_messages(messages):
-        if isinstance(message, AIMessage) and written_by(message, RUNTIME, WORK_KIND):
+    for message in turn_bookkeeping(messages, RUNTIME, WORK_KIND):
+        if isinstance(message, AIMessage):
             variables = mark_of(message).get("vars", {})
             for call in message.tool_calls:
                 if call["id"] in variables:
@@ -174,8 +180,8 @@ def _skip_events(
     turn = turn_number(state["messages"])
     recorded = {
         event.get("id")
-        for event in state.get("trajectory", [])
-        if event.get("kind") == "action" and event.get("turn") == turn
+        for event in this_question(state.get("trajectory"), state["messages"])
+        if event.get("kind") == "action"
     }
     return [
         action_event(
