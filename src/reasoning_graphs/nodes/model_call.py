@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import time
@@ -33,14 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
     InvalidToolCall,
 )
-from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
@@ -68,11 +65,6 @@ from reasoning_graphs.state import Outcome, ThoughtEvent, Work, message_ids
 logger = logging.getLogger(__name__)
 
 
-GRAMMAR_NEEDS_LLAMA = (
-    "A grammar constrains only the embedded llama.cpp model ('local' or "
-    "'local:<path.gguf>'), not {model}."
-)
-TYPED_WITH_OPTIONS = "A typed request takes neither stop sequences nor a grammar."
 NO_STATE: Mapping[str, Any] = {"messages": []}
 MAX_CONTINUATIONS = 2
 """Model calls that may follow a reply cut by the length limit."""
@@ -310,7 +302,14 @@ def _ask(
     """One call of the model on ``prompt`` as given, with its thought event: watched while
     it runs, and tried again after a failure that may pass, with the user told.
     ``spending`` is the question's before this call (:func:`call_allowance`)."""
-    runnable = _bound(run.model, request)
+    runnable = run.setup.bindings.bound(
+        run.model,
+        tools=request.tools,
+        tool_choice=request.tool_choice,
+        schema=request.schema,
+        stop=request.stop,
+        grammar=request.grammar,
+    )
     allowance = call_allowance(run.limits, spending, prompt, closing=closing)
     policy = run.setup.retry_policy
     started = time.perf_counter()
@@ -490,51 +489,3 @@ def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) ->
         if fresh != calls:
             update[key] = fresh
     return message.model_copy(update=update) if update else message
-
-
-def supports_schema(model: BaseChatModel, schema: type[BaseModel]) -> bool:
-    """Whether the model can give a typed reply; without it a pattern asks for text."""
-    try:
-        _typed(model, schema)
-    except NotImplementedError:
-        return False
-    return True
-
-
-def _typed(model: BaseChatModel, schema: type[BaseModel]) -> Runnable:
-    """The model answering in ``schema``, through tool calling where the model lets us choose.
-
-    Tool calling is what OpenAI-compatible servers support most widely:
-    langchain-openai's default (``response_format`` of type ``json_schema``) is
-    refused by llama.cpp's server, among others. A trace shows the call under the
-    schema's name (``Plan``) rather than as a bare ``RunnableSequence``.
-    """
-    if "method" in inspect.signature(model.with_structured_output).parameters:
-        typed = model.with_structured_output(schema, include_raw=True, method="function_calling")
-    else:
-        typed = model.with_structured_output(schema, include_raw=True)
-    return typed.with_config(run_name=schema.__name__)
-
-
-def _bound(model: BaseChatModel, request: ModelRequest) -> Runnable:
-    options: dict[str, Any] = {}
-    if request.stop:
-        options["stop"] = list(request.stop)
-    if request.grammar is not None:
-        if not _is_llama(model):
-            raise ValueError(GRAMMAR_NEEDS_LLAMA.format(model=type(model).__name__))
-        options["gbnf"] = request.grammar
-    if request.schema is not None:
-        if options:
-            raise ValueError(TYPED_WITH_OPTIONS)
-        return _typed(model, request.schema)
-    if request.tools:
-        choice = {} if request.tool_choice is None else {"tool_choice": request.tool_choice}
-        return model.bind_tools(list(request.tools), **choice).bind(**options)
-    return model.bind(**options) if options else model
-
-
-def _is_llama(model: BaseChatModel) -> bool:
-    from reasoning_graphs.models.local import LocalChatModel
-
-    return isinstance(model, LocalChatModel)

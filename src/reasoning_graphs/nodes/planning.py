@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import Mark, is_bookkeeping, reused_from
 from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import CANNOT_RUN_NOTE, NO_TOOLS, PLAN_FAILED_REPORT, TOOL_ENTRY
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_answers
@@ -175,7 +175,7 @@ def draft_plan(
     fit is read as text instead; otherwise the model is asked for text in
     ``form.text_format``.
     """
-    typed = supports_schema(run.model, form.schema)
+    typed = run.setup.bindings.supports_schema(run.model, form.schema)
     opening = planner_opening(
         run.setup,
         form.instructions,

@@ -29,6 +29,7 @@ from reasoning_graphs.context import (
     pattern_option,
 )
 from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.nodes.bindings import Bindings
 from reasoning_graphs.nodes.retry import mode_retry_policy
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
@@ -145,6 +146,7 @@ class AgentSetup:
     rules: Sequence[Rule] = ()
     system_prompt: str = ""
     retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
+    bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
 
     def for_run(self) -> RunScope:
         """The setup as the current run sees it (its context applied). ``update_state``

@@ -35,7 +35,7 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import mark
 from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model, supports_schema
+from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.planning import closing_prompt
 from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -90,7 +90,7 @@ def make_join(
 
     def join(state: LlmCompilerState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        typed = supports_schema(run.model, JoinDecision)
+        typed = run.setup.bindings.supports_schema(run.model, JoinDecision)
         prompt = joiner_prompt(setup, state)
         if not typed:
             prompt[0] = SystemMessage(f"{prompt[0].text}\n\n{JOIN_TEXT_FORMAT}")
