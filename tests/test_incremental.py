@@ -267,3 +267,25 @@ def test_a_long_rewoo_plan_reads_its_history_a_bounded_number_of_times(
     items_read[0] = 0
     rewoo_run(30)
     assert items_read[0] < 3.6 * short
+
+
+def test_a_round_appends_its_messages_without_reindexing_the_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import reasoning_graphs.state as state_module
+
+    merges = [0]
+    merge = state_module._messages_delta_reducer
+
+    def counting(*args: Any) -> Any:
+        merges[0] += 1
+        return merge(*args)
+
+    monkeypatch.setattr(state_module, "_messages_delta_reducer", counting)
+    counts = []
+    for rounds in (10, 30):
+        merges[0] = 0
+        run(rounds)
+        counts.append(merges[0])
+    # only the first write (the question, onto an empty list) merges; every round appends
+    assert counts[0] == counts[1] <= 1

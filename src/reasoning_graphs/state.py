@@ -40,7 +40,7 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     """Batch reducer of the conversation: LangGraph's message merging (a message with a
     known id replaces it), as an :class:`~reasoning_graphs.history.Indexed` list.
 
-    A step that only adds messages with ids of their own (the usual step) appends
+    A step that only adds messages with new ids, or none (the usual step), appends
     them; LangGraph's reducer, which indexes the whole list, merges the rest.
     """
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
@@ -50,11 +50,11 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
 
 
 def _only_new(added: list[Any], taken: Set[str]) -> bool:
-    """Whether every item is a message (not a removal) whose id is set and not yet used."""
-    ids = [getattr(item, "id", None) for item in added]
+    """Whether every item is a message (not a removal) with no id or an id not yet used:
+    LangGraph's reducer appends those as they are."""
+    ids = [item.id for item in added if isinstance(item, BaseMessage) and item.id is not None]
     return (
         all(isinstance(item, BaseMessage) and not isinstance(item, RemoveMessage) for item in added)
-        and all(ids)
         and len(set(ids)) == len(ids)
         and taken.isdisjoint(ids)
     )
