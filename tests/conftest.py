@@ -41,6 +41,19 @@ def thread() -> dict[str, Any]:
     return {"configurable": {"thread_id": f"test-{uuid.uuid4().hex[:8]}"}}
 
 
+def counted_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Replaces ``owner.name`` with a wrapper that counts its calls; the count is item 0."""
+    count = [0]
+    original = getattr(owner, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return count
+
+
 def sleeping_tool(
     log: ToolLog, name: str, seconds: float = 0.0, *, safe: bool, dangerous: bool = False
 ) -> ToolSpec:

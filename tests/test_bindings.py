@@ -13,6 +13,8 @@ from reasoning_graphs.nodes import bindings
 from reasoning_graphs.nodes.bindings import Bindings
 from reasoning_graphs.testing import ScriptedChatModel
 
+from conftest import counted_calls
+
 
 @tool
 def lookup(item: str) -> str:
@@ -33,15 +35,7 @@ class Answer(BaseModel):
 @pytest.fixture
 def binds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the bindings actually built."""
-    count = [0]
-    build = bindings._bind
-
-    def counting(*args: object) -> object:
-        count[0] += 1
-        return build(*args)
-
-    monkeypatch.setattr(bindings, "_bind", counting)
-    return count
+    return counted_calls(monkeypatch, bindings, "_bind")
 
 
 def test_the_same_model_and_tools_reuse_one_binding(binds: list[int]) -> None:

@@ -42,6 +42,8 @@ from reasoning_graphs.nodes.turn import (
 from reasoning_graphs.state import CallDecision, add_messages_batches, extend_record
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
+from conftest import counted_calls
+
 
 @tool
 def echo(text: str) -> str:
@@ -274,14 +276,7 @@ def test_a_round_appends_its_messages_without_reindexing_the_conversation(
 ) -> None:
     import reasoning_graphs.state as state_module
 
-    merges = [0]
-    merge = state_module._messages_delta_reducer
-
-    def counting(*args: Any) -> Any:
-        merges[0] += 1
-        return merge(*args)
-
-    monkeypatch.setattr(state_module, "_messages_delta_reducer", counting)
+    merges = counted_calls(monkeypatch, state_module, "_messages_delta_reducer")
     counts = []
     for rounds in (10, 30):
         merges[0] = 0

@@ -70,7 +70,7 @@ def extend_record(existing: list[Any], new: list[Any]) -> list[Any]:
     """``operator.add`` for a per-question record that only grows (plan steps, trials), as
     an :class:`~reasoning_graphs.history.Indexed` list, so that reading the current
     question's part (:func:`~reasoning_graphs.nodes.turn.this_question`) stays incremental."""
-    return Indexed([*existing, *new], extends=existing)
+    return append_batches(existing, [new])
 
 
 def merge_batches(state: dict[str, Any], writes: Sequence[dict[str, Any] | None]) -> dict[str, Any]:

@@ -59,6 +59,8 @@ from reasoning_graphs.state import (
     GroundingReport,
     TrajectoryEvent,
     add_messages_batches,
+    append_batches,
+    merge_batches,
 )
 from reasoning_graphs.tools.execute import observation_ref
 from reasoning_graphs.tools.output import content_text
@@ -593,9 +595,10 @@ def with_report(state: AgentState, update: dict[str, Any]) -> dict[str, Any]:
     if update.get("messages"):
         after["messages"] = add_messages_batches(state["messages"], [update["messages"]])
     if update.get("trajectory"):
-        after["trajectory"] = [*(state.get("trajectory") or []), *update["trajectory"]]
+        after["trajectory"] = append_batches(state.get("trajectory") or [], [update["trajectory"]])
     if update.get("observations"):
-        after["observations"] = {**(state.get("observations") or {}), **update["observations"]}
+        stored = state.get("observations") or {}
+        after["observations"] = merge_batches(stored, [update["observations"]])
     return {**update, "grounding": report_for(cast(AgentState, after))}
 
 
