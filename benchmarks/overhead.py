@@ -24,14 +24,17 @@ Checkpointers: none, LangGraph's ``InMemorySaver``, and LangGraph's
 ``SqliteSaver`` on a temp file, the same class for both sides.
 
 Where the time goes (two cores; the README's "Orchestration cost" has the
-table of three trials). A short question costs 1.3-1.6x ``create_agent``'s
-(5.6-7.5 against 3.6-5.1 ms without a checkpointer): each model and tool call
-runs on a worker thread so that the default idle timeout can give up on it,
-three hand-offs worth about 1.3 ms here (measured by turning the timeout off),
-and the grounding report is a step of its own, four steps against three. Long
-runs are where ours is cheaper: at 1000 rounds on SQLite 0.37-0.47x the time
-per round (11-12 against 26-30 ms) and 0.88x the peak RSS (113 against 129 MB);
-with the InMemorySaver 0.40-0.45x and 0.20x (125 against 626 MB), because the
+table of three trials). A short question costs 1.06-1.31x ``create_agent``'s
+(6.1-7.8 against 4.7-6.5 ms without a checkpointer). Two reference agents run
+beside it to show why: ``react-untimed`` (ours with the model and tool
+timeouts off, 0.90-1.11x) and ``langgraph-bare`` (a plain LangGraph loop of a
+model node and a tool node with no guards, 0.54-0.88x). With a timeout on,
+each model and tool call runs on a worker thread so that it can be given up
+on; a hand-off to a thread idle for a few milliseconds costs 0.15-0.3 ms on
+this machine. A question is three steps in each of them. Long runs are where
+ours is cheaper: at 1000 rounds on SQLite 0.31-0.45x the time per round (8.7-10
+against 22-28 ms) and 0.88x the peak RSS (113 against 129 MB); with the
+InMemorySaver 0.32-0.43x and 0.20x (125 against 627 MB), because the
 conversation, trajectory and stored observations are delta channels (a step's
 checkpoint holds what it added) and every question a step asks of the history
 is a running fold that reads only what was added since the step before.
@@ -46,12 +49,12 @@ ever longer prompt (``count_tokens_approximately``, 7.2 s, the one cost here
 that grows with the run, and one every agent pays); the rest is mostly
 LangGraph's step machinery (routing, task preparation, channel updates,
 checkpoint writes). No function of ours that reads the history reaches the top
-25 any more. Where to look next: the three worker-thread hand-offs of a round
-for the default timeouts, the grounding report as a step of its own, and the
-planning patterns' ``work`` node (see ``planning_overhead.py``).
+25 any more. Where to look next: the worker-thread hand-offs of the default
+timeouts (a round's model call and tool call each pay one), and the planning
+patterns' per-step guards (see ``planning_overhead.py``).
 
 Run: python benchmarks/overhead.py [--pairs 3] [--rounds 300] [--ours react react_text]
-     [--checkpointers none memory sqlite sqlite-async] [--invocations 20] [--no-short]
+     [--checkpointers none memory sqlite sqlite-async] [--invocations 100] [--no-short]
      [--context] [--quick] [--profile]
 """
 

@@ -24,19 +24,17 @@ process. Checkpointers: none, and LangGraph's ``SqliteSaver`` on a temp file,
 the same class for both sides. ``--profile ours|baseline`` prints a cProfile
 of one side instead (all threads merged).
 
-Measured with the defaults (3 trials of 10 questions; about a minute) on two
-cores, medians of ours over the baseline: with a 1-step plan 3.38x without a
-checkpointer (12-15 against 4 ms) and 2.31x on SQLite (25-30 against 11-13 ms);
-with 20 steps 3.13x (81-88 against 24-28 ms) and 3.52x (164-178 against 46-51
-ms). Peak RSS is 96-101 against 79-82 MB (1.22x), the weight of the library's
-imports, not of the run. Where ours spends more: every wave goes ``work`` →
-``approve`` → ``act`` (the tool loop every pattern shares; ``observe`` only when
-a wave leaves something to record) where the baseline has one step, so a
-20-step question is over 60 super-steps against 23, and on SQLite a checkpoint
-and its writes for each. ``work`` also re-derives every step's result from the
-message list at each wave (quadratic in the plan length), and the planner's
-structured-output runnable is built twice per question (``supports_schema``
-builds one to probe, the call another) where the baseline builds it once.
+Measured with ``--pairs 3 --steps 1 20`` on two cores, medians of ours over
+the baseline: with a 1-step plan 2.79x without a checkpointer (8-10 against
+3-4 ms) and 1.57x on SQLite (13-17 against 7-13 ms); with 20 steps 3.76x
+(43-51 against 13-14 ms) and 2.84x (98-107 against 31-42 ms). Peak RSS is
+96-100 against 79-82 MB (1.22x), the weight of the library's imports, not of
+the run. A wave whose calls need nothing settled goes from ``work`` straight
+to ``act`` (two steps per wave, against the baseline's one), what ``work``
+needs of the question so far is a running fold instead of a scan, and the
+planner's model binding is kept between calls. What remains is per-step work
+the baseline does not do at all: budgets, loop guards, approval triage, the
+grounding report and the tool timeout's worker-thread hand-off.
 
 Run: python benchmarks/planning_overhead.py [--pairs 3] [--steps 1 20] [--checkpointers none sqlite]
      [--invocations 10] [--quick] [--profile ours|baseline] [--profile-steps 20]
