@@ -7,15 +7,22 @@ SCRIPT_JSON is the model's replies in order: a string is a text reply,
 command line, as a user would type it after ``reasoning-graphs``. Tests run
 two of these on one database to show that a second process, or a second
 machine, picks up the first one's thread.
+
+``KILL_AT_PUT=N`` kills the process (SIGKILL, as ``kill -9`` would) when the
+checkpointer is about to save its Nth checkpoint: the step before it has
+finished and its writes are saved, but the checkpoint after it is not.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from typing import Any
 
 from reasoning_graphs.cli import main as cli
+from reasoning_graphs.cli import runs
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 
@@ -23,10 +30,26 @@ def reply(item: Any) -> Any:
     return tool_call(item["tool"], **item["args"]) if isinstance(item, dict) else item
 
 
+def kill_at_put(number: int) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    put, seen = SqliteSaver.put, []
+
+    def put_or_die(self: SqliteSaver, *args: Any, **kwargs: Any) -> Any:
+        seen.append(1)
+        if len(seen) == number:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return put(self, *args, **kwargs)
+
+    SqliteSaver.put = put_or_die  # type: ignore[method-assign]
+
+
 def main() -> int:
     script, argv = json.loads(sys.argv[1]), sys.argv[2:]
+    if os.environ.get("KILL_AT_PUT"):
+        kill_at_put(int(os.environ["KILL_AT_PUT"]))
     model = ScriptedChatModel(script=[reply(item) for item in script])
-    cli.resolve_model = lambda spec: model
+    runs.resolve_model = lambda spec: model
     return cli.main(argv)
 
 

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 
+from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
@@ -34,7 +35,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def use_model(monkeypatch: pytest.MonkeyPatch, *script) -> ScriptedChatModel:
     model = ScriptedChatModel(script=list(script))
-    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
     return model
 
 
@@ -114,7 +115,7 @@ def test_an_incomplete_answer_streams_then_gets_its_note(db, monkeypatch, capsys
 
     code, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--max-steps", "1")
 
-    assert code == 0
+    assert code == exits.INCOMPLETE
     lines = out.splitlines()
     answers = [line for line in lines if line.startswith("Answer:")]
     assert answers == ["Answer: It is 395."]
@@ -218,7 +219,7 @@ def test_no_one_at_the_terminal_then_resume(db, workspace, monkeypatch, capsys) 
     code, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--workspace", str(workspace))
     thread_id = thread_id_from(out)
 
-    assert code == 0
+    assert code == exits.WAITING
     assert f"reasoning-graphs resume {thread_id}" in out
     assert not (workspace / "a.txt").exists()
     _, listing, _ = run_cli(monkeypatch, capsys, "threads")
@@ -355,7 +356,7 @@ def test_a_resume_keeps_the_runs_approvals(db, monkeypatch, capsys) -> None:
 
     code, out, _ = run_cli(monkeypatch, capsys, "resume", thread_id, "--decisions", '["approve"]')
 
-    assert code == 0
+    assert code == exits.WAITING
     assert "Observation: 2" in out.splitlines()
     assert "Observation: 4" not in out.splitlines()  # the second call waits for a person too
     assert f"reasoning-graphs resume {thread_id}" in out
@@ -518,7 +519,7 @@ def test_mode_chat_limits_the_run_and_stays_with_the_thread(db, monkeypatch, cap
     code, out, _ = run_cli(monkeypatch, capsys, "run", "Count.", "--mode", "chat")
     thread_id = thread_id_from(out)
 
-    assert code == 0
+    assert code == exits.INCOMPLETE
     assert "Answer: Counted." not in out.splitlines()
     _, listing, _ = run_cli(monkeypatch, capsys, "threads", "--json")
     record = next(r for r in map(json.loads, listing.splitlines()) if r["thread_id"] == thread_id)
@@ -527,7 +528,7 @@ def test_mode_chat_limits_the_run_and_stays_with_the_thread(db, monkeypatch, cap
 
     use_model(monkeypatch, *rounds, "Counted.")
     code, out, _ = run_cli(monkeypatch, capsys, "run", "Again.", "--thread", thread_id)
-    assert code == 0
+    assert code == exits.INCOMPLETE
     assert "Answer: Counted." not in out.splitlines()  # the follow-up keeps the thread's mode
 
 
@@ -579,7 +580,7 @@ def flaky_lookup(topic: str) -> str:
 @pytest.mark.parametrize("quiet", [[], ["--quiet"]])
 def test_progress_reports_are_shown(db, monkeypatch, capsys, quiet) -> None:
     use_model(monkeypatch, tool_call("flaky_lookup", topic="tides"), "Tides: found.")
-    monkeypatch.setattr(cli, "default_tools", lambda workspace, docs: [flaky_lookup])
+    monkeypatch.setattr(runs, "default_tools", lambda workspace, docs: [flaky_lookup])
 
     code, out, _ = run_cli(monkeypatch, capsys, "run", "tides?", *quiet)
 
@@ -706,7 +707,7 @@ def reporting_graph(report: dict | None):
 @pytest.mark.parametrize("output", [[], ["--quiet"]])
 def test_explain_shows_each_claim_and_its_observation(db, monkeypatch, capsys, output) -> None:
     use_model(monkeypatch)
-    monkeypatch.setattr(cli, "graph_builder", reporting_graph(REPORT))
+    monkeypatch.setattr(runs, "graph_builder", reporting_graph(REPORT))
 
     code, out, err = run_cli(monkeypatch, capsys, "run", "Lyon?", "--explain", *output)
 
@@ -729,7 +730,7 @@ def test_explain_shows_each_claim_and_its_observation(db, monkeypatch, capsys, o
 @pytest.mark.parametrize("output", [[], ["--quiet"]])
 def test_explain_as_json_carries_the_report(db, monkeypatch, capsys, output) -> None:
     use_model(monkeypatch)
-    monkeypatch.setattr(cli, "graph_builder", reporting_graph(REPORT))
+    monkeypatch.setattr(runs, "graph_builder", reporting_graph(REPORT))
 
     code, out, _ = run_cli(monkeypatch, capsys, "run", "Lyon?", "--explain", "--json", *output)
 
@@ -740,10 +741,10 @@ def test_explain_as_json_carries_the_report(db, monkeypatch, capsys, output) -> 
 
 def test_explain_never_shows_an_earlier_questions_report(db, monkeypatch, capsys) -> None:
     use_model(monkeypatch)
-    monkeypatch.setattr(cli, "graph_builder", reporting_graph(REPORT))
+    monkeypatch.setattr(runs, "graph_builder", reporting_graph(REPORT))
     _, out, _ = run_cli(monkeypatch, capsys, "run", "Lyon?")
 
-    monkeypatch.setattr(cli, "graph_builder", reporting_graph(None))
+    monkeypatch.setattr(runs, "graph_builder", reporting_graph(None))
     code, out, _ = run_cli(
         monkeypatch, capsys, "run", "And Paris?", "--thread", thread_id_from(out), "--explain"
     )
@@ -781,7 +782,7 @@ def test_log_level_debug_shows_why_a_run_failed(db, monkeypatch, capsys) -> None
 
 def test_a_model_call_past_the_timeout_stops_the_run_honestly(db, monkeypatch, capsys) -> None:
     model = ScriptedChatModel(script=["never shown"], delay=30)
-    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
 
     started = time.monotonic()
     _, out, err = run_cli(monkeypatch, capsys, "run", "hi", "--model-timeout", "0.3")

@@ -14,6 +14,7 @@ import pytest
 
 from crash_harness import agent_env
 from reasoning_graphs.cli import main as cli
+from reasoning_graphs.cli import runs
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 SCRIPTED_CLI = Path(__file__).with_name("scripted_cli.py")
@@ -22,7 +23,7 @@ WRITE = {"tool": "write_file", "args": {"path": "a.txt", "content": "hi"}}
 
 def run_cli(monkeypatch, capsys, *argv: str, script: list) -> tuple[int, str, str]:
     model = ScriptedChatModel(script=script)
-    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code = cli.main(list(argv))
     out, err = capsys.readouterr()

@@ -194,6 +194,7 @@ def test_grammar_mode_needs_the_llama_cpp_model() -> None:
 
 def test_cli_runs_the_text_pattern(tmp_path, monkeypatch, capsys) -> None:
     from reasoning_graphs.cli import main as cli
+    from reasoning_graphs.cli import runs
 
     model = ScriptedChatModel(
         script=[
@@ -201,7 +202,7 @@ def test_cli_runs_the_text_pattern(tmp_path, monkeypatch, capsys) -> None:
             "Final Answer: 42",
         ]
     )
-    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
     monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "t.sqlite"))
 
     code = cli.main(["run", "6*7?", "--pattern", "react_text"])

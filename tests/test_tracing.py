@@ -34,6 +34,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from crash_harness import agent_env
 from reasoning_graphs.cli import main as cli
+from reasoning_graphs.cli import runs
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.plan_execute import build_graph as build_plan_execute
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
@@ -158,7 +159,7 @@ def test_the_cli_puts_the_thread_into_the_run_metadata(
 ) -> None:
     monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "threads.sqlite"))
     model = ScriptedChatModel(script=[tool_call("calculator", expression="23*17+4"), "395"])
-    monkeypatch.setattr(cli, "resolve_model", lambda spec: model)
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
 
     collector = RunCollectorCallbackHandler()
     token = ambient_collector.set(collector)

@@ -1,5 +1,5 @@
 """``python -m reasoning_graphs`` runs the command line."""
 
-from reasoning_graphs.cli.main import main
+from reasoning_graphs.cli.main import entry
 
-raise SystemExit(main())
+entry()

@@ -3,6 +3,8 @@
 ``--db`` (or ``$REASONING_GRAPHS_DB``) names a SQLite file or a PostgreSQL
 connection string. On PostgreSQL, CLI processes on several machines share
 their threads: one runs a question up to an approval, another resumes it.
+The checkpointers (and LangGraph with them) are imported when a store opens,
+so that the command line can name this module's settings without loading them.
 """
 
 from __future__ import annotations
@@ -15,12 +17,6 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
-from reasoning_graphs.checkpointers import (
-    CheckpointerError,
-    open_checkpointer,
-    redacted,
-    url_scheme,
-)
 from reasoning_graphs.cli.threads import ThreadIndex
 
 DB_ENV = "REASONING_GRAPHS_DB"
@@ -34,6 +30,8 @@ class StoreError(Exception):
 def db_spec(value: str | None = None) -> str | Path:
     """What to open: ``value``, else ``$REASONING_GRAPHS_DB``, else a file in the user's
     data directory. A URL stays as written; anything else is a SQLite file path."""
+    from reasoning_graphs.checkpointers import url_scheme
+
     value = value or os.environ.get(DB_ENV)
     if not value:
         return Path(user_data_dir("reasoning-graphs")) / "threads.sqlite"
@@ -50,6 +48,8 @@ class Store:
     """The checkpointer and the thread index on its connection, open while the command runs."""
 
     def __init__(self, spec: str | Path) -> None:
+        from reasoning_graphs.checkpointers import CheckpointerError, open_checkpointer, redacted
+
         self.label = redacted(str(spec))
         try:
             if isinstance(spec, Path):

@@ -3,7 +3,12 @@
 Checkpoints say what a run's state is; this index says what a person needs to
 find a thread again: its pattern, model, question and how it last ended, and
 what a resume needs to rebuild the same graph: the limits its run was given
-(a resume that dropped ``--approve`` would run those tools unasked).
+(a resume that dropped ``--approve`` would run those tools unasked) and the
+folders its tools work in (a resume started elsewhere must write where the
+run was approved to write). How a thread stands is read from its checkpoint
+(:mod:`reasoning_graphs.cli.status`); the index adds which checkpoint a run
+ended on and which process is running it, so that a run killed mid-way is
+not shown as running.
 """
 
 from __future__ import annotations
@@ -25,11 +30,25 @@ CREATE TABLE IF NOT EXISTS rg_threads (
     status TEXT NOT NULL,
     created TEXT NOT NULL,
     updated TEXT NOT NULL,
-    limits TEXT NOT NULL DEFAULT '{}'
+    limits TEXT NOT NULL DEFAULT '{}',
+    workspace TEXT,
+    docs TEXT,
+    owner TEXT,
+    ended TEXT
 )
 """
-ADD_LIMITS = "ALTER TABLE rg_threads ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'"
-COLUMNS = "thread_id, pattern, model, question, status, created, updated, limits"
+ADDED_COLUMNS = {
+    "limits": "limits TEXT NOT NULL DEFAULT '{}'",
+    "workspace": "workspace TEXT",
+    "docs": "docs TEXT",
+    "owner": "owner TEXT",
+    "ended": "ended TEXT",
+}
+"""Columns a file from an earlier version lacks, added when it is opened."""
+COLUMNS = (
+    "thread_id, pattern, model, question, status, created, updated, limits, "
+    "workspace, docs, owner, ended"
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +91,14 @@ class ThreadRecord:
     created: str
     updated: str
     limits: dict[str, Any]
+    workspace: str | None = None
+    """The folder the file and shell tools work in, absolute."""
+    docs: str | None = None
+    """The folder ``search_docs`` searches, absolute, or none."""
+    owner: str | None = None
+    """``host:pid`` of the process running the thread, while it runs."""
+    ended: str | None = None
+    """The checkpoint the last run ended on; a later checkpoint means a run since."""
 
 
 class ThreadIndex:
@@ -90,8 +117,9 @@ class ThreadIndex:
                 self._execute(self._dialect.schema_lock)
             self._execute(SCHEMA)
             columns = {_values(row)[0] for row in self._execute(self._dialect.columns)}
-            if "limits" not in columns:  # a file from before limits were kept
-                self._execute(ADD_LIMITS)
+            for name, definition in ADDED_COLUMNS.items():
+                if name not in columns:  # a file from an earlier version
+                    self._execute(f"ALTER TABLE rg_threads ADD COLUMN {definition}")
 
     def get(self, thread_id: str) -> ThreadRecord | None:
         with self._lock:
@@ -114,24 +142,53 @@ class ThreadIndex:
         question: str,
         status: str,
         limits: Mapping[str, Any],
+        workspace: str | None = None,
+        docs: str | None = None,
+        owner: str | None = None,
     ) -> None:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = _now()
         with self._transaction():
             self._execute(
-                f"""INSERT INTO rg_threads ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                f"""INSERT INTO rg_threads ({COLUMNS})
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
                    ON CONFLICT(thread_id) DO UPDATE SET pattern = excluded.pattern,
                    model = excluded.model, question = excluded.question,
                    status = excluded.status, updated = excluded.updated,
-                   limits = excluded.limits""",
-                (thread_id, pattern, model, question, status, now, now, json.dumps(dict(limits))),
+                   limits = excluded.limits, workspace = excluded.workspace,
+                   docs = excluded.docs, owner = excluded.owner, ended = NULL""",
+                (
+                    thread_id,
+                    pattern,
+                    model,
+                    question,
+                    status,
+                    now,
+                    now,
+                    json.dumps(dict(limits)),
+                    workspace,
+                    docs,
+                    owner,
+                ),
             )
 
-    def set_status(self, thread_id: str, status: str) -> None:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    def started(
+        self, thread_id: str, *, owner: str, workspace: str | None, docs: str | None
+    ) -> None:
+        """A run of the thread began in ``owner``, with its tools in these folders."""
         with self._transaction():
             self._execute(
-                "UPDATE rg_threads SET status = ?, updated = ? WHERE thread_id = ?",
-                (status, now, thread_id),
+                "UPDATE rg_threads SET status = 'running', owner = ?, ended = NULL, "
+                "updated = ?, workspace = ?, docs = ? WHERE thread_id = ?",
+                (owner, _now(), workspace, docs, thread_id),
+            )
+
+    def set_status(self, thread_id: str, status: str, *, ended: str | None = None) -> None:
+        """How the run ended; ``ended`` is the checkpoint it ended on, if it came to an end."""
+        with self._transaction():
+            self._execute(
+                "UPDATE rg_threads SET status = ?, updated = ?, owner = NULL, ended = ? "
+                "WHERE thread_id = ?",
+                (status, _now(), ended, thread_id),
             )
 
     @contextmanager
@@ -149,5 +206,9 @@ def _values(row: Sequence[Any] | Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _record(row: Sequence[Any] | Mapping[str, Any]) -> ThreadRecord:
-    *fields, limits = _values(row)
-    return ThreadRecord(*fields, limits=json.loads(limits))
+    values = _values(row)
+    return ThreadRecord(*values[:7], json.loads(values[7]), *values[8:])
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

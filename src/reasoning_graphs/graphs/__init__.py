@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.graph.state import CompiledStateGraph
+if TYPE_CHECKING:  # the command line reads PATTERNS without loading LangGraph
+    from langgraph.graph.state import CompiledStateGraph
 
 PATTERNS: dict[str, str] = {
     "react": "reasoning_graphs.graphs.react",

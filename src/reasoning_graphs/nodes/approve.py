@@ -43,6 +43,8 @@ from reasoning_graphs.review import (
     parse_decisions,
 )
 from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall, Node
+from reasoning_graphs.tools.registry import ToolRegistry
+from reasoning_graphs.tools.spec import ToolSpec
 
 OVER_CALL_LIMIT = "Not run: at most {limit} tool calls per turn. Call it again next turn if needed."
 OVER_QUESTION_LIMIT = "Not run: the question's budget of {limit} tool calls is spent."
@@ -204,7 +206,14 @@ def settle_calls(
     """
     to_ask = _triage_calls(run, state, calls, triage)
     if to_ask:
-        _ask_person(to_ask, triage)
+        _ask_person(to_ask, triage, run.registry)
+
+
+def _described(call: ToolCall, spec: ToolSpec | None) -> str:
+    """The call as the person approving it reads it, with where it acts when the tool says."""
+    text = describe_call(call["name"], call["args"])
+    where = spec.where(call["args"]) if spec is not None and spec.where is not None else None
+    return f"{text} {where}" if where else text
 
 
 def _triage_calls(
@@ -249,14 +258,16 @@ def _triage_calls(
     return to_ask
 
 
-def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage) -> None:
+def _ask_person(
+    to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, registry: ToolRegistry
+) -> None:
     """One interrupt for all dangerous calls of the turn; apply each decision."""
     pending = [
         PendingCall(
             id=call["id"],
             name=call["name"],
             args=call["args"],
-            description=describe_call(call["name"], call["args"]),
+            description=_described(call, registry.get(call["name"])),
             allowed_decisions=list(REVIEW_DECISIONS),
         )
         for _, call in to_ask

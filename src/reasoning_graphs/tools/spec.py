@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -61,6 +61,8 @@ class ToolSpec:
         max_observation_chars: Longer results are cut, keeping head and tail;
             the full text stays retrievable by reference (``UNSET``: the
             graph's default).
+        where: Where a call with these arguments acts, for the person asked to
+            approve it: a file tool's absolute path, the shell's folder.
     """
 
     tool: BaseTool
@@ -68,6 +70,7 @@ class ToolSpec:
     concurrency_safe: bool = False
     timeout: float | Unset | None = UNSET
     max_observation_chars: int | Unset = UNSET
+    where: Callable[[Mapping[str, Any]], str] | None = None
 
     @property
     def name(self) -> str:
@@ -121,6 +124,7 @@ def tool_spec(
     concurrency_safe: bool | None = None,
     timeout: float | Unset | object | None = ...,
     max_observation_chars: int | Unset | None = None,
+    where: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> ToolSpec:
     """Wrap a LangChain tool or a typed function as a :class:`ToolSpec`.
 
@@ -158,6 +162,8 @@ def tool_spec(
         changes["timeout"] = timeout
     if max_observation_chars is not None:
         changes["max_observation_chars"] = max_observation_chars
+    if where is not None:
+        changes["where"] = where
     return replace(spec, **changes) if changes else spec
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -135,7 +136,13 @@ def read_file(workspace: str | Path) -> ToolSpec:
             text += READ_CUT.format(size=size, limit=MAX_READ_BYTES)
         return text
 
-    return tool_spec(run, name="read_file", description=READ_DESCRIPTION, concurrency_safe=True)
+    return tool_spec(
+        run,
+        name="read_file",
+        description=READ_DESCRIPTION,
+        concurrency_safe=True,
+        where=_file_in(root),
+    )
 
 
 def write_file(workspace: str | Path) -> ToolSpec:
@@ -163,4 +170,17 @@ def write_file(workspace: str | Path) -> ToolSpec:
         description=WRITE_DESCRIPTION,
         dangerous=True,
         concurrency_safe=False,
+        where=_file_in(root),
     )
+
+
+def _file_in(root: Path) -> Callable[[Mapping[str, Any]], str]:
+    """Where a file call acts: its path made absolute in ``root``, without touching the disk
+    (the call itself still refuses a path that leaves the workspace)."""
+
+    def where(args: Mapping[str, Any]) -> str:
+        path = args.get("path")
+        shown = os.path.normpath(root / str(path)) if isinstance(path, str) and path else root
+        return f"at {shown}"
+
+    return where

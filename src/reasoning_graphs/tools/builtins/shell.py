@@ -135,4 +135,5 @@ def shell(workspace: str | Path, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> To
         dangerous=True,
         concurrency_safe=False,
         timeout=timeout + TIMEOUT_MARGIN_SECONDS,
+        where=lambda args: f"in {root}",
     )

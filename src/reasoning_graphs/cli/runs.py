@@ -1,0 +1,327 @@
+"""``run`` and ``resume``: drive a thread to its end, asking the person at each approval.
+
+A thread keeps what a later command needs to go on as it began: the pattern,
+model and limits of its graph, and the folders its tools work in. How a
+command ended is its exit code (:mod:`reasoning_graphs.cli.exits`) and the
+thread's status in the index, written against the checkpoint it ended on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from langchain_core.messages import HumanMessage
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from reasoning_graphs.cli import ctrl_c, exits
+from reasoning_graphs.cli.errors import UsageError
+from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
+from reasoning_graphs.cli.render import ANSWER_NODES, Printer
+from reasoning_graphs.cli.status import FAILED, INTERRUPTED, WAITING, checkpoint_id, this_process
+from reasoning_graphs.cli.store import Store
+from reasoning_graphs.cli.threads import ThreadRecord
+from reasoning_graphs.graphs import graph_builder
+from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
+from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.review import APPROVAL_KIND, ApprovalError, parse_decisions
+from reasoning_graphs.state import GroundingReport
+from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
+
+DEFAULT_PATTERN = "react"
+
+logger = logging.getLogger(__name__)
+
+NO_THREAD = "No thread {thread_id!r} in {db}; `reasoning-graphs threads` lists them."
+WAITING_NOTE = (
+    "Thread {thread_id} is waiting for approval; "
+    "answer it with `reasoning-graphs resume {thread_id}`."
+)
+RESUME_HINT = "Resume with: reasoning-graphs resume {thread_id}"
+CONTINUE_HINT = "Thread: {thread_id} (ask a follow-up with --thread {thread_id})"
+FINISHED = "Thread {thread_id} has finished; nothing to resume."
+BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
+UNFIT_DECISIONS = "--decisions do not answer the pending calls: {error}"
+NULL_DECISIONS = "--decisions null answers nothing; give the value the paused run asks for."
+BAD_TRACE = "cannot write the trace file {path}: {error}"
+NO_DECISIONS_NEEDED = "--decisions given, but thread {thread_id} waits for no decision."
+
+
+def run(store: Store, args: argparse.Namespace) -> int:
+    """Ask ``args.question`` on a new thread, or on ``--thread`` as its next question."""
+    if args.max_steps is not None and args.max_steps < 1:
+        raise UsageError("--max-steps must be at least 1")
+    for flag in ("time_budget", "model_timeout", "idle_timeout"):
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
+    record = store.threads.get(args.thread) if args.thread else None
+    pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
+    model_spec = args.model or (record.model if record else default_model_spec())
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    flags = {
+        "max_steps": args.max_steps,
+        "token_budget": args.token_budget,
+        "time_budget": args.time_budget,
+        "model_timeout": args.model_timeout,
+        "idle_timeout": args.idle_timeout,
+        "approve": args.approve,
+        "mode": args.mode,
+    }
+    limits = {
+        **(record.limits if record else {}),
+        **{key: value for key, value in flags.items() if value is not None},
+    }
+    workspace, docs = _folders(args, record)
+    graph = _graph(store, pattern, model_spec, workspace, docs, limits)
+    config = {"configurable": {"thread_id": thread_id}}
+    if graph.get_state(config).interrupts:
+        raise UsageError(WAITING_NOTE.format(thread_id=thread_id))
+    with _printer(args, pattern, thread_id) as printer:
+        printer.notice(
+            f"Thread {thread_id}",
+            thread_id=thread_id,
+            pattern=pattern,
+            model=model_spec,
+            workspace=workspace,
+        )
+        store.threads.save(
+            thread_id,
+            pattern=pattern,
+            model=model_spec,
+            question=args.question,
+            status="running",
+            limits=limits,
+            workspace=workspace,
+            docs=docs,
+            owner=this_process(),
+        )
+        payload = {"messages": [HumanMessage(args.question)]}
+        return _drive(store, graph, payload, thread_id, printer, args)
+
+
+def resume(store: Store, args: argparse.Namespace) -> int:
+    """Continue a thread that did not end: answer its pending approval, or run on from its
+    last saved step."""
+    config = {"configurable": {"thread_id": args.thread_id}}
+    if store.checkpointer.get_tuple(config) is None:
+        raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.label))
+    record = store.threads.get(args.thread_id)
+    pattern = record.pattern if record else DEFAULT_PATTERN
+    model_spec = record.model if record else default_model_spec()
+    workspace, docs = _folders(args, record)
+    graph = _graph(store, pattern, model_spec, workspace, docs, record.limits if record else None)
+    snapshot = graph.get_state(config)
+    if args.decisions and not snapshot.interrupts:
+        raise UsageError(NO_DECISIONS_NEEDED.format(thread_id=args.thread_id))
+    decisions = (
+        _parse_decisions(args.decisions, snapshot.interrupts[0].value) if args.decisions else None
+    )
+    with _printer(args, pattern, args.thread_id) as printer:
+        if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
+            printer.notice(FINISHED.format(thread_id=args.thread_id))
+            return exits.ANSWERED
+        if record is not None:
+            store.threads.started(
+                args.thread_id, owner=this_process(), workspace=workspace, docs=docs
+            )
+        payload: Any = None  # run on from the last saved step
+        if snapshot.interrupts:
+            if decisions is None:
+                try:
+                    decisions = decide(
+                        snapshot.interrupts[0].value,
+                        mode=_decision_mode(args),
+                        printer=printer,
+                        read=_read_stdin,
+                    )
+                except NoAnswer:
+                    return _waiting(store, graph, args.thread_id, printer)
+            payload = Command(resume=decisions)
+        return _drive(store, graph, payload, args.thread_id, printer, args)
+
+
+def _folders(args: argparse.Namespace, record: ThreadRecord | None) -> tuple[str, str | None]:
+    """The workspace and docs folder, absolute: the flags, else the thread's own, else (on
+    a new thread) ``$REASONING_GRAPHS_WORKSPACE`` or the current folder and
+    ``$REASONING_GRAPHS_DOCS``."""
+    workspace = args.workspace or (record.workspace if record else None)
+    docs = args.docs or (record.docs if record else os.environ.get(DOCS_ENV) or None)
+    return str(workspace_folder(workspace)), str(workspace_folder(docs)) if docs else None
+
+
+def _graph(
+    store: Store,
+    pattern: str,
+    model_spec: str,
+    workspace: str,
+    docs: str | None,
+    limits: dict[str, Any] | None = None,
+) -> CompiledStateGraph:
+    """The pattern's graph with ``limits`` as its build options.
+
+    The CLI owns the graph, so its flags set the graph's own limits: run
+    options could only lower them.
+    """
+    try:
+        builder = graph_builder(pattern)
+        model = resolve_model(model_spec)
+        check_available(model)
+        tools = default_tools(workspace, docs)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise UsageError(str(error)) from error
+    return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
+
+
+@contextmanager
+def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator[Printer]:
+    """The run's printer, with the ``--trace`` file open while it runs."""
+    trace = _open_trace(args.trace) if args.trace else None
+    try:
+        yield Printer(
+            as_json=args.json,
+            answer_nodes=ANSWER_NODES.get(pattern, ()),
+            quiet=args.quiet,
+            trace=trace,
+            trace_fields={"thread_id": thread_id},
+        )
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _open_trace(path: Path) -> TextIO:
+    """The trace file, appended to so that a resume continues the run's trace."""
+    try:
+        return path.open("a", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(BAD_TRACE.format(path=path, error=error)) from error
+
+
+def _decision_mode(args: argparse.Namespace) -> Mode:
+    if args.approve_all:
+        return "approve"
+    return "reject" if args.reject_all else "ask"
+
+
+def _parse_decisions(text: str, request: Any) -> Any:
+    """The ``--decisions`` value, checked before it reaches the graph.
+
+    A value that does not answer the request is refused here, leaving the
+    thread as it was: LangGraph fails on ``Command(resume=None)`` itself.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(BAD_DECISIONS) from error
+    if value is None:
+        raise UsageError(NULL_DECISIONS)
+    if isinstance(request, Mapping) and request.get("kind") == APPROVAL_KIND:
+        try:
+            parse_decisions(value, request["calls"])
+        except ApprovalError as error:
+            raise UsageError(UNFIT_DECISIONS.format(error=error)) from error
+    return value
+
+
+def _read_stdin(prompt: str) -> str:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
+def _drive(
+    store: Store,
+    graph: CompiledStateGraph,
+    payload: Any,
+    thread_id: str,
+    printer: Printer,
+    args: argparse.Namespace,
+) -> int:
+    """Stream the run, answering approval interrupts until it ends or nobody can answer."""
+    # LangSmith groups the runs of one conversation by their metadata's thread_id
+    config = {"configurable": {"thread_id": thread_id}, "metadata": {"thread_id": thread_id}}
+    mode = _decision_mode(args)
+    ctrl_c.resume_hint = RESUME_HINT.format(thread_id=thread_id)
+    try:
+        while True:
+            request = None
+            for namespace, kind, chunk in graph.stream(
+                payload,
+                config,
+                # messages: the answer's tokens; custom: progress reports (a retry's wait)
+                stream_mode=["updates", "messages", "custom"],
+                subgraphs=True,  # a pattern's inner ReAct steps stream too
+                durability="sync",
+            ):
+                if kind == "messages":
+                    message, metadata = chunk
+                    printer.token(message, metadata, inner=bool(namespace))
+                    continue
+                if kind == "custom":
+                    printer.progress(chunk)
+                    continue
+                for node, update in chunk.items():
+                    if node == "__interrupt__":
+                        request = update[0].value
+                    else:
+                        printer.update(node, update, inner=bool(namespace))
+            if request is None:
+                break
+            try:
+                payload = Command(
+                    resume=decide(request, mode=mode, printer=printer, read=_read_stdin)
+                )
+            except NoAnswer:
+                return _waiting(store, graph, thread_id, printer)
+    except KeyboardInterrupt:
+        ctrl_c.resume_hint = None  # said here; a forced exit need not say it again
+        store.threads.set_status(thread_id, INTERRUPTED)
+        printer.notice(RESUME_HINT.format(thread_id=thread_id))
+        return exits.INTERRUPTED
+    except Exception as error:  # the user gets one line; the thread stays resumable
+        logger.debug("thread %s failed", thread_id, exc_info=True)
+        store.threads.set_status(thread_id, FAILED, ended=_latest(store, thread_id))
+        print(f"reasoning-graphs: error: {type(error).__name__}: {error}", file=sys.stderr)
+        printer.notice(RESUME_HINT.format(thread_id=thread_id))
+        return exits.FAILED
+    finally:
+        ctrl_c.resume_hint = None
+    values = graph.get_state(config).values
+    outcome = values.get("outcome") or {"status": "answered"}
+    store.threads.set_status(thread_id, outcome["status"], ended=_latest(store, thread_id))
+    if args.explain:
+        printer.grounding(_this_questions_report(values))
+    printer.notice(CONTINUE_HINT.format(thread_id=thread_id), thread_id=thread_id)
+    return exits.ANSWERED if outcome["status"] == "answered" else exits.INCOMPLETE
+
+
+def _waiting(store: Store, graph: CompiledStateGraph, thread_id: str, printer: Printer) -> int:
+    """Nobody at the terminal can answer the pending approval: the thread waits for ``resume``."""
+    store.threads.set_status(thread_id, WAITING, ended=_latest(store, thread_id))
+    printer.notice(RESUME_HINT.format(thread_id=thread_id))
+    return exits.WAITING
+
+
+def _latest(store: Store, thread_id: str) -> str | None:
+    """The id of the thread's latest checkpoint: where its run ended."""
+    return checkpoint_id(store.checkpointer.get_tuple({"configurable": {"thread_id": thread_id}}))
+
+
+def _this_questions_report(values: Mapping[str, Any]) -> GroundingReport | None:
+    """The grounding report of the question just answered, not one left by an earlier question."""
+    report = values.get("grounding")
+    if report and report.get("turn") == turn_number(values.get("messages", [])):
+        return report
+    return None

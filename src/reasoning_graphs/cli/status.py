@@ -1,0 +1,78 @@
+"""How a thread stands, read from its latest checkpoint, not from the process that last ran it.
+
+A process killed mid-run (Ctrl-C that had to be forced, ``kill -9``, a crash)
+never writes how it ended, so the index's last word for such a thread is
+``running``. The checkpoint knows better: a pending interrupt is a question
+waiting for a person, a pending error is a failed run, and a checkpoint newer
+than the one the last run ended on is a run that stopped part-way. Only a
+process that is still alive keeps a thread ``running``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from reasoning_graphs.cli.threads import ThreadRecord
+
+WAITING = "waiting for approval"
+RUNNING = "running"
+INTERRUPTED = "interrupted"
+FAILED = "failed"
+
+# The channels LangGraph writes a task's interrupt, error and resume value to.
+INTERRUPT_WRITE = "__interrupt__"
+ERROR_WRITE = "__error__"
+RESUME_WRITE = "__resume__"
+
+
+def this_process() -> str:
+    """The owner mark of this process: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def is_alive(owner: str | None) -> bool:
+    """Whether ``owner`` is a process on this machine that still runs.
+
+    A process on another machine (threads shared through PostgreSQL) cannot be
+    checked from here; its run counts as stopped once its checkpoint says so.
+    """
+    if not owner:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, under another user
+        return True
+    return True
+
+
+def checkpoint_id(saved: Any) -> str | None:
+    """The id of a checkpoint tuple (``None`` for a thread with no checkpoint yet)."""
+    return None if saved is None else saved.config["configurable"].get("checkpoint_id")
+
+
+def thread_status(record: ThreadRecord, saved: Any) -> str:
+    """The thread's status: the index's word where the latest checkpoint bears it out.
+
+    Args:
+        record: The thread's entry in the index.
+        saved: Its latest checkpoint tuple (``checkpointer.get_tuple``), or ``None``.
+    """
+    writes = {write[1] for write in (saved.pending_writes or [])} if saved is not None else set()
+    if INTERRUPT_WRITE in writes and RESUME_WRITE not in writes:
+        return WAITING
+    if is_alive(record.owner):
+        return RUNNING
+    if ERROR_WRITE in writes:
+        return FAILED
+    if record.status == RUNNING:  # and no process runs it any more
+        return INTERRUPTED
+    if record.ended is not None and record.ended != checkpoint_id(saved):
+        return INTERRUPTED  # a run since the recorded end stopped part-way
+    return record.status

@@ -1,0 +1,182 @@
+"""The command as a user's shell runs it, each call a process of its own.
+
+Start-up that loads only what the command needs, global options after the
+command, a process killed between a step and its checkpoint, Ctrl-C during an
+embedded-model generation, and a thread's status read from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reasoning_graphs.cli import exits
+from reasoning_graphs.models.local import local_model_available
+
+TESTS = Path(__file__).parent
+SCRIPTED_CLI = TESTS / "scripted_cli.py"
+LOCAL_CLI = TESTS / "local_cli.py"
+AVAILABLE, MISSING = local_model_available()
+
+HEAVY = ("langgraph.graph", "langgraph.pregel", "reasoning_graphs.nodes", "llama_cpp", "langchain")
+LOADED = f"""
+import json, sys
+from reasoning_graphs.cli.main import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as leaving:
+    code = leaving.code
+heavy = [name for name in {HEAVY!r} if name in sys.modules]
+print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
+"""
+
+
+def loaded(*argv: str, env: dict[str, str]) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def scripted(script: list, *argv: str, env: dict[str, str], **extra: str):
+    return subprocess.run(
+        [sys.executable, str(SCRIPTED_CLI), json.dumps(script), *argv],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env={**env, **extra},
+        check=False,
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "REASONING_GRAPHS_DB": str(tmp_path / "threads.sqlite")}
+
+
+def threads(env: dict[str, str]) -> dict[str, dict]:
+    done = scripted([], "threads", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    return {r["thread_id"]: r for r in map(json.loads, done.stdout.splitlines())}
+
+
+def thread_id_from(out: str) -> str:
+    return out.splitlines()[0].split()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["--help"], 0),
+        (["run"], exits.USAGE),
+        (["run", "q", "--max-steps", "ten"], exits.USAGE),
+        (["threads"], 0),
+    ],
+    ids=["help", "missing-question", "ill-typed-flag", "threads"],
+)
+def test_help_bad_input_and_threads_load_no_graph_machinery(argv, code, env) -> None:
+    result = loaded(*argv, env=env)
+
+    assert result["code"] == code
+    assert result["heavy"] == []
+
+
+def test_global_options_may_follow_the_command(tmp_path: Path, env) -> None:
+    db = tmp_path / "elsewhere.sqlite"
+
+    after = scripted([], "threads", "--db", str(db), "--log-level", "debug", env=env)
+    before = scripted([], "--db", str(db), "threads", env=env)
+
+    assert after.returncode == before.returncode == 0, after.stderr
+    assert db.exists()
+    assert not Path(env["REASONING_GRAPHS_DB"]).exists()
+
+
+CALC = {"tool": "calculator", "args": {"expression": "23*17+4"}}
+
+
+def test_a_process_killed_after_a_step_and_before_its_checkpoint_resumes(env) -> None:
+    # put 1: the input; put 2: after __start__; put 3: after think, whose writes are saved
+    killed = scripted([CALC, "It is 395."], "run", "What is 23*17+4?", env=env, KILL_AT_PUT="3")
+    assert killed.returncode == -signal.SIGKILL
+    thread_id = thread_id_from(killed.stdout)
+    assert threads(env)[thread_id]["status"] == "interrupted"
+
+    # the resumed process never re-asks think: its call runs, then the model answers
+    resumed = scripted(["It is 395."], "resume", thread_id, env=env)
+
+    assert resumed.returncode == exits.ANSWERED, resumed.stderr
+    lines = resumed.stdout.splitlines()
+    assert "Observation: 395" in lines
+    assert "Answer: It is 395." in lines
+    assert threads(env)[thread_id]["status"] == "answered"
+
+
+def test_a_thread_whose_process_died_is_interrupted_then_answered(env) -> None:
+    killed = scripted([CALC, "It is 395."], "run", "What is 23*17+4?", env=env, KILL_AT_PUT="4")
+    thread_id = thread_id_from(killed.stdout)
+    listing = scripted([], "threads", env=env).stdout
+
+    assert killed.returncode == -signal.SIGKILL
+    assert "interrupted" in listing.split(thread_id, 1)[1].splitlines()[0]
+    assert scripted(["It is 395."], "resume", thread_id, env=env).returncode == exits.ANSWERED
+    assert scripted([], "resume", thread_id, env=env).returncode == exits.ANSWERED  # nothing left
+    assert threads(env)[thread_id]["status"] == "answered"
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(not AVAILABLE, reason=f"embedded model not installed: {MISSING}")
+def test_ctrl_c_during_an_embedded_generation_stops_at_once_and_the_thread_resumes(
+    env, tmp_path: Path
+) -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(LOCAL_CLI),
+            "run",
+            "Write a very long story about a dragon.",
+            "--pattern",
+            "react_text",  # free text: the reply runs on for seconds
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**env, "REASONING_GRAPHS_WORKSPACE": str(tmp_path)},
+        cwd=tmp_path,
+    )
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.strip() == "generating":
+            break
+    time.sleep(1.0)  # well inside a reply of up to 2,048 tokens
+    assert process.poll() is None, "the reply ended before the test could interrupt it"
+
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=30)
+    took = time.monotonic() - sent
+
+    assert process.returncode == exits.INTERRUPTED, err[-2000:]
+    assert took < 3.0, f"took {took:.1f} s to stop"
+    thread_id = thread_id_from(out)
+    assert f"reasoning-graphs resume {thread_id}" in out + err
+    assert threads(env)[thread_id]["status"] == "interrupted"
+
+    resumed = scripted(["Final Answer: It was a long story."], "resume", thread_id, env=env)
+
+    assert resumed.returncode == exits.ANSWERED, resumed.stderr
+    assert threads(env)[thread_id]["status"] == "answered"
