@@ -810,3 +810,29 @@ def test_timeouts_must_be_positive(db, monkeypatch, capsys, flag) -> None:
 
     assert code == 2
     assert flag in err
+
+
+def test_the_workspace_travels_with_the_thread(db, workspace, tmp_path, monkeypatch, capsys):
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "done")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--workspace", str(workspace))
+    thread_id = thread_id_from(out)
+
+    assert code == exits.WAITING
+    assert f"at {workspace.resolve() / 'a.txt'}" in out  # the person sees where it writes
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # resumed from another folder, without --workspace
+
+    code, _, _ = run_cli(monkeypatch, capsys, "resume", thread_id, "--decisions", '["approve"]')
+
+    assert code == exits.ANSWERED
+    assert (workspace / "a.txt").read_text() == "hi"
+    assert not (elsewhere / "a.txt").exists()
+
+    use_model(monkeypatch, tool_call("write_file", path="b.txt", content="again"), "done")
+    follow_up = ("run", "again", "--thread", thread_id, "--approve-all")
+    code, _, _ = run_cli(monkeypatch, capsys, *follow_up)
+
+    assert code == exits.ANSWERED
+    assert (workspace / "b.txt").exists()
+    assert not (elsewhere / "b.txt").exists()

@@ -43,6 +43,7 @@ from reasoning_graphs.review import (
     parse_decisions,
 )
 from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall, Node
+from reasoning_graphs.tools.execute import call_error
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -252,7 +253,11 @@ def _triage_calls(
             )
             triage.repeats.append(describe_call(call["name"], call["args"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
-            to_ask.append((index, call))
+            refused = call_error(run.registry, call["name"], call["args"])
+            if refused is None:
+                to_ask.append((index, call))
+            else:  # a person is never asked about a call that cannot run
+                triage.answer_without_running(call, refused, "invalid")
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
     return to_ask

@@ -63,6 +63,7 @@ __all__ = [
     "ToolCommand",
     "ToolResult",
     "ToolRun",
+    "call_error",
     "execute_call",
     "observation_ref",
 ]
@@ -129,13 +130,9 @@ def execute_call(
         elapsed = (time.perf_counter() - started) * 1000
         return ToolResult(content=content, status="error", duration_ms=elapsed)
 
-    spec = registry.get(name)
-    if spec is None:
-        return failed(UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names())))
-    problems = _argument_problems(spec, args)
-    if problems:
-        schema = json.dumps(spec.argument_schema())
-        return failed(INVALID_ARGUMENTS.format(name=name, problems=problems, schema=schema))
+    refused, spec = call_error(registry, name, args), registry.get(name)
+    if refused is not None or spec is None:  # no spec is always refused
+        return failed(refused or "")
     try:
         extra = injected_values(
             spec.tool,
@@ -160,6 +157,20 @@ def execute_call(
         return _as_transient(result, call_id, name) if is_transient_failure(exc) else result
     elapsed = (time.perf_counter() - started) * 1000
     return _recorded(message, command, spec, observation_ref(call_id), elapsed)
+
+
+def call_error(registry: ToolRegistry, name: str, args: Mapping[str, Any]) -> str | None:
+    """Why ``name(**args)`` cannot run at all (no such tool, arguments off its schema), as the
+    observation the model gets; ``None`` when it can. Checked before a person is asked too:
+    approving a call that can only fail wastes their attention."""
+    spec = registry.get(name)
+    if spec is None:
+        return UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names()))
+    problems = _argument_problems(spec, args)
+    if problems:
+        schema = json.dumps(spec.argument_schema())
+        return INVALID_ARGUMENTS.format(name=name, problems=problems, schema=schema)
+    return None
 
 
 def _invoke(spec: ToolSpec, call: ToolCall, *, retry: bool) -> Body[Any]:
