@@ -282,6 +282,13 @@ class Work(TypedDict):
     halt: NotRequired[str]
 
 
+class EffectDone(TypedDict):
+    """A call that ran and succeeded: what it returned and its call id."""
+
+    result: str
+    call_id: str
+
+
 class StepInput(AgentInput):
     """What a pattern hands the ReAct graph it runs for one plan step or trial.
 
@@ -292,10 +299,13 @@ class StepInput(AgentInput):
         rejected: Calls a person already rejected, by signature, with the reason.
         earlier_work: Every model call and tool run the question made before this
             run, so the budgets count them.
+        earlier_effects: The calls that ran and succeeded in the question before
+            this run, by signature, so that none of them runs again unnoticed.
     """
 
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
     earlier_work: NotRequired[list[Work]]
+    earlier_effects: NotRequired[dict[str, EffectDone]]
 
 
 class AgentState(StepInput):

@@ -32,6 +32,7 @@ from reasoning_graphs.nodes.turn import (
     last_ai_message,
     reusable_results,
     steps_used,
+    succeeded_calls,
     turn_number,
 )
 from reasoning_graphs.review import (
@@ -55,6 +56,11 @@ REJECTED_BEFORE = (
 )
 REJECTED_NOW = "Not run: the reviewer rejected this call. Reason: {reason}"
 REUSED = "{result}\n(Same call as before, so it was not run again. Use this result.)"
+REPEATED_EFFECT = (
+    "Not run again: this exact call already ran and succeeded earlier in this question, "
+    "with the result: {result}\nRunning it again would repeat what it did. Go on from that "
+    "result; if the user needs it done twice, say so in your answer."
+)
 INVALID_CALL = (
     "Error: the arguments of this {name!r} call are not valid JSON ({error}). "
     "Call it again with a JSON object of arguments."
@@ -232,6 +238,7 @@ def _triage_calls(
     )
     rejected_before = state.get("rejected") or {}
     reusable = reusable_results(state["messages"], run.registry)
+    succeeded = succeeded_calls(state)
     to_ask: list[tuple[int, ToolCall]] = []
     for index, call in enumerate(calls):
         signature = call_signature(call["name"], call["args"])
@@ -251,6 +258,11 @@ def _triage_calls(
             triage.answer_without_running(
                 call, note, "reused", earlier.status, reused=earlier.call_id
             )
+            triage.repeats.append(describe_call(call["name"], call["args"]))
+        elif signature in succeeded and not run.registry.is_read_only(call["name"]):
+            done = succeeded[signature]  # a side effect is never repeated unnoticed
+            note = REPEATED_EFFECT.format(result=done["result"])
+            triage.answer_without_running(call, note, "reused", "success", reused=done["call_id"])
             triage.repeats.append(describe_call(call["name"], call["args"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             refused = call_error(run.registry, call["name"], call["args"])

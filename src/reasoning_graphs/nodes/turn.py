@@ -10,6 +10,7 @@ since the step before.
 from __future__ import annotations
 
 import json
+from collections import ChainMap
 from collections.abc import Mapping, Sequence, Set
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, TypeGuard, TypeVar
@@ -18,7 +19,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import RUNTIME, decision_of, failed_transiently
-from reasoning_graphs.state import EXECUTED
+from reasoning_graphs.state import EXECUTED, EffectDone
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -196,6 +197,29 @@ def steps_used(state: Mapping[str, Any]) -> int:
     """
     by_turn = folded(state.get("trajectory"), THOUGHTS)
     return by_turn.get(turn_number(state["messages"]), 0)
+
+
+def _succeeded(
+    by_turn: dict[int, dict[str, EffectDone]], event: Mapping[str, Any]
+) -> dict[int, dict[str, EffectDone]]:
+    if event["kind"] == "action" and event["status"] == "success" and event["decision"] in EXECUTED:
+        done = EffectDone(result=event["observation"], call_id=event["id"])
+        by_turn.setdefault(event["turn"], {})[call_signature(event["tool"], event["args"])] = done
+    return by_turn
+
+
+SUCCEEDED_BY_TURN = Fold("succeeded calls by turn", dict, _succeeded)
+
+
+def succeeded_calls(state: Mapping[str, Any]) -> Mapping[str, EffectDone]:
+    """The calls that ran and succeeded in the current question, by call signature.
+
+    This graph's own (from its trajectory) and those of the question before this
+    run that the pattern running it passed in (``earlier_effects``: earlier plan
+    steps, trials), so that a repeat is caught across them too.
+    """
+    own = folded(state.get("trajectory"), SUCCEEDED_BY_TURN).get(turn_number(state["messages"]))
+    return ChainMap(own or {}, state.get("earlier_effects") or {})
 
 
 def call_signature(name: str, args: Mapping[str, Any]) -> str:
