@@ -27,7 +27,9 @@ from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 
 def reply(item: Any) -> Any:
-    return tool_call(item["tool"], **item["args"]) if isinstance(item, dict) else item
+    if isinstance(item, dict) and "tool" in item:
+        return tool_call(item["tool"], **item["args"])
+    return item  # text, or a structured reply as a dict
 
 
 def kill_at_put(number: int) -> None:

@@ -836,3 +836,30 @@ def test_the_workspace_travels_with_the_thread(db, workspace, tmp_path, monkeypa
     assert code == exits.ANSWERED
     assert (workspace / "b.txt").exists()
     assert not (elsewhere / "b.txt").exists()
+
+
+def test_labels_are_not_doubled(db, monkeypatch, capsys) -> None:
+    plan = {"steps": [{"var": "E1", "tool": "calculator", "args": {"expression": "1+1"}}]}
+    plan["steps"][0]["reason"] = "add"
+    use_model(monkeypatch, plan, "It is 2.")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "1+1?", "--pattern", "rewoo")
+
+    plan_lines = [line for line in out.splitlines() if line.startswith("Plan:")]
+    assert plan_lines
+    assert not any(line.startswith("Plan: Plan:") for line in plan_lines)
+
+    use_model(monkeypatch, "")
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "hi")
+    assert "Answer" not in out.splitlines()  # never a bare label
+    assert any(line.startswith("Answer: (") for line in out.splitlines())
+
+
+def test_a_rejection_without_a_reason_says_none_was_given(db, workspace, monkeypatch, capsys):
+    use_model(monkeypatch, tool_call("write_file", path="a.txt", content="hi"), "ok")
+
+    _, out, _ = run_cli(
+        monkeypatch, capsys, "run", "write", "--workspace", str(workspace), stdin="r\n\n"
+    )
+
+    (observation,) = [line for line in out.splitlines() if line.startswith("Observation:")]
+    assert observation.count("rejected") == 1

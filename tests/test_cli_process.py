@@ -180,3 +180,21 @@ def test_ctrl_c_during_an_embedded_generation_stops_at_once_and_the_thread_resum
 
     assert resumed.returncode == exits.ANSWERED, resumed.stderr
     assert threads(env)[thread_id]["status"] == "answered"
+
+
+def test_a_provider_model_without_its_key_is_one_line_and_exit_code_2(env) -> None:
+    clean = {k: v for k, v in env.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+
+    done = subprocess.run(
+        [sys.executable, "-m", "reasoning_graphs", "run", "hi", "--model", "openai:gpt-4o-mini"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        env=clean,
+        check=False,
+    )
+
+    assert done.returncode == exits.USAGE
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr

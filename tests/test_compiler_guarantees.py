@@ -319,8 +319,12 @@ def test_a_task_answered_by_reuse_passes_on_the_earlier_result(log) -> None:
 
 def test_a_round_of_several_passes_counts_once_and_each_call_is_shown_once(log) -> None:
     tools = [sleeping_tool(log, "note", safe=False)]
-    two_passes = plan(task(1, "note", item="a"), task(2, "note", item="$1"))
-    model = ScriptedChatModel(script=[two_passes, replan("more"), two_passes, replan("more"), "?"])
+
+    def two_passes(item: str) -> dict:
+        return plan(task(1, "note", item=item), task(2, "note", item="$1"))
+
+    script = [two_passes("a"), replan("more"), two_passes("b"), replan("more"), "?"]
+    model = ScriptedChatModel(script=script)
     graph = build_graph(model, tools=tools, max_rounds=2)
     out = io.StringIO()
     printer = Printer(as_json=False, out=out)
@@ -332,14 +336,12 @@ def test_a_round_of_several_passes_counts_once_and_each_call_is_shown_once(log) 
     assert len(log.runs) == 4  # two rounds of two passes each, then the round bound
     assert len(model.calls) == 5  # plan, join, plan, join, closing answer
     actions = [line for line in out.getvalue().splitlines() if line.startswith("Action:")]
-    assert (
-        actions
-        == [
-            "Action: note(item='a')",
-            "Action: note(item='note done with a')",
-        ]
-        * 2
-    )
+    assert actions == [
+        "Action: note(item='a')",
+        "Action: note(item='note done with a')",
+        "Action: note(item='b')",
+        "Action: note(item='note done with b')",
+    ]
 
 
 def test_a_plan_made_again_past_the_budget_is_not_asked_for(tools, log) -> None:

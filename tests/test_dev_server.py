@@ -7,6 +7,7 @@ directory), with LangSmith and analytics off so nothing leaves the machine.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -263,6 +264,24 @@ async def test_approved_write_happens_only_after_approval(app_server: DevServer)
     assert answer["type"] == "ai"
     assert answer["content"] == "Finished. The tool said: Wrote 5 bytes to notes.txt."
     assert state["values"]["outcome"] == {"status": "answered"}
+
+
+async def test_the_readme_server_snippet_runs_as_written(app_server: DevServer) -> None:
+    from test_readme import SERVER_URL, server_snippets
+
+    (snippet,) = server_snippets()
+    code = compile(
+        snippet.replace(SERVER_URL, app_server.url),
+        "README.md",
+        "exec",
+        flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+    )
+    namespace: dict[str, Any] = {}
+
+    await eval(code, namespace)  # the README's own code: its awaits are top-level
+
+    assert namespace["pending"]["value"]["calls"][0]["name"] == "write_file"
+    assert (app_server.workspace / "notes.txt").read_text() == "hello"
 
 
 async def test_rejected_write_never_happens(app_server: DevServer) -> None:

@@ -186,16 +186,19 @@ def test_replanning_is_bounded(tools, log) -> None:
 
 
 def test_text_plans_in_the_paper_format_are_read(tools, log) -> None:
-    text = 'Thought: two lookups.\n1. lookup("paris")\n2. summarize(item="about $1")\n3. join()'
-    model = NoStructuredOutput(script=[text, "Replan: more detail", text, "Paris."])
+    def text(city: str) -> str:
+        return f'Thought: two.\n1. lookup("{city}")\n2. summarize(item="about $1")\n3. join()'
+
+    script = [text("paris"), "Replan: more detail", text("rome"), "Paris."]
+    model = NoStructuredOutput(script=script)
 
     state = build_graph(model, tools=tools).invoke(ask("Paris?"))
 
     assert [run["args"]["item"] for run in log.runs] == [
         "paris",
         "about lookup done with paris",
-        "paris",
-        "about lookup done with paris",
+        "rome",
+        "about lookup done with rome",
     ]
     assert "1. <tool>(" in text_of(model.prompts[0])
     assert state["messages"][-1].content == "Paris."

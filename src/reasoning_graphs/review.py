@@ -48,7 +48,7 @@ RENAMED_TOOL = (
     "Decision {index} edits call {call_id} into a {renamed!r} call; an edit keeps the tool "
     "({name!r}) and changes its arguments. Reject the call instead."
 )
-DEFAULT_REJECT_REASON = "The reviewer rejected this call."
+DEFAULT_REJECT_REASON = "none given"
 EMPTY_ANSWER = "The resume value answers nothing (None); give one decision per pending call."
 NO_ANSWER = {"type": "no answer"}
 """What an empty resume becomes on its way to the approval: never a decision, always asked again.

@@ -46,6 +46,7 @@ QUIET_EVENTS = frozenset({"action", "approval", "decision", "answer", "grounding
 PROGRESS = "progress"
 """The event of a progress report that names no event of its own."""
 NO_GROUNDING = "No grounding report for this answer."
+EMPTY_ANSWER = "(the model's reply was empty)"
 GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
 
 
@@ -202,7 +203,7 @@ class Printer:
             )
         elif isinstance(message, AIMessage):
             if mark_of(message).get("kind") == "plan":
-                self.emit("plan", message.text.strip())
+                self.emit("plan", _unlabelled(message.text.strip(), "Plan:"))
                 return
             if node == "approve":
                 return  # an edited proposal, already shown when the decision was made
@@ -225,10 +226,16 @@ class Printer:
                     self.emit("action", f"{bad.get('name')}(<malformed arguments>)")
             else:
                 outcome = outcome_of(message) or {"status": "answered"}
-                if not inner and self._finish_answer(node, text):
+                if inner:
+                    self.emit("result", text, outcome=outcome)
+                elif self._finish_answer(node, text):
                     self._record("answer", text, {"outcome": outcome})
-                    return
-                self.emit("result" if inner else "answer", text, outcome=outcome)
+                elif text or self.as_json:
+                    self.emit("answer", text, outcome=outcome)
+                else:  # never a bare label
+                    self._record("answer", text, {"outcome": outcome})
+                    self._end_line()
+                    print(f"Answer: {EMPTY_ANSWER}", file=self.out, flush=True)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)
@@ -258,3 +265,9 @@ def _claim_line(claim: Claim) -> str:
     if claim["supported"] and support:
         return f"✓ {head}: {support['tool']} [{support['call_id']}] {support['excerpt']!r}"
     return f"✗ {head}: only in the model's {claim['found_in']}"
+
+
+def _unlabelled(text: str, label: str) -> str:
+    """``text`` without a leading ``label`` that the printer adds itself (ReWOO's plans
+    begin with ``Plan:``)."""
+    return text[len(label) :].lstrip() if text.startswith(label) else text
