@@ -53,6 +53,7 @@ from reasoning_graphs.nodes.finish import after_outcome, make_finish
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
 MAX_ROUNDS = 2
@@ -132,5 +133,6 @@ def build_graph(
     return compile_agent(builder, checkpointer, "llm_compiler")
 
 
-graph = build_graph()
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""
+graph = build_graph(tools=server_tools())
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
+its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""

@@ -35,6 +35,7 @@ from reasoning_graphs.nodes.react_loop import build_step_graph
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
 
@@ -116,5 +117,6 @@ def build_graph(
     return compile_agent(builder, checkpointer, "plan_execute")
 
 
-graph = build_graph()
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""
+graph = build_graph(tools=server_tools())
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
+its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""

@@ -27,6 +27,7 @@ from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.react_loop import react_loop
 from reasoning_graphs.nodes.setup import AgentOptions
 from reasoning_graphs.state import AgentInput
+from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
 
@@ -60,5 +61,6 @@ def build_graph(
     return react_loop(model, tools, checkpointer, AgentInput, retry, options)
 
 
-graph = build_graph()
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""
+graph = build_graph(tools=server_tools())
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
+its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""

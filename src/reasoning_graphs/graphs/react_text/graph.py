@@ -38,6 +38,7 @@ from reasoning_graphs.nodes.tool_loop import (
 from reasoning_graphs.nodes.turn import last_ai_message
 from reasoning_graphs.state import AgentState
 from reasoning_graphs.text_format import labels_for
+from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
 
@@ -113,5 +114,6 @@ def build_graph(
     return compile_agent(builder, checkpointer, "react_text")
 
 
-graph = build_graph()
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""
+graph = build_graph(tools=server_tools())
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
+its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""

@@ -70,6 +70,7 @@ from reasoning_graphs.nodes.tool_loop import (
     compile_agent,
     to_settle,
 )
+from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
 REWOO_MAX_STEPS = 12
@@ -154,5 +155,6 @@ def build_graph(
     return compile_agent(builder, checkpointer, "rewoo")
 
 
-graph = build_graph()
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence)."""
+graph = build_graph(tools=server_tools())
+"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
+its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""

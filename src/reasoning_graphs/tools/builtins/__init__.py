@@ -1,8 +1,9 @@
 """Tools that come with the package, and the default set a run starts with.
 
 Each factory returns a fresh :class:`~reasoning_graphs.tools.spec.ToolSpec`;
-the ones that touch files or run commands are bound to a workspace folder when
-they are made, so one process can serve several workspaces.
+the ones that touch files or run commands are bound to a workspace when they
+are made: one folder, or (for the server's graphs, :func:`server_tools`) a
+folder per thread inside a root, so one process can serve several workspaces.
 """
 
 from __future__ import annotations
@@ -15,19 +16,26 @@ from reasoning_graphs.tools.builtins.files import read_file, write_file
 from reasoning_graphs.tools.builtins.observations import read_observation
 from reasoning_graphs.tools.builtins.search_docs import search_docs
 from reasoning_graphs.tools.builtins.shell import shell
+from reasoning_graphs.tools.builtins.workspace import (
+    WORKSPACE_ENV,
+    ThreadFolders,
+    Workspace,
+    server_root,
+)
 from reasoning_graphs.tools.spec import ToolSpec
 
-WORKSPACE_ENV = "REASONING_GRAPHS_WORKSPACE"
 DOCS_ENV = "REASONING_GRAPHS_DOCS"
 
 __all__ = [
     "DOCS_ENV",
     "WORKSPACE_ENV",
+    "ThreadFolders",
     "calculator",
     "default_tools",
     "read_file",
     "read_observation",
     "search_docs",
+    "server_tools",
     "shell",
     "workspace_folder",
     "write_file",
@@ -46,7 +54,7 @@ def workspace_folder(workspace: str | Path | None = None) -> Path:
 
 
 def default_tools(
-    workspace: str | Path | None = None, docs: str | Path | None = None
+    workspace: Workspace | None = None, docs: str | Path | None = None
 ) -> list[ToolSpec]:
     """The built-in tools, bound to one workspace.
 
@@ -55,7 +63,8 @@ def default_tools(
 
     Args:
         workspace: Folder for ``read_file``, ``write_file`` and ``shell``
-            (see :func:`workspace_folder` for the default).
+            (see :func:`workspace_folder` for the default), or
+            :class:`ThreadFolders` for a folder per thread.
         docs: Folder ``search_docs`` searches; when ``None``, the environment
             variable ``REASONING_GRAPHS_DOCS``, else no ``search_docs``.
 
@@ -63,10 +72,17 @@ def default_tools(
         calculator, read_file, write_file, shell, search_docs (with a docs
         folder) and read_observation.
     """
-    root = workspace_folder(workspace)
+    root = workspace if isinstance(workspace, ThreadFolders) else workspace_folder(workspace)
     docs = docs if docs is not None else os.environ.get(DOCS_ENV) or None
     tools = [calculator(), read_file(root), write_file(root), shell(root)]
     if docs is not None:
         tools.append(search_docs(docs))
     tools.append(read_observation())
     return tools
+
+
+def server_tools() -> list[ToolSpec]:
+    """The built-in tools of the graphs ``langgraph.json`` names: each thread works in a
+    folder of its own inside :func:`~.workspace.server_root`; ``search_docs`` searches
+    ``$REASONING_GRAPHS_DOCS`` when it is set."""
+    return default_tools(ThreadFolders(server_root()))

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from reasoning_graphs.tools.builtins.workspace import Workspace, locator
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 MAX_READ_BYTES = 200_000
@@ -119,13 +120,13 @@ def _open_regular(target: Path, flags: int, path: str) -> int:
     raise ValueError(NOT_A_REGULAR_FILE.format(path=path))
 
 
-def read_file(workspace: str | Path) -> ToolSpec:
+def read_file(workspace: Workspace) -> ToolSpec:
     """The ``read_file`` tool, confined to ``workspace``; read-only, so concurrency-safe."""
-    root = Path(workspace).expanduser().resolve()
+    folder, shown = locator(workspace)
 
     def run(path: Annotated[str, Field(description=PATH_HELP)]) -> str:
         """Return the text of one workspace file, cut at :data:`MAX_READ_BYTES`."""
-        target = resolve_inside(root, path)
+        target = resolve_inside(folder(), path)
         with os.fdopen(_open_regular(target, os.O_RDONLY, path), "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             data = handle.read(MAX_READ_BYTES)
@@ -141,13 +142,13 @@ def read_file(workspace: str | Path) -> ToolSpec:
         name="read_file",
         description=READ_DESCRIPTION,
         concurrency_safe=True,
-        where=_file_in(root),
+        where=_file_in(shown),
     )
 
 
-def write_file(workspace: str | Path) -> ToolSpec:
+def write_file(workspace: Workspace) -> ToolSpec:
     """The ``write_file`` tool, confined to ``workspace``; it changes files, so it is dangerous."""
-    root = Path(workspace).expanduser().resolve()
+    folder, shown = locator(workspace)
 
     def run(
         path: Annotated[str, Field(description=PATH_HELP)],
@@ -156,6 +157,7 @@ def write_file(workspace: str | Path) -> ToolSpec:
         """Replace one workspace file with ``content`` (UTF-8)."""
         if len(content) > MAX_WRITE_CHARS:
             raise ValueError(CONTENT_TOO_LONG.format(length=len(content), limit=MAX_WRITE_CHARS))
+        root = folder()
         target = resolve_inside(root, path)
         data = content.encode("utf-8")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -170,17 +172,17 @@ def write_file(workspace: str | Path) -> ToolSpec:
         description=WRITE_DESCRIPTION,
         dangerous=True,
         concurrency_safe=False,
-        where=_file_in(root),
+        where=_file_in(shown),
     )
 
 
-def _file_in(root: Path) -> Callable[[Mapping[str, Any]], str]:
-    """Where a file call acts: its path made absolute in ``root``, without touching the disk
-    (the call itself still refuses a path that leaves the workspace)."""
+def _file_in(shown: Callable[[], Path]) -> Callable[[Mapping[str, Any]], str]:
+    """Where a file call acts: its path made absolute in the workspace, without touching the
+    disk (the call itself still refuses a path that leaves the workspace)."""
 
     def where(args: Mapping[str, Any]) -> str:
-        path = args.get("path")
-        shown = os.path.normpath(root / str(path)) if isinstance(path, str) and path else root
-        return f"at {shown}"
+        root, path = shown(), args.get("path")
+        target = os.path.normpath(root / str(path)) if isinstance(path, str) and path else root
+        return f"at {target}"
 
     return where

@@ -20,6 +20,7 @@ from typing import IO, Annotated
 
 from pydantic import Field
 
+from reasoning_graphs.tools.builtins.workspace import Workspace, locator
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 DEFAULT_TIMEOUT_SECONDS = 20.0
@@ -116,14 +117,15 @@ def run_command(command: str, cwd: Path, timeout: float) -> str:
     return result if code is not None else TIMED_OUT.format(seconds=timeout) + result
 
 
-def shell(workspace: str | Path, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> ToolSpec:
+def shell(workspace: Workspace, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> ToolSpec:
     """The ``shell`` tool, run in ``workspace``; it can do anything, so it is dangerous."""
-    root = Path(workspace).expanduser().resolve()
+    folder, shown = locator(workspace)
 
     def run(command: Annotated[str, Field(description=COMMAND_HELP)]) -> str:
         """Run one command line in the workspace."""
         if not command.strip():
             raise ValueError(EMPTY_COMMAND)
+        root = folder()
         if not root.is_dir():
             raise ValueError(WORKSPACE_MISSING.format(workspace=root))
         return run_command(command, root, timeout)
@@ -135,5 +137,5 @@ def shell(workspace: str | Path, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> To
         dangerous=True,
         concurrency_safe=False,
         timeout=timeout + TIMEOUT_MARGIN_SECONDS,
-        where=lambda args: f"in {root}",
+        where=lambda args: f"in {shown()}",
     )
