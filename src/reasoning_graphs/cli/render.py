@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
+from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
 from reasoning_graphs.nodes.turn import describe_call
 from reasoning_graphs.state import Claim, GroundingReport
@@ -71,10 +72,12 @@ class Printer:
         quiet: bool = False,
         trace: TextIO | None = None,
         trace_fields: Mapping[str, Any] | None = None,
+        status: StatusLine | None = None,
     ) -> None:
         """Print to ``out`` (default stdout); ``trace`` gets every event as a JSON line.
 
-        ``trace_fields`` (such as the thread id) are added to each trace line.
+        ``trace_fields`` (such as the thread id) are added to each trace line. A
+        ``status`` line is wiped before each print and waits while an answer streams.
         """
         self.as_json = as_json
         self.out = out or sys.stdout
@@ -83,6 +86,9 @@ class Printer:
         self.trace = trace
         self.trace_fields = dict(trace_fields or {})
         self._streaming: _StreamedAnswer | None = None
+        self.status = status
+        if status is not None:
+            status.paused = lambda: self._streaming is not None
 
     def emit(self, event: str, text: str, **fields: Any) -> None:
         """Trace the event, and print it unless quiet output leaves it out."""
@@ -92,6 +98,7 @@ class Printer:
         self._record(event, text, fields)
         if self.quiet and not progress and event not in QUIET_EVENTS:
             return
+        self._wipe_status()
         self._end_line()
         if self.as_json:
             print(json.dumps({"event": event, "text": text, **fields}, default=str), file=self.out)
@@ -150,12 +157,17 @@ class Printer:
         if streaming is None or (streaming.node, streaming.message_id) != (node, chunk.id):
             if not text.strip():
                 return  # the line starts with the first visible character
+            self._wipe_status()
             self._end_line()
             streaming = self._streaming = _StreamedAnswer(node, chunk.id)
             text = text.lstrip()
             print("Answer: ", end="", file=self.out)
         streaming.text += text
         print(text, end="", file=self.out, flush=True)
+
+    def _wipe_status(self) -> None:
+        if self.status is not None:
+            self.status.wipe()
 
     def _end_line(self) -> None:
         """End an answer line still being streamed, so that the next output starts a line."""
@@ -234,6 +246,7 @@ class Printer:
                     self.emit("answer", text, outcome=outcome)
                 else:  # never a bare label
                     self._record("answer", text, {"outcome": outcome})
+                    self._wipe_status()
                     self._end_line()
                     print(f"Answer: {EMPTY_ANSWER}", file=self.out, flush=True)
 
@@ -251,6 +264,7 @@ class Printer:
             self.emit("grounding", summary, report=report)
             return
         self._record("grounding", summary, {"report": report})
+        self._wipe_status()
         self._end_line()
         print(f"Grounding: {summary}", file=self.out)
         for claim in claims:

@@ -28,6 +28,7 @@ from reasoning_graphs.cli.errors import UsageError
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.status import FAILED, INTERRUPTED, WAITING, checkpoint_id, this_process
+from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.cli.store import Store
 from reasoning_graphs.cli.threads import ThreadRecord
 from reasoning_graphs.graphs import graph_builder
@@ -187,13 +188,15 @@ def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator
     """The run's printer, with the ``--trace`` file open while it runs."""
     trace = _open_trace(args.trace) if args.trace else None
     try:
-        yield Printer(
-            as_json=args.json,
-            answer_nodes=ANSWER_NODES.get(pattern, ()),
-            quiet=args.quiet,
-            trace=trace,
-            trace_fields={"thread_id": thread_id},
-        )
+        with StatusLine(sys.stderr, enabled=False if args.json else None) as status:
+            yield Printer(
+                as_json=args.json,
+                answer_nodes=ANSWER_NODES.get(pattern, ()),
+                quiet=args.quiet,
+                trace=trace,
+                trace_fields={"thread_id": thread_id},
+                status=status,
+            )
     finally:
         if trace is not None:
             trace.close()
@@ -260,13 +263,19 @@ def _drive(
             for namespace, kind, chunk in graph.stream(
                 payload,
                 config,
-                # messages: the answer's tokens; custom: progress reports (a retry's wait)
-                stream_mode=["updates", "messages", "custom"],
+                # messages: the answer's tokens; custom: progress reports (a retry's wait);
+                # tasks: each step as it starts and ends, for the status line
+                stream_mode=["updates", "messages", "custom", "tasks"],
                 subgraphs=True,  # a pattern's inner ReAct steps stream too
                 durability="sync",
             ):
+                if kind == "tasks":
+                    _follow_step(printer, namespace, chunk)
+                    continue
                 if kind == "messages":
                     message, metadata = chunk
+                    if printer.status is not None:
+                        printer.status.streamed()
                     printer.token(message, metadata, inner=bool(namespace))
                     continue
                 if kind == "custom":
@@ -305,6 +314,19 @@ def _drive(
         printer.grounding(_this_questions_report(values))
     printer.notice(CONTINUE_HINT.format(thread_id=thread_id), thread_id=thread_id)
     return exits.ANSWERED if outcome["status"] == "answered" else exits.INCOMPLETE
+
+
+def _follow_step(printer: Printer, namespace: tuple[str, ...], task: Mapping[str, Any]) -> None:
+    """Tell the status line a step started or ended; an inner step is named with its parent's
+    (``execute › think``)."""
+    status = printer.status
+    if status is None:
+        return
+    if "result" in task or "error" in task:
+        status.finished(task["id"])
+    else:
+        path = [part.split(":")[0] for part in namespace] + [task["name"]]
+        status.started(task["id"], " › ".join(path))
 
 
 def _waiting(store: Store, graph: CompiledStateGraph, thread_id: str, printer: Printer) -> int:
