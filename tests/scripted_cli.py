@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from reasoning_graphs.cli import main as cli
@@ -30,6 +32,21 @@ def reply(item: Any) -> Any:
     if isinstance(item, dict) and "tool" in item:
         return tool_call(item["tool"], **item["args"])
     return item  # text, or a structured reply as a dict
+
+
+def run_process(
+    script: list, *argv: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``reasoning-graphs ARGV…`` on ``script`` as a process of its own, nobody at its terminal."""
+    return subprocess.run(
+        [sys.executable, str(Path(__file__)), json.dumps(script), *argv],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env=env,
+        check=False,
+    )
 
 
 def kill_at_put(number: int) -> None:

@@ -863,3 +863,23 @@ def test_a_rejection_without_a_reason_says_none_was_given(db, workspace, monkeyp
 
     (observation,) = [line for line in out.splitlines() if line.startswith("Observation:")]
     assert observation.count("rejected") == 1
+
+
+def test_reflexion_prints_its_answer_once(db, monkeypatch, capsys) -> None:
+    use_model(monkeypatch, "It is 2.", {"score": 0.9, "feedback": "Right."})
+
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "1+1?", "--pattern", "reflexion")
+
+    assert [line for line in out.splitlines() if "It is 2." in line] == ["Answer: It is 2."]
+
+
+def test_a_step_result_that_is_not_the_answer_is_still_shown(db, monkeypatch, capsys) -> None:
+    script = [{"steps": ["Add 1+1.", "Report."]}, "2", "The sum is 2.", {"response": "It is 2."}]
+    use_model(monkeypatch, *script)
+
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "1+1?", "--pattern", "plan_execute")
+
+    lines = out.splitlines()
+    assert "Result: 2" in lines
+    assert "Result: The sum is 2." in lines
+    assert lines.index("Result: The sum is 2.") < lines.index("Answer: It is 2.")

@@ -7,17 +7,16 @@ import json
 import socket
 import subprocess
 import sys
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from crash_harness import agent_env
+from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
-from reasoning_graphs.cli import runs
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from scripted_cli import run_process
 
-SCRIPTED_CLI = Path(__file__).with_name("scripted_cli.py")
 WRITE = {"tool": "write_file", "args": {"path": "a.txt", "content": "hi"}}
 
 
@@ -32,15 +31,7 @@ def run_cli(monkeypatch, capsys, *argv: str, script: list) -> tuple[int, str, st
 
 def cli_process(script: list, *argv: str) -> subprocess.CompletedProcess[str]:
     """``reasoning-graphs ARGV…`` as a process of its own, with nobody at its terminal."""
-    return subprocess.run(
-        [sys.executable, str(SCRIPTED_CLI), json.dumps(script), *argv],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        env=agent_env(),
-        check=False,
-    )
+    return run_process(script, *argv, env=agent_env())
 
 
 def thread_id_from(out: str) -> str:
@@ -96,7 +87,7 @@ def test_a_second_process_resumes_the_first_ones_thread(
     place = ["--workspace", str(workspace)]
 
     first = cli_process([WRITE], "--db", postgres_url, "run", "Write a.txt.", *place)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == exits.WAITING, first.stderr
     thread_id = thread_id_from(first.stdout)
     assert not (workspace / "a.txt").exists()
     assert listed(postgres_url, capsys)[thread_id]["status"] == "waiting for approval"

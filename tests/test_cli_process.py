@@ -19,9 +19,9 @@ import pytest
 
 from reasoning_graphs.cli import exits
 from reasoning_graphs.models.local import local_model_available
+from scripted_cli import run_process
 
 TESTS = Path(__file__).parent
-SCRIPTED_CLI = TESTS / "scripted_cli.py"
 LOCAL_CLI = TESTS / "local_cli.py"
 AVAILABLE, MISSING = local_model_available()
 
@@ -51,15 +51,7 @@ def loaded(*argv: str, env: dict[str, str]) -> dict:
 
 
 def scripted(script: list, *argv: str, env: dict[str, str], **extra: str):
-    return subprocess.run(
-        [sys.executable, str(SCRIPTED_CLI), json.dumps(script), *argv],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        env={**env, **extra},
-        check=False,
-    )
+    return run_process(script, *argv, env={**env, **extra})
 
 
 @pytest.fixture

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import io
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from langchain_core.messages import AIMessageChunk
 
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.cli.status_line import WIPE, StatusLine
+from scripted_cli import run_process
 
 
 class Clock:
@@ -93,16 +91,8 @@ def test_nothing_is_drawn_on_a_stream_that_is_not_a_terminal() -> None:
 
 def test_a_run_with_output_to_files_has_no_terminal_codes(tmp_path: Path) -> None:
     script = [{"tool": "calculator", "args": {"expression": "1+1"}}, "It is 2."]
-    driver = str(Path(__file__).with_name("scripted_cli.py"))
-    done = subprocess.run(
-        [sys.executable, driver, json.dumps(script), "run", "1+1?"],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        env={**os.environ, "REASONING_GRAPHS_DB": str(tmp_path / "t.sqlite")},
-        check=False,
-    )
+    env = {**os.environ, "REASONING_GRAPHS_DB": str(tmp_path / "t.sqlite")}
+    done = run_process(script, "run", "1+1?", env=env)
 
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stdout + done.stderr

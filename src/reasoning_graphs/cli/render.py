@@ -86,6 +86,9 @@ class Printer:
         self.trace = trace
         self.trace_fields = dict(trace_fields or {})
         self._streaming: _StreamedAnswer | None = None
+        self._held: str | None = None
+        """A step result not printed yet: when the answer that follows is the same text
+        (Reflexion's last trial), only the answer is printed."""
         self.status = status
         if status is not None:
             status.paused = lambda: self._streaming is not None
@@ -98,6 +101,21 @@ class Printer:
         self._record(event, text, fields)
         if self.quiet and not progress and event not in QUIET_EVENTS:
             return
+        held, self._held = self._held, None
+        if held is not None and not (event == "answer" and text == held):
+            self._print("result", held, {}, progress=False)
+        if event == "result" and not self.as_json:
+            self._held = text  # shown once the next line shows it is not also the answer
+            return
+        self._print(event, text, fields, progress=progress)
+
+    def release(self) -> None:
+        """Print a step result still held back (see :meth:`_emit`)."""
+        held, self._held = self._held, None
+        if held is not None:
+            self._print("result", held, {}, progress=False)
+
+    def _print(self, event: str, text: str, fields: Mapping[str, Any], *, progress: bool) -> None:
         self._wipe_status()
         self._end_line()
         if self.as_json:
@@ -157,6 +175,7 @@ class Printer:
         if streaming is None or (streaming.node, streaming.message_id) != (node, chunk.id):
             if not text.strip():
                 return  # the line starts with the first visible character
+            self.release()
             self._wipe_status()
             self._end_line()
             streaming = self._streaming = _StreamedAnswer(node, chunk.id)
@@ -246,6 +265,7 @@ class Printer:
                     self.emit("answer", text, outcome=outcome)
                 else:  # never a bare label
                     self._record("answer", text, {"outcome": outcome})
+                    self.release()
                     self._wipe_status()
                     self._end_line()
                     print(f"Answer: {EMPTY_ANSWER}", file=self.out, flush=True)
@@ -264,6 +284,7 @@ class Printer:
             self.emit("grounding", summary, report=report)
             return
         self._record("grounding", summary, {"report": report})
+        self.release()
         self._wipe_status()
         self._end_line()
         print(f"Grounding: {summary}", file=self.out)

@@ -189,7 +189,7 @@ def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator
     trace = _open_trace(args.trace) if args.trace else None
     try:
         with StatusLine(sys.stderr, enabled=False if args.json else None) as status:
-            yield Printer(
+            printer = Printer(
                 as_json=args.json,
                 answer_nodes=ANSWER_NODES.get(pattern, ()),
                 quiet=args.quiet,
@@ -197,6 +197,10 @@ def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator
                 trace_fields={"thread_id": thread_id},
                 status=status,
             )
+            try:
+                yield printer
+            finally:
+                printer.release()
     finally:
         if trace is not None:
             trace.close()
