@@ -28,6 +28,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
+from reasoning_graphs.cli import exits
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.tools.builtins import calculator
 
@@ -191,9 +192,10 @@ def test_the_cli_runs_every_pattern_to_an_answer(
     ]
 
     done, report = run_cli(command, openai_server)
-    assert done.returncode == 0, report
+    # answered, or stopped honestly within the small budgets
+    assert done.returncode in (exits.ANSWERED, exits.INCOMPLETE), report
     lines = done.stdout.splitlines()
-    assert any(line == "Answer" or line.startswith("Answer: ") for line in lines), report
+    assert any(line.startswith("Answer: ") for line in lines), report
     assert lines[-1].startswith("Note: Thread: "), report
 
 
