@@ -34,12 +34,12 @@ def reply(item: Any) -> Any:
     return item  # text, or a structured reply as a dict
 
 
-def run_process(
-    script: list, *argv: str, env: dict[str, str] | None = None
+def run_command(
+    command: list[str], env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``reasoning-graphs ARGV…`` on ``script`` as a process of its own, nobody at its terminal."""
+    """``command`` as a process of its own, its output captured, nobody at its terminal."""
     return subprocess.run(
-        [sys.executable, str(Path(__file__)), json.dumps(script), *argv],
+        command,
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -47,6 +47,13 @@ def run_process(
         env=env,
         check=False,
     )
+
+
+def run_process(
+    script: list, *argv: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``reasoning-graphs ARGV…`` on ``script`` as a process of its own, nobody at its terminal."""
+    return run_command([sys.executable, str(Path(__file__)), json.dumps(script), *argv], env)
 
 
 def kill_at_put(number: int) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from reasoning_graphs.cli import exits
 from reasoning_graphs.models.local import local_model_available
-from scripted_cli import run_process
+from scripted_cli import run_command, run_process
 
 TESTS = Path(__file__).parent
 LOCAL_CLI = TESTS / "local_cli.py"
@@ -39,14 +39,7 @@ print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
 
 
 def loaded(*argv: str, env: dict[str, str]) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", LOADED, *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
+    done = run_command([sys.executable, "-c", LOADED, *argv], env)
     return json.loads(done.stderr.strip().splitlines()[-1])
 
 
@@ -177,15 +170,8 @@ def test_ctrl_c_during_an_embedded_generation_stops_at_once_and_the_thread_resum
 def test_a_provider_model_without_its_key_is_one_line_and_exit_code_2(env) -> None:
     clean = {k: v for k, v in env.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
 
-    done = subprocess.run(
-        [sys.executable, "-m", "reasoning_graphs", "run", "hi", "--model", "openai:gpt-4o-mini"],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        env=clean,
-        check=False,
-    )
+    command = [sys.executable, "-m", "reasoning_graphs", "run", "hi"]
+    done = run_command([*command, "--model", "openai:gpt-4o-mini"], clean)
 
     assert done.returncode == exits.USAGE
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

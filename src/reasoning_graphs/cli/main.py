@@ -214,8 +214,7 @@ def _list_threads(store: Any, *, as_json: bool) -> int:
 
     records = store.threads.all()
     for record in records:
-        saved = store.checkpointer.get_tuple({"configurable": {"thread_id": record.thread_id}})
-        status = thread_status(record, saved)
+        status = thread_status(record, store.latest(record.thread_id))
         if as_json:
             fields = {**record.__dict__, "status": status}
             fields.pop("owner")

@@ -101,9 +101,9 @@ class Printer:
         self._record(event, text, fields)
         if self.quiet and not progress and event not in QUIET_EVENTS:
             return
-        held, self._held = self._held, None
-        if held is not None and not (event == "answer" and text == held):
-            self._print("result", held, {}, progress=False)
+        if event == "answer" and text == self._held:
+            self._held = None  # the answer repeats the result: it is shown once, as the answer
+        self.release()
         if event == "result" and not self.as_json:
             self._held = text  # shown once the next line shows it is not also the answer
             return
@@ -126,6 +126,8 @@ class Printer:
             print(f"Calling {fields.get('tool') or text}…", file=self.out)
         else:
             label = event.replace("_", " ").capitalize()
+            if event == "answer" and not text:
+                text = EMPTY_ANSWER  # never a bare label where an answer belongs
             print(f"{label}: {text}" if text else label, file=self.out)
         self.out.flush()
 
@@ -261,14 +263,8 @@ class Printer:
                     self.emit("result", text, outcome=outcome)
                 elif self._finish_answer(node, text):
                     self._record("answer", text, {"outcome": outcome})
-                elif text or self.as_json:
+                else:
                     self.emit("answer", text, outcome=outcome)
-                else:  # never a bare label
-                    self._record("answer", text, {"outcome": outcome})
-                    self.release()
-                    self._wipe_status()
-                    self._end_line()
-                    print(f"Answer: {EMPTY_ANSWER}", file=self.out, flush=True)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)

@@ -114,7 +114,7 @@ def resume(store: Store, args: argparse.Namespace) -> int:
     """Continue a thread that did not end: answer its pending approval, or run on from its
     last saved step."""
     config = {"configurable": {"thread_id": args.thread_id}}
-    if store.checkpointer.get_tuple(config) is None:
+    if store.latest(args.thread_id) is None:
         raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.label))
     record = store.threads.get(args.thread_id)
     pattern = record.pattern if record else DEFAULT_PATTERN
@@ -342,7 +342,7 @@ def _waiting(store: Store, graph: CompiledStateGraph, thread_id: str, printer: P
 
 def _latest(store: Store, thread_id: str) -> str | None:
     """The id of the thread's latest checkpoint: where its run ended."""
-    return checkpoint_id(store.checkpointer.get_tuple({"configurable": {"thread_id": thread_id}}))
+    return checkpoint_id(store.latest(thread_id))
 
 
 def _this_questions_report(values: Mapping[str, Any]) -> GroundingReport | None:

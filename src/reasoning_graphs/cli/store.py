@@ -66,6 +66,10 @@ class Store:
             saver.close()
             raise StoreError(CANNOT_OPEN.format(where=self.label, error=error)) from error
 
+    def latest(self, thread_id: str) -> Any:
+        """The thread's latest checkpoint tuple, pending writes included (``None``: no thread)."""
+        return self.checkpointer.get_tuple({"configurable": {"thread_id": thread_id}})
+
     def __enter__(self) -> Store:
         return self
 
