@@ -103,6 +103,8 @@ def portable_config(config: Path, scratch: Path) -> Path:
     if isinstance(data.get("env"), str):
         data["env"] = absolute(data["env"])
     data["graphs"] = {name: graph_spec(spec) for name, spec in data["graphs"].items()}
+    if "app" in data.get("http", {}):
+        data["http"] = {**data["http"], "app": graph_spec(data["http"]["app"])}
     copy = scratch / "langgraph.json"
     copy.write_text(json.dumps(data, indent=2))
     return copy
@@ -460,3 +462,106 @@ async def test_run_options_in_an_assistants_context_apply_to_its_runs(
     assert (
         not (studio_server.workspace / "react.txt").exists() or "denied" in observation["content"]
     )
+
+
+QUESTION = {"messages": [{"role": "user", "content": "write hello to notes.txt"}]}
+MALFORMED_RUNS = {
+    "messages not a list": ({"messages": 5}, None),
+    "unknown input field": ({"question": "write hello to notes.txt"}, None),
+    "input not an object": ("write hello to notes.txt", None),
+    "unknown message role": ({"messages": [{"role": "alien", "content": "hi"}]}, None),
+    "no message": ({"messages": []}, None),
+    "unknown run option": (QUESTION, {"bogus": 1}),
+    "ill-typed run option": (QUESTION, {"max_steps": "ten"}),
+    "tool the graph lacks": (QUESTION, {"tools": ["no_such_tool"]}),
+    "misspelt approval": (QUESTION, {"approve": ["write-file"]}),
+}
+
+
+async def refusal(request: Any) -> str:
+    """The 422 a request must end in, as its one-line reason."""
+    import httpx
+
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        await request
+    assert refused.value.response.status_code == 422
+    detail = refused.value.response.json()["detail"]
+    assert isinstance(detail, str)
+    assert detail
+    assert "\n" not in detail
+    assert "Traceback" not in detail
+    return detail
+
+
+@pytest.mark.parametrize(("run_input", "context"), MALFORMED_RUNS.values(), ids=MALFORMED_RUNS)
+async def test_a_malformed_run_is_refused_before_it_starts_and_the_thread_stays_usable(
+    app_server: DevServer, run_input: Any, context: dict | None
+) -> None:
+    client = get_client(url=app_server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+
+    await refusal(client.runs.create(thread_id, "react", input=run_input, context=context))
+    await refusal(client.runs.wait(thread_id, "react", input=run_input, context=context))
+
+    assert await client.runs.list(thread_id) == []
+    untouched = await client.threads.get_state(thread_id)
+    assert untouched["values"] == {}
+    assert not untouched["next"]
+    paused = await run_to_rest(client, app_server, thread_id, input=QUESTION)
+    assert approval_of(paused)["calls"][0]["name"] == "write_file"
+
+
+async def test_unknown_options_are_refused_with_the_known_ones_by_assistant_and_by_run(
+    app_server: DevServer,
+) -> None:
+    client = get_client(url=app_server.url)
+    react = (await client.assistants.search(graph_id="react"))[0]["assistant_id"]
+    schema = (await client.assistants.get_schemas(react))["context_schema"]
+    known = set(schema["properties"])
+
+    detail = await refusal(client.assistants.create("react", context={"max_step": 3}))
+    assert "max_step" in detail
+    assert all(name in detail for name in known)
+    assistant = await client.assistants.create("react", context={"max_steps": 3})
+    await refusal(client.assistants.update(assistant["assistant_id"], context={"bogus": 1}))
+    await refusal(  # a stored assistant's graph is found by its id
+        client.runs.wait(None, assistant["assistant_id"], input=QUESTION, context={"bogus": 1})
+    )
+    batch = [{"assistant_id": "react", "input": {"messages": 5}}]
+    await refusal(client.runs.create_batch(batch))
+
+
+async def test_studios_tool_fields_list_the_graphs_tools(app_server: DevServer) -> None:
+    client = get_client(url=app_server.url)
+    react = (await client.assistants.search(graph_id="react"))[0]["assistant_id"]
+    schema = (await client.assistants.get_schemas(react))["context_schema"]
+
+    def choices(option: str) -> set[str]:
+        [array] = [b for b in schema["properties"][option]["anyOf"] if b.get("type") == "array"]
+        return set(array["items"]["enum"])
+
+    assert choices("tools") == {"write_file", "read_observation"}
+    assert choices("deny") == {"write_file", "read_observation"}
+    assert choices("approve") == {"write_file", "read_observation", "all"}
+
+
+async def test_each_served_thread_writes_in_its_own_folder_inside_the_workspace_root(
+    app_server: DevServer,
+) -> None:
+    client = get_client(url=app_server.url)
+    written = {}
+    for text in ("first", "second"):
+        thread_id = (await client.threads.create())["thread_id"]
+        question = {"messages": [{"role": "user", "content": f"write {text} to own.txt"}]}
+        paused = await run_to_rest(client, app_server, thread_id, "served", input=question)
+        folder = app_server.workspace / thread_id
+        assert str(folder / "own.txt") in json.dumps(approval_of(paused))  # where it acts
+        await run_to_rest(
+            client, app_server, thread_id, "served", command={"resume": [{"type": "approve"}]}
+        )
+        written[folder / "own.txt"] = text
+
+    for path, text in written.items():
+        assert path.read_text() == text
+    assert not (app_server.workspace / "own.txt").exists()
+    assert not (app_server.log.parent / "own.txt").exists()  # never the server's own folder

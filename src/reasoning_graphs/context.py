@@ -27,7 +27,7 @@ BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
 BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
 BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
 BAD_COUNT = "Run option {name!r} must be a whole number of at least {least}, not {value!r}."
-TOOLS_NOT_IN_GRAPH = "Run option 'tools' names {names}, which this graph does not enable: {known}."
+TOOLS_NOT_IN_GRAPH = "Run option {name!r} names {names}, which this graph does not enable: {known}."
 
 Mode = Literal["chat", "agent"]
 ContextStrategy = Literal["none", "window", "summary", "protective", "hybrid"]
@@ -305,10 +305,7 @@ class Limits:
         if context is None:
             return self
         if isinstance(context, dict):
-            known = {f.name for f in fields(AgentContext)}
-            unknown = sorted(set(context) - known)
-            if unknown:
-                raise ValueError(BAD_CONTEXT.format(names=unknown, known=sorted(known)))
+            refuse_unknown_options(context, AgentContext)
             context = AgentContext(**context)
         limits = self.with_mode(context.mode)
         named = {
@@ -340,7 +337,9 @@ class Limits:
         if self.tools is not None:
             outside = [name for name in enabled if name not in self.tools]
             if outside:
-                raise ValueError(TOOLS_NOT_IN_GRAPH.format(names=outside, known=list(self.tools)))
+                raise ValueError(
+                    TOOLS_NOT_IN_GRAPH.format(name="tools", names=outside, known=list(self.tools))
+                )
         return tuple(enabled)
 
 
@@ -357,6 +356,14 @@ def pattern_option(context: Any, name: str, built: Setting) -> Setting:
     if _is_unset(value):
         return built
     return min(built, value) if name in PATTERN_LIMITS else value
+
+
+def refuse_unknown_options(context: Mapping[str, Any], schema: type[AgentContext]) -> None:
+    """A ``ValueError`` naming every option of ``context`` that ``schema`` lacks, and its own."""
+    known = [item.name for item in fields(schema)]
+    unknown = sorted(str(name) for name in context if name not in known)
+    if unknown:
+        raise ValueError(BAD_CONTEXT.format(names=unknown, known=known))
 
 
 def _is_unset(value: Any) -> bool:

@@ -1,8 +1,10 @@
-"""A ReAct graph on a scripted model, for the dev-server tests (tests/test_dev_server.py).
+"""ReAct graphs on a scripted model, for the dev-server tests (tests/test_dev_server.py).
 
 The model writes files: asked "write <text> to <path>", it calls the dangerous
 ``write_file`` tool; once it sees the tool's observation, it answers by quoting
-it. The workspace comes from ``REASONING_GRAPHS_WORKSPACE``, which the test sets.
+it. The workspace comes from ``REASONING_GRAPHS_WORKSPACE``, which the test sets:
+``graph`` writes in it, ``served`` in a folder per thread inside it, as the
+graphs of the repo's own ``langgraph.json`` do.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-from reasoning_graphs.tools.builtins import WORKSPACE_ENV, write_file
+from reasoning_graphs.tools.builtins import WORKSPACE_ENV, server_tools, write_file
 
 REQUEST = re.compile(r"write (?P<content>.+?) to (?P<path>\S+)", re.IGNORECASE)
 NO_WORKSPACE = f"Set {WORKSPACE_ENV} to the folder the test app may write to."
@@ -41,3 +43,7 @@ graph = build_graph(
     tools=[write_file(os.environ[WORKSPACE_ENV])],
 )
 """The app's only graph; the dev server supplies its persistence."""
+
+served = build_graph(ScriptedChatModel(script=[reply], cycle=True), tools=server_tools())
+"""The same app with the served graphs' tools: each thread writes in a folder of its own
+inside ``REASONING_GRAPHS_WORKSPACE``."""

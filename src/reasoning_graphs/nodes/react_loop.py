@@ -19,6 +19,7 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.act import ACT
+from reasoning_graphs.nodes.finish import after_outcome
 from reasoning_graphs.nodes.grounding import reported
 from reasoning_graphs.nodes.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
@@ -69,7 +70,7 @@ def react_loop(
 
     def after_think(state: AgentState) -> list[Send] | Literal["approve", "finish", "__end__"]:
         outcome = state.get("outcome")
-        if outcome and outcome["status"] == "incomplete":
+        if outcome and after_outcome(outcome) == "finish":
             return "finish"  # the budget was spent before thinking
         return to_settle(state, setup) if wants_tools(last_ai_message(state["messages"])) else END
 
@@ -79,4 +80,6 @@ def react_loop(
     builder.add_edge(START, "think")
     builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
     add_tool_loop(builder, setup, report=report)
-    return compile_agent(builder, checkpointer, "react", subgraph=not report)
+    return compile_agent(
+        builder, checkpointer, "react", tool_names=setup.registry.names(), subgraph=not report
+    )

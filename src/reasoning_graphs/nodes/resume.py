@@ -10,7 +10,8 @@ Two LangGraph behaviours make a plain ``Command(resume=value)`` unsafe here:
   addressed to it receives the earlier bare value — an approval given for one
   call would approve the step's next dangerous call, unseen.
 
-So a run of our graphs addresses each resume to the pending interrupts by id
+So a run of our graphs (:class:`~reasoning_graphs.nodes.checked_graph.CheckedGraph`)
+addresses each resume to the pending interrupts by id
 before LangGraph sees it: a bare value goes to each pending interrupt, ``None``
 becomes :data:`~reasoning_graphs.review.NO_ANSWER` (asked again, with an
 ``error``), and nothing is left behind for a later interrupt to pick up. A
@@ -21,11 +22,9 @@ resume with nothing pending is refused with
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
 from reasoning_graphs.review import NO_ANSWER, ApprovalError
@@ -34,32 +33,7 @@ NOTHING_PENDING = "This thread waits for no decision, so there is nothing to res
 INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
-class ResumeCheckedGraph(CompiledStateGraph):
-    """A compiled graph whose runs address every resume to its interrupts by id."""
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        if _is_resume(input):
-            input = _addressed(input, self.get_state(config or {}))
-        return super().stream(input, config, **kwargs)
-
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        if _is_resume(input):
-            input = _addressed(input, await self.aget_state(config or {}))
-        async for chunk in super().astream(input, config, **kwargs):
-            yield chunk
-
-
-def resume_checked(graph: CompiledStateGraph) -> CompiledStateGraph:
-    """``graph`` as a :class:`ResumeCheckedGraph` (same nodes, channels and config)."""
-    graph.__class__ = ResumeCheckedGraph
-    return graph
-
-
-def _is_resume(value: Any) -> bool:
+def is_resume(value: Any) -> bool:
     """A command that only resumes (an update or a goto is LangGraph's to handle)."""
     return (
         isinstance(value, Command)
@@ -69,7 +43,7 @@ def _is_resume(value: Any) -> bool:
     )
 
 
-def _addressed(command: Command, snapshot: StateSnapshot) -> Command:
+def addressed(command: Command, snapshot: StateSnapshot) -> Command:
     """The resume as a mapping from each interrupt id it answers to a value that is not None."""
     resume = command.resume
     if _by_interrupt_id(resume):

@@ -10,6 +10,7 @@ record goes straight back (:func:`~reasoning_graphs.nodes.observe.round_update`)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from langgraph.graph import END, StateGraph
@@ -21,11 +22,11 @@ from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.nodes.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.approve import cleared_as_proposed, make_approve
+from reasoning_graphs.nodes.checked_graph import checked
 from reasoning_graphs.nodes.durability import with_sync_durability
 from reasoning_graphs.nodes.finish import AskFinal, after_outcome, ask_with_tools_off, make_finish
 from reasoning_graphs.nodes.grounding import always, report, reported
 from reasoning_graphs.nodes.observe import make_observe, round_update
-from reasoning_graphs.nodes.resume import resume_checked
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import answered_ids, last_ai_message, steps_used, turn_number
 from reasoning_graphs.state import AgentInput, AgentState
@@ -39,6 +40,7 @@ def compile_agent(
     checkpointer: CheckpointerSpec | None,
     name: str,
     *,
+    tool_names: Sequence[str] = (),
     subgraph: bool = False,
 ) -> CompiledStateGraph:
     """Compile with checkpoints saved before the next step starts (``durability="sync"``).
@@ -52,14 +54,16 @@ def compile_agent(
     first costs a few milliseconds per step. A run may still pass ``durability``.
     Without a checkpointer of its own the graph keeps LangGraph's default: as a
     subgraph it follows its parent, and under ``langgraph dev`` the server decides.
-    Either way, a resume that answers nothing asks again (see :mod:`.resume`).
+    Either way, a run's input and options are checked before it starts, and a resume
+    that answers nothing asks again (see :mod:`.checked_graph`); ``tool_names`` are all
+    that a run's options may name.
 
     A pattern's graph carries its tracing labels (:func:`~reasoning_graphs.tracing.run_labels`);
     a ``subgraph`` (a plan step, a trial) runs under those of the pattern that runs it.
     """
     if checkpointer is not None:
         checkpointer = open_checkpointer(checkpointer)
-    graph = resume_checked(builder.compile(checkpointer=checkpointer, name=name))
+    graph = checked(builder.compile(checkpointer=checkpointer, name=name), tool_names)
     if not subgraph:
         graph = labelled(graph, name)
     if checkpointer is None:

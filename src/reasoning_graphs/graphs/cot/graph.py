@@ -88,7 +88,7 @@ def build_graph(
     builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", after_reason, ["finish", END])
     builder.add_edge("finish", END)
-    return compile_agent(builder, checkpointer, "cot")
+    return compile_agent(builder, checkpointer, "cot", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())

@@ -142,7 +142,7 @@ def build_graph(
     builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", END)
-    return compile_agent(builder, checkpointer, "lats")
+    return compile_agent(builder, checkpointer, "lats", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())

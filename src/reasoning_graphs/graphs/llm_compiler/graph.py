@@ -130,7 +130,7 @@ def build_graph(
         "join", after_join, {"plan": "plan", "finish": "finish", END: end}
     )
     builder.add_edge("finish", end)
-    return compile_agent(builder, checkpointer, "llm_compiler")
+    return compile_agent(builder, checkpointer, "llm_compiler", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())

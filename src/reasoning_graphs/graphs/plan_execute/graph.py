@@ -114,7 +114,7 @@ def build_graph(
         "replan", after_replan, {"execute": "execute", "finish": "finish", END: end}
     )
     builder.add_edge("finish", end)
-    return compile_agent(builder, checkpointer, "plan_execute")
+    return compile_agent(builder, checkpointer, "plan_execute", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())

@@ -111,7 +111,7 @@ def build_graph(
         "think", make_after_think(setup), ["approve", ACT, "observe", "finish", END]
     )
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True)
-    return compile_agent(builder, checkpointer, "react_text")
+    return compile_agent(builder, checkpointer, "react_text", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())

@@ -115,7 +115,7 @@ def build_graph(
         {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder)},
     )
     builder.add_edge("reflect", "act")
-    return compile_agent(builder, checkpointer, "reflexion")
+    return compile_agent(builder, checkpointer, "reflexion", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())

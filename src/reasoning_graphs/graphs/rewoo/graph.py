@@ -152,7 +152,7 @@ def build_graph(
     builder.add_conditional_edges("work", make_after_work(setup), ["approve", ACT, "solve"])
     builder.add_conditional_edges("solve", after_solve, ["finish", END])
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", report=True)
-    return compile_agent(builder, checkpointer, "rewoo")
+    return compile_agent(builder, checkpointer, "rewoo", tool_names=setup.registry.names())
 
 
 graph = build_graph(tools=server_tools())
