@@ -334,3 +334,43 @@ def test_a_new_question_starts_a_new_tree(tools, thread) -> None:
 
 def _texts(messages: Sequence[BaseMessage]) -> str:
     return " ".join(m.text for m in messages)
+
+
+@pytest.mark.parametrize("dangerous", [False, True], ids=["stateful", "dangerous"])
+def test_a_side_effect_repeated_in_another_branch_runs_once(dangerous, log, thread) -> None:
+    tools = [
+        sleeping_tool(log, "lookup", safe=True),
+        sleeping_tool(log, "deploy", safe=False, dangerous=dangerous),
+    ]
+    grade = judge(("Final answer", 0.1), ("done with x", 0.6), ("done with a", 0.5))
+    script = [
+        tool_call("deploy", item="x"),
+        tool_call("lookup", item="a"),
+        grade,
+        grade,
+        tool_call("deploy", item="x"),  # below the deploy: the same call again
+        "Deployed.",
+        grade,
+        grade,
+    ]
+    graph = build_graph(
+        ScriptedChatModel(script=script),
+        tools=tools,
+        candidates=2,
+        max_expansions=2,
+        checkpointer=InMemorySaver(),
+    )
+
+    asked = 0
+    state = graph.invoke(ask("Deploy x"), thread)
+    while state.get("__interrupt__"):  # as --approve-all answers
+        asked += 1
+        (pending,) = state["__interrupt__"]
+        state = graph.invoke(
+            Command(resume=[{"type": "approve"}] * len(pending.value["calls"])), thread
+        )
+
+    assert [run["args"]["item"] for run in log.runs if run["name"] == "deploy"] == ["x"]
+    assert asked == (1 if dangerous else 0)
+    repeats = [n for n in state["tree"]["nodes"] if n["call"] and n["call"]["name"] == "deploy"]
+    assert [n["decision"] for n in repeats][-1] == "reused"
