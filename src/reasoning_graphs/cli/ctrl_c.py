@@ -19,6 +19,7 @@ import threading
 from types import FrameType
 
 from reasoning_graphs.cli.exits import INTERRUPTED
+from reasoning_graphs.tools import process_groups
 
 GRACE_S = 1.0
 """How long the run may take to stop cleanly after Ctrl-C before the process leaves."""
@@ -35,7 +36,10 @@ def install() -> None:
 
 
 def leave(code: int = INTERRUPTED, *, hint: str | None = None) -> None:
-    """End the process now, after flushing what it printed; threads still working are dropped."""
+    """End the process now, after flushing what it printed; threads still working are
+    dropped, and the commands they started are killed (they run in sessions of their own,
+    out of the terminal's reach)."""
+    process_groups.kill_all()
     if hint:
         print(hint, file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):

@@ -6,6 +6,8 @@ process group; when the call ends, on time or not, the whole group is killed.
 or a server it started running (and holding the output pipes open), which is
 why the process is driven by hand here. Output is read by two threads that keep
 at most :data:`MAX_OUTPUT_BYTES` per stream, so ``yes`` cannot fill the memory.
+The group is registered in :mod:`~reasoning_graphs.tools.process_groups` while it
+runs, so a process that exits without waiting for the call kills it too.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import IO, Annotated
 
 from pydantic import Field
 
+from reasoning_graphs.tools import process_groups
 from reasoning_graphs.tools.builtins.workspace import Workspace, locator
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
@@ -97,6 +100,7 @@ def run_command(command: str, cwd: Path, timeout: float) -> str:
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    process_groups.started(process.pid)
     assert process.stdout is not None  # both are pipes, never None
     assert process.stderr is not None
     stdout, stderr = _Capture(process.stdout), _Capture(process.stderr)
@@ -109,6 +113,7 @@ def run_command(command: str, cwd: Path, timeout: float) -> str:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+        process_groups.ended(process.pid)
     result = RESULT.format(
         code=KILLED if code is None else code,
         stdout=stdout.text(DRAIN_SECONDS),
