@@ -60,6 +60,13 @@ def kill_at_put(number: int) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     put, seen = SqliteSaver.put, []
+def listed_threads(env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """``reasoning-graphs threads --json`` as a process of its own: each thread's entry, by id."""
+    done = run_process([], "threads", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    return {entry["thread_id"]: entry for entry in map(json.loads, done.stdout.splitlines())}
+
+
 
     def put_or_die(self: SqliteSaver, *args: Any, **kwargs: Any) -> Any:
         seen.append(1)

@@ -851,7 +851,7 @@ def test_labels_are_not_doubled(db, monkeypatch, capsys) -> None:
     use_model(monkeypatch, "")
     _, out, _ = run_cli(monkeypatch, capsys, "run", "hi")
     assert "Answer" not in out.splitlines()  # never a bare label
-    assert any(line.startswith("Answer: (") for line in out.splitlines())
+    assert any(line.startswith("Answer: ") for line in out.splitlines())
 
 
 def test_a_rejection_without_a_reason_says_none_was_given(db, workspace, monkeypatch, capsys):

@@ -19,6 +19,7 @@ import pytest
 
 from reasoning_graphs.cli import exits
 from reasoning_graphs.models.local import local_model_available
+from scripted_cli import listed_threads as threads
 from scripted_cli import run_command, run_process
 
 TESTS = Path(__file__).parent
@@ -50,12 +51,6 @@ def scripted(script: list, *argv: str, env: dict[str, str], **extra: str):
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "REASONING_GRAPHS_DB": str(tmp_path / "threads.sqlite")}
-
-
-def threads(env: dict[str, str]) -> dict[str, dict]:
-    done = scripted([], "threads", "--json", env=env)
-    assert done.returncode == 0, done.stderr
-    return {r["thread_id"]: r for r in map(json.loads, done.stdout.splitlines())}
 
 
 def thread_id_from(out: str) -> str:

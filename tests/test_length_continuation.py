@@ -133,7 +133,7 @@ def test_a_tool_call_still_cut_is_never_run() -> None:
 
     assert runs == []
     assert any(isinstance(m, ToolMessage) and m.status == "error" for m in state["messages"])
-    assert state["messages"][-1].text == "?"
+    assert state["messages"][-1].text.startswith("?")  # the model's last reply, kept
 
 
 def test_react_continues_a_cut_final_answer() -> None:

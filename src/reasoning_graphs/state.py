@@ -195,11 +195,15 @@ class Outcome(TypedDict):
         call_stopped: The node's model call was stopped part-way (a budget spent
             or a timeout while it ran), so the node wrote nothing else and the
             question goes to its honest stop.
+        concluded: The node already wrote the question's incomplete answer (the
+            model's reply was no answer: see :mod:`reasoning_graphs.nodes.honest`),
+            so the question ends there, with no closing call.
     """
 
     status: Literal["answered", "incomplete"]
     reason: NotRequired[str]
     call_stopped: NotRequired[bool]
+    concluded: NotRequired[bool]
 
 
 ClaimKind = Literal["name", "number", "date"]

@@ -19,17 +19,15 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import may_conclude
+from reasoning_graphs.nodes.honest import incomplete_note
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.prompts import ANSWER_NOW, EVIDENCE_LINE, INCOMPLETE_NOTE, NO_ANSWER
+from reasoning_graphs.nodes.prompts import ANSWER_NOW, NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
 from reasoning_graphs.state import AgentState, Outcome, ThoughtEvent
 
 logger = logging.getLogger(__name__)
-
-
-EVIDENCE_CHARS = 200
 
 
 State = TypeVar("State", bound=AgentState)
@@ -81,7 +79,7 @@ def make_finish(
             except Exception:  # the evidence below still makes an honest answer
                 reply = None
         answer = (reply.message.text.strip() if reply else "") or NO_ANSWER
-        note = INCOMPLETE_NOTE.format(reason=reason, evidence=_evidence(evidence(state)))
+        note = incomplete_note(reason, evidence(state))
         final = AIMessage(
             content=f"{answer}\n\n{note}",
             usage_metadata=reply.message.usage_metadata if reply else None,
@@ -100,19 +98,7 @@ def make_finish(
     return finish
 
 
-def _evidence(found: list[tuple[str, str]]) -> str:
-    if not found:
-        return ""
-    items = "; ".join(f"{done} returned {_clip(result)}" for done, result in found)
-    return EVIDENCE_LINE.format(items=items)
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
-
-
 def after_outcome(outcome: Outcome) -> Literal["finish", "__end__"]:
-    """Where a turn with an outcome goes: an answer ends it; anything else is
-    concluded honestly by ``finish``."""
-    return "__end__" if outcome["status"] == "answered" else "finish"
+    """Where a turn with an outcome goes: an answer, or an incomplete answer already
+    written (``concluded``), ends it; anything else is concluded honestly by ``finish``."""
+    return "__end__" if outcome["status"] == "answered" or outcome.get("concluded") else "finish"

@@ -12,6 +12,10 @@ when a budget is spent before a call (:func:`call_stopped`).
 Whether the stop asks the model once more for a closing answer is the
 budgets' rule (:func:`~reasoning_graphs.nodes.budget.may_conclude`): yes after
 a budget, no after a halt (the event's ``halt`` says why).
+
+A :func:`model_node` also checks the answer its step gives: a reply that is no
+answer (empty, or our own words given back) ends the question incomplete
+(:mod:`~reasoning_graphs.nodes.honest`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any, TypeVar, cast
 from langchain_core.runnables import RunnableLambda
 
 from reasoning_graphs.effects import Body, effect_node, gather_bodies
+from reasoning_graphs.nodes.honest import answers_checked
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
 
@@ -88,8 +93,9 @@ def stoppable(make_body: Callable[[Any], Body[dict[str, Any]]]) -> Callable[[Any
 
 
 def model_node(name: str, make_body: Callable[[Any], Body[dict[str, Any]]]) -> RunnableLambda:
-    """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model."""
-    return effect_node(name, stoppable(make_body))
+    """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model;
+    an answer it gives that is no answer ends the question incomplete."""
+    return effect_node(name, stoppable(answers_checked(make_body)))
 
 
 def call_stopped(state: Mapping[str, Any]) -> bool:

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.untrusted import DATA_RULE
-from reasoning_graphs.text_format.labels import CHINESE, ENGLISH, Labels
+from reasoning_graphs.text_format.labels import CHINESE, ENGLISH, LABELS, Labels
 from reasoning_graphs.text_format.transcript import observation_line
 
 
@@ -301,6 +302,20 @@ def format_error_observation(
     return "\n".join([prose.problem.format(error=error), tools_line, format_reminder(labels)])
 
 
+def _instructions(labels: Labels) -> list[str]:
+    """What the prompt and its corrections tell the model, without the worked examples
+    (whose answers are real answers to their questions)."""
+    prose = _prose(labels)
+    rules = [_fill(rule, labels) for rule in prose.rules]
+    return [
+        prose.role,
+        prose.no_tools,
+        _format_section(labels, prose),
+        *rules,
+        format_error_observation("", [], labels),
+    ]
+
+
 def _prose(labels: Labels) -> _Prose:
     return _PROSE.get(labels, _ENGLISH_PROSE)
 
@@ -377,3 +392,9 @@ def _example_lines(example: _Example, labels: Labels, prose: _Prose) -> list[str
             label = prose.question if part == "question" else getattr(labels, part)
             lines.append(f"{label}: {text}")
     return lines
+
+
+# A reply that only repeats the format's instructions or template is no answer
+# (see reasoning_graphs.nodes.honest).
+for _labels in LABELS.values():
+    own_texts(*_instructions(_labels))

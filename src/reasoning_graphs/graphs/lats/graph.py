@@ -134,7 +134,7 @@ def build_graph(
     builder.add_node("evaluate", model_node("evaluate", make_evaluate(setup)))
     builder.add_node("backpropagate", make_backpropagate(setup, settings))
     finish = reported(make_lats_finish(setup, settings), always)
-    builder.add_node("finish", effect_node("finish", finish))
+    builder.add_node("finish", model_node("finish", finish))  # it gives the search's answer
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])
     builder.add_conditional_edges("expand", after_expand, ["act", "finish"])

@@ -8,6 +8,7 @@ What the tools returned reaches the judge only as data blocks, which its
 instructions say never to obey.
 """
 
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 LATS_SYSTEM = """\
@@ -45,3 +46,6 @@ BELOW_THRESHOLD_NOTE = (
     "[Best answer found scored {score:.2f}, below the threshold {threshold:.2f}; "
     "the search stopped: {reason}.]"
 )
+
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(LATS_SYSTEM, LATS_JUDGE_SYSTEM, LATS_JUDGE_REQUEST, NOT_FINISHED, BELOW_THRESHOLD_NOTE)

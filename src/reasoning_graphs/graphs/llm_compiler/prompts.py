@@ -6,6 +6,7 @@ from the results, or asks for another round saying what is missing. Results
 reach both as labelled data blocks, and their instructions say never to obey one.
 """
 
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 LLM_COMPILER_SYSTEM = """\
@@ -78,3 +79,17 @@ RESULTS_REPORT = "The tasks and their results:\n\n{results}"
 NO_RESULTS = "No tool was needed: answer from what you know."
 
 JOIN_REPLAN_NOTE = "Another round is needed: {reason}"
+
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(
+    LLM_COMPILER_SYSTEM,
+    PLANNER_INSTRUCTIONS,
+    TEXT_FORMAT,
+    INVALID_PLAN_REQUEST,
+    REPLAN_REQUEST,
+    JOINER_INSTRUCTIONS,
+    JOIN_TEXT_FORMAT,
+    RESULTS_REPORT,
+    NO_RESULTS,
+    JOIN_REPLAN_NOTE,
+)

@@ -7,6 +7,7 @@ are shown as data blocks, and every prompt that shows them says they are not
 instructions.
 """
 
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 PLANNER_SYSTEM = """\
@@ -70,4 +71,16 @@ Your step: {step}
 Do only this step, using tools where they help, then reply with its result: \
 short, factual and complete enough for the next steps to build on. """
     + DATA_RULE
+)
+
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(
+    PLANNER_SYSTEM,
+    PLANNER_TOOLS,
+    REPLANNER_SYSTEM,
+    ANSWER_SYSTEM,
+    REPLAN_REQUEST,
+    PROGRESS,
+    REMAINING,
+    STEP_TASK,
 )

@@ -5,7 +5,9 @@ function of the task and the answer — for instance one that runs unit tests on
 generated code, which is the signal Reflexion was shown to learn best from. The
 node ends the question itself — with the passing answer, or, when the trials
 are spent, with the best attempt marked incomplete and scored — so a run never
-loops past its bound and the user always gets the strongest answer found.
+loops past its bound and the user always gets the strongest answer found. A
+passing attempt that stopped short of an answer (its answer says "Stopped …")
+ends the question incomplete, as it stopped: a grade does not make it complete.
 """
 
 from __future__ import annotations
@@ -65,8 +67,7 @@ def make_evaluate(
         update: dict[str, Any] = {"trials": [done], "trajectory": events}
         trials = [*trials_so_far(state), done]
         if done["score"] >= bar:
-            final = AIMessage(answer, response_metadata=grade_metadata(done, trials))
-            return {**update, "messages": [final], "outcome": {"status": "answered"}}
+            return {**update, **_passed(done, trials)}
         if len(trials) >= trial_limit:
             return {**update, **_best_of(trials, _below(bar, trials))}
         spent = budget_stop({**state, "trajectory": [*state["trajectory"], *events]}, run.limits)
@@ -96,6 +97,19 @@ def _evaluation(evaluator: Evaluator, task: str, answer: str) -> Effect:
     if is_async:
         return Await(lambda: evaluator(task, answer))  # type: ignore[arg-type,return-value]
     return Blocking(evaluator, task, answer)
+
+
+def _passed(done: Trial, trials: list[Trial]) -> dict[str, Any]:
+    """End with the passing attempt: answered, unless the attempt itself stopped short (a
+    budget, a loop, a reply that was no answer), which its answer already says."""
+    metadata = grade_metadata(done, trials)
+    if done["outcome"]["status"] == "answered":
+        final = AIMessage(done["answer"], response_metadata=metadata)
+        return {"messages": [final], "outcome": {"status": "answered"}}
+    reason = done["outcome"].get("reason", "stopped")
+    outcome: Outcome = {"status": "incomplete", "reason": reason, "concluded": True}
+    final = AIMessage(done["answer"], response_metadata=answered(outcome, **metadata))
+    return {"messages": [final], "outcome": outcome}
 
 
 def _below(threshold: float, trials: list[Trial]) -> Outcome:

@@ -6,6 +6,7 @@ user's request so the attempt's model reads them where it reads the task.
 The judge's text is shared with other patterns, so it is in :mod:`reasoning_graphs.nodes.prompts`.
 """
 
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 REFLECT_SYSTEM = (
@@ -53,3 +54,15 @@ BEST_ATTEMPT_NOTE = (
 )
 
 UNGRADED_NOTE = "[Not graded: {reason}.]"
+
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(
+    REFLECT_SYSTEM,
+    REFLECT_REQUEST,
+    ATTEMPT_WORK,
+    NO_TOOL_CALLS,
+    EARLIER_REFLECTIONS,
+    ATTEMPT_TASK,
+    BEST_ATTEMPT_NOTE,
+    UNGRADED_NOTE,
+)

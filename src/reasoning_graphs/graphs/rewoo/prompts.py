@@ -5,6 +5,7 @@ sees a tool result while planning), once for the answer (it sees the plan and
 every result). A plan that cannot run is sent back once with what was wrong.
 """
 
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 
 REWOO_SYSTEM = """\
@@ -59,3 +60,14 @@ EVIDENCE_REPORT = "The plan and its evidence:\n\n{steps}"
 EVIDENCE_STEP = "#{var}, needed because: {reason}\n{evidence}"
 EVIDENCE_BODY = "{call}\nResult: {result}"
 NO_EVIDENCE = "The plan needed no tools: answer from what you know."
+
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(
+    REWOO_SYSTEM,
+    PLANNER_INSTRUCTIONS,
+    TEXT_FORMAT,
+    REPLAN_REQUEST,
+    SOLVER_INSTRUCTIONS,
+    EVIDENCE_REPORT,
+    NO_EVIDENCE,
+)
