@@ -56,10 +56,6 @@ def run_process(
     return run_command([sys.executable, str(Path(__file__)), json.dumps(script), *argv], env)
 
 
-def kill_at_put(number: int) -> None:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    put, seen = SqliteSaver.put, []
 def listed_threads(env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """``reasoning-graphs threads --json`` as a process of its own: each thread's entry, by id."""
     done = run_process([], "threads", "--json", env=env)
@@ -67,6 +63,10 @@ def listed_threads(env: dict[str, str] | None = None) -> dict[str, dict[str, Any
     return {entry["thread_id"]: entry for entry in map(json.loads, done.stdout.splitlines())}
 
 
+def kill_at_put(number: int) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    put, seen = SqliteSaver.put, []
 
     def put_or_die(self: SqliteSaver, *args: Any, **kwargs: Any) -> Any:
         seen.append(1)
