@@ -38,8 +38,8 @@ class RunInputError(ValueError):
 def check_input(value: Any, fields_known: Collection[str]) -> None:
     """Refuse an input the graph cannot take; ``None`` (carry on from the checkpoint) is fine.
 
-    A dictionary may hold only the input's ``fields_known``, and needs at least one
-    message that LangChain can read (a message, a ``(role, text)`` pair, a
+    A dictionary may hold only the input's ``fields_known``; a chat graph's needs at
+    least one message that LangChain can read (a message, a ``(role, text)`` pair, a
     ``{"role", "content"}`` object or a string).
     """
     if value is None:
@@ -51,6 +51,8 @@ def check_input(value: Any, fields_known: Collection[str]) -> None:
         raise RunInputError(
             UNKNOWN_FIELDS.format(names=unknown, known=sorted(fields_known), example=EXAMPLE)
         )
+    if "messages" not in fields_known:
+        return  # not a chat graph: its input is its own business
     messages = value.get("messages")
     if isinstance(messages, (str, BaseMessage, Mapping)):
         messages = [messages]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
@@ -33,9 +33,16 @@ class CheckedGraph(CompiledStateGraph):
         super().__init__(**kwargs)
         self.tool_names = tuple(tool_names)
 
-    def check_run(self, input: Any, context: Any = None) -> None:
-        """Raise :class:`~reasoning_graphs.run_input.RunInputError` for a run that cannot start."""
-        if not isinstance(input, Command):
+    def check_run(
+        self, input: Any, context: Any = None, config: RunnableConfig | None = None
+    ) -> None:
+        """Raise :class:`~reasoning_graphs.run_input.RunInputError` for a run that cannot start.
+
+        A run inside another graph's step (a plan step, or this graph as a node of a
+        user's graph) gets its input from that graph, which LangGraph fits to the input
+        schema itself; only a run's own caller is checked.
+        """
+        if not isinstance(input, Command) and not _nested(config):
             check_input(input, self.input_fields)
         check_context(context, self.context_schema, self.tool_names)
 
@@ -51,7 +58,7 @@ class CheckedGraph(CompiledStateGraph):
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        self.check_run(input, kwargs.get("context"))
+        self.check_run(input, kwargs.get("context"), config)
         if is_resume(input):
             input = addressed(input, self.get_state(config or {}))
         return super().stream(input, config, **kwargs)
@@ -59,7 +66,7 @@ class CheckedGraph(CompiledStateGraph):
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        self.check_run(input, kwargs.get("context"))
+        self.check_run(input, kwargs.get("context"), config)
         if is_resume(input):
             input = addressed(input, await self.aget_state(config or {}))
         async for chunk in super().astream(input, config, **kwargs):
@@ -83,3 +90,8 @@ def checked(graph: CompiledStateGraph, tool_names: Sequence[str] = ()) -> Checke
     checked_graph: CheckedGraph = graph  # type: ignore[assignment]
     checked_graph.tool_names = tuple(tool_names)
     return checked_graph
+
+
+def _nested(config: RunnableConfig | None) -> bool:
+    """Whether the run is part of another graph's step (its checkpoints have a namespace)."""
+    return bool(ensure_config(config).get("configurable", {}).get("checkpoint_ns"))
