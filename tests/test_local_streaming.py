@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.tools import tool
+from pydantic import BaseModel
 
 from reasoning_graphs.models.local import (
     AnswerReader,
@@ -78,10 +80,26 @@ def test_a_split_escape_waits_until_it_is_complete() -> None:
     assert reader.feed('"}') == ""
 
 
-def test_a_tool_call_streams_nothing() -> None:
+def test_a_tool_call_streams_its_arguments_and_no_content() -> None:
     reply = '{"action": "calculator", "args": {"expression": "2*3", "answer": "6"}}'
+    reader, content, arguments = AnswerReader(), [], []
+    for char in reply:
+        content.append(reader.feed(char))
+        arguments.append(reader.arguments())
 
-    assert "".join(read_in_pieces(reply, [1] * len(reply))) == ""
+    assert "".join(content) == ""
+    assert "".join(arguments) == '{"expression": "2*3", "answer": "6"}'
+    assert len([piece for piece in arguments if piece]) > 10  # as the reply grows
+
+
+def test_arguments_wait_until_the_action_names_a_tool() -> None:
+    reader = AnswerReader()
+    reader.feed('{"args": {"expression": "2*3"}, ')
+
+    assert reader.arguments() == ""
+    reader.feed('"action": "calculator"}')
+    assert reader.arguments() == '{"expression": "2*3"}'
+    assert AnswerReader().arguments() == ""
 
 
 def test_an_answer_before_its_action_is_handed_out_once_the_action_is_known() -> None:
@@ -121,6 +139,25 @@ def test_streamed_text_is_always_a_prefix_of_what_json_loads_reads(
     assert shown == expected
 
 
+@given(
+    expression=st.text(max_size=40),
+    sizes=st.lists(st.integers(min_value=1, max_value=7), max_size=40),
+    ascii_only=st.booleans(),
+)
+def test_streamed_arguments_read_as_the_calls_arguments(
+    expression: str, sizes: list[int], ascii_only: bool
+) -> None:
+    args = {"expression": expression, "nested": {"list": [1, "}"]}}
+    reply = json.dumps({"action": "calculator", "args": args}, ensure_ascii=ascii_only)
+    reader, arguments, start = AnswerReader(), "", 0
+    for size in [*sizes, len(reply)]:
+        reader.feed(reply[start : start + size])
+        arguments += reader.arguments()
+        start += size
+
+    assert json.loads(arguments) == args
+
+
 def test_plain_text_holds_back_what_may_start_a_stop_sequence() -> None:
     reader = _TextReader(["Observation:"])
 
@@ -155,6 +192,27 @@ def test_the_last_chunk_completes_the_message(message: AIMessage) -> None:
     assert total.tool_calls == message.tool_calls
     assert total.usage_metadata == message.usage_metadata
     assert total.response_metadata == message.response_metadata
+
+
+def test_the_last_chunk_completes_a_streamed_call_and_its_usage() -> None:
+    call = {"name": "calculator", "args": {"expression": "2*3"}, "id": "call_1"}
+    message = AIMessage(content="", tool_calls=[call])
+    message.usage_metadata = {"input_tokens": 5, "output_tokens": 9, "total_tokens": 14}
+    pieces = [("calculator", '{"expression":', "call_1", 6), (None, ' "2*3"}', None, 2)]
+    chunks = [
+        AIMessageChunk(
+            content="",
+            tool_call_chunks=[tool_call_chunk(name=name, args=args, id=call_id, index=0)],
+            usage_metadata={"input_tokens": 0, "output_tokens": tokens, "total_tokens": tokens},
+        )
+        for name, args, call_id, tokens in pieces
+    ]
+
+    last = _last_chunk(message, "", call_streamed=True, tokens=8).message
+    total = sum(chunks, AIMessageChunk(content="")) + last
+
+    assert total.tool_calls == message.tool_calls
+    assert total.usage_metadata == message.usage_metadata
 
 
 @pytest.fixture(scope="module")
@@ -209,6 +267,29 @@ def test_the_streamed_reply_adds_up_to_the_reply(model, tools, tool_choice, prom
     assert streamed.response_metadata["finish_reason"] == whole.response_metadata["finish_reason"]
     if tool_choice == "none" or not tools:
         assert sum(bool(chunk.content) for chunk in chunks) > 1
+
+
+@needs_model
+@pytest.mark.local_model
+def test_a_typed_reply_streams_token_by_token_with_its_token_count(model) -> None:
+    class Plan(BaseModel):
+        """The steps to take."""
+
+        steps: list[str]
+
+    typed = model.bind_tools([Plan], tool_choice="Plan")
+
+    chunks = list(typed.stream("Plan how to find the population of the capital of France."))
+
+    arguments = [c for c in chunks if c.tool_call_chunks and c.tool_call_chunks[0]["args"]]
+    assert len(arguments) > 5  # the arguments come as they are generated, not at the end
+    assert all(chunk.usage_metadata["output_tokens"] >= 1 for chunk in arguments)
+    streamed = sum(chunks[1:], chunks[0])
+    assert streamed.tool_calls[0]["name"] == "Plan"
+    assert (
+        streamed.usage_metadata
+        == typed.invoke("Plan how to find the population of the capital of France.").usage_metadata
+    )
 
 
 @needs_model

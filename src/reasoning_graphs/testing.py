@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
@@ -94,6 +95,9 @@ class ScriptedChatModel(BaseChatModel):
         count_tool_schemas: Count the bound tools' JSON schemas as prompt tokens, as
             providers do (they put the definitions into the prompt), so that native
             tool calling and a tool list written into the prompt text cost alike.
+        stream_tool_calls: Stream each tool call's arguments word by word, as
+            providers that stream calls do (OpenAI's API, the embedded model), so a
+            typed reply streams too; by default a call comes whole in the last chunk.
         calls: Every call received, in order.
     """
 
@@ -104,6 +108,7 @@ class ScriptedChatModel(BaseChatModel):
     delay: float = 0.0
     token_delay: float = 0.0
     count_tool_schemas: bool = False
+    stream_tool_calls: bool = False
     calls: list[RecordedCall] = Field(default_factory=list)
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -202,7 +207,7 @@ class ScriptedChatModel(BaseChatModel):
         The chunks add up to the reply :meth:`_generate` gives, and take as long.
         """
         message = self._reply(messages, stop, kwargs)
-        pieces = _stream_pieces(message)
+        pieces = _stream_pieces(message, calls=self.stream_tool_calls)
         per_piece = (self._latency(message) - self.delay) / len(pieces)
         time.sleep(self.delay)
         for chunk in pieces:
@@ -218,7 +223,7 @@ class ScriptedChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         """As :meth:`_stream`, sleeping without blocking the event loop."""
         message = self._reply(messages, stop, kwargs)
-        pieces = _stream_pieces(message)
+        pieces = _stream_pieces(message, calls=self.stream_tool_calls)
         per_piece = (self._latency(message) - self.delay) / len(pieces)
         await asyncio.sleep(self.delay)
         for chunk in pieces:
@@ -251,20 +256,29 @@ WORD = re.compile(r"\s*\S+\s*$|\s*\S+")
 """A word with the spaces before it (the last word keeps the spaces after it too)."""
 
 
-def _stream_pieces(message: AIMessage) -> list[ChatGenerationChunk]:
-    """A reply as stream chunks: each word of its text, then the calls, usage and metadata."""
+def _stream_pieces(message: AIMessage, *, calls: bool = False) -> list[ChatGenerationChunk]:
+    """A reply as stream chunks: each word of its text, then (with ``calls``) each word of each
+    tool call's arguments, then a last chunk with the calls not streamed, usage and metadata."""
     words = WORD.findall(message.content) if isinstance(message.content, str) else []
     if "".join(words) != message.content:
         words = []  # content blocks go out whole
     rest = "" if words else message.content
     chunks = [AIMessageChunk(content=word, id=message.id) for word in words]
+    whole = message.tool_calls
+    if calls:
+        whole = []
+        for index, call in enumerate(message.tool_calls):
+            for number, piece in enumerate(WORD.findall(json.dumps(call["args"]))):
+                name, call_id = (call["name"], call["id"]) if number == 0 else (None, None)
+                part = tool_call_chunk(name=name, args=piece, id=call_id, index=index)
+                chunks.append(AIMessageChunk(content="", id=message.id, tool_call_chunks=[part]))
     last = AIMessageChunk(
         content=rest,
         id=message.id,
         name=message.name,
         additional_kwargs=message.additional_kwargs,
         response_metadata=message.response_metadata,
-        tool_calls=message.tool_calls,
+        tool_calls=whole,
         invalid_tool_calls=message.invalid_tool_calls,
         usage_metadata=message.usage_metadata,
         chunk_position="last",

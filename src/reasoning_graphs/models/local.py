@@ -258,10 +258,13 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        """Stream the reply's content as it is generated; the last chunk completes the reply.
+        """Stream the reply as it is generated; the last chunk completes the reply.
 
-        Generation runs on a worker thread (llama.cpp hands out tokens only through
-        a callback), and the chunks add up to exactly what :meth:`_generate` returns.
+        An answer streams as its text, a tool call (and so a typed reply) as its
+        arguments' text, as providers stream calls; each chunk carries the tokens
+        generated since the one before. Generation runs on a worker thread
+        (llama.cpp hands out tokens only through a callback), and the chunks add up
+        to what :meth:`_generate` returns (see :func:`_last_chunk`).
         """
         handoff: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._start_streaming(messages, stop, kwargs, handoff.put)
@@ -302,7 +305,7 @@ class LocalChatModel(BaseChatModel):
 
         The reply is made by the same call as :meth:`_generate`, watched token by
         token through a logits processor that changes nothing, so the chunks add up
-        to exactly the non-streamed reply, usage and finish reason included. The
+        to the non-streamed reply, usage and finish reason included. The
         thread is not a daemon: a generation in progress finishes (and releases the
         model) before the interpreter frees the model at exit.
         """
@@ -310,19 +313,15 @@ class LocalChatModel(BaseChatModel):
         def work() -> None:
             try:
                 request = self._prepare(messages, stop, **kwargs)
-                reader: _ContentReader = (
-                    AnswerReader() if request.tools else _TextReader(request.stop)
-                )
-                streamed: list[str] = []
+                chunks = _ChunkMaker(request, _new_call_id())
 
-                def on_text(raw: str) -> None:
-                    content = reader.feed(raw)
-                    if content:
-                        streamed.append(content)
-                        put(ChatGenerationChunk(message=AIMessageChunk(content=content)))
+                def on_text(raw: str, tokens: int) -> None:
+                    chunk = chunks.feed(raw, tokens)
+                    if chunk is not None:
+                        put(chunk)
 
-                message = _reply_message(request, self._complete(request, on_text))
-                put(_last_chunk(message, "".join(streamed)))
+                response = self._complete(request, on_text)
+                put(chunks.last(_reply_message(request, response, chunks.call_id)))
             except BaseException as error:  # re-raised by the consumer, in its own thread
                 put(error)
             finally:
@@ -367,9 +366,10 @@ class LocalChatModel(BaseChatModel):
         )
 
     def _complete(
-        self, request: _Request, on_text: Callable[[str], None] | None = None
+        self, request: _Request, on_text: Callable[[str, int], None] | None = None
     ) -> dict[str, Any]:
-        """Run the completion under the model's lock; ``on_text`` sees the raw text grow."""
+        """Run the completion under the model's lock; ``on_text`` sees the raw text grow, with
+        the number of tokens generated so far."""
         options = dict(request.options)
         if on_text is not None:
             tap = _TokenTap(request.llama, on_text)
@@ -425,10 +425,15 @@ class _Request:
     allowed: list[dict[str, Any]]
 
 
-def _reply_message(request: _Request, response: dict[str, Any]) -> AIMessage:
-    """The reply as a message: tool call or answer, with usage and finish reason."""
+def _reply_message(
+    request: _Request, response: dict[str, Any], call_id: str | None = None
+) -> AIMessage:
+    """The reply as a message: tool call (with ``call_id``, when given) or answer, with usage
+    and finish reason."""
     text = response["choices"][0]["message"]["content"] or ""
-    message = _parse_action(text, request.allowed) if request.tools else AIMessage(content=text)
+    message = (
+        _parse_action(text, request.allowed, call_id) if request.tools else AIMessage(content=text)
+    )
     usage = response["usage"]
     message.usage_metadata = UsageMetadata(
         input_tokens=usage["prompt_tokens"],
@@ -442,40 +447,98 @@ def _reply_message(request: _Request, response: dict[str, Any]) -> AIMessage:
     return message
 
 
-def _last_chunk(message: AIMessage, streamed: str) -> ChatGenerationChunk:
+def _last_chunk(
+    message: AIMessage, streamed: str, *, call_streamed: bool = False, tokens: int = 0
+) -> ChatGenerationChunk:
     """The chunk that makes the streamed chunks add up to ``message``.
 
-    It carries the content not streamed yet, the tool call, usage and metadata.
-    Only a reply cut off inside its answer (by ``max_tokens``) cannot add up: its
-    message is the raw JSON, while the answer text has already gone out, so the
-    streamed answer text stands.
+    It carries the content not streamed yet, the tool call unless its arguments
+    were streamed (``call_streamed``), the usage not reported yet (``tokens``
+    output tokens were) and the metadata. Only a reply cut off by ``max_tokens``
+    cannot add up: its message is the raw JSON, while the answer text or the
+    call's arguments have already gone out. A cut answer's streamed text stands;
+    a cut call streams as a call with cut arguments, as a provider's does, and
+    its finish reason ``length`` says so.
     """
     content = message.text
     rest = content[len(streamed) :] if content.startswith(streamed) else ""
     calls = [
         tool_call_chunk(name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=i)
         for i, call in enumerate(message.tool_calls)
+        if not (call_streamed and i == 0)
     ]
+    usage = message.usage_metadata
+    if usage is not None and tokens:
+        output = max(0, usage["output_tokens"] - tokens)
+        usage = UsageMetadata(
+            input_tokens=usage["input_tokens"],
+            output_tokens=output,
+            total_tokens=usage["input_tokens"] + output,
+        )
     return ChatGenerationChunk(
         message=AIMessageChunk(
             content=rest,
             tool_call_chunks=calls,
-            usage_metadata=message.usage_metadata,
+            usage_metadata=usage,
             response_metadata=message.response_metadata,
             chunk_position="last",
         )
     )
 
 
+class _ChunkMaker:
+    """Turns the raw reply, as it grows, into stream chunks: the answer's text or the tool
+    call's arguments, each with the tokens generated since the chunk before.
+
+    The call's name and id go with its first chunk; the id is the one the whole
+    reply's call gets, so the chunks add up to it.
+    """
+
+    def __init__(self, request: _Request, call_id: str) -> None:
+        self.reader: _ContentReader = AnswerReader() if request.tools else _TextReader(request.stop)
+        self.call_id = call_id
+        self.text = ""
+        self.call_streamed = False
+        self.tokens = 0
+        """Output tokens reported by the chunks so far."""
+
+    def feed(self, raw: str, tokens: int) -> ChatGenerationChunk | None:
+        """The chunk for the reply's next ``raw`` text, ``tokens`` tokens into the reply; ``None``
+        when it adds nothing to stream yet."""
+        reader = self.reader
+        content = reader.feed(raw)
+        calling = isinstance(reader, AnswerReader)
+        arguments = reader.arguments() if calling else ""
+        if not (content or arguments):
+            return None
+        calls = []
+        if arguments:
+            first = not self.call_streamed
+            name = reader.action if calling and first else None
+            call_id = self.call_id if first else None
+            calls = [tool_call_chunk(name=name, args=arguments, id=call_id, index=0)]
+            self.call_streamed = True
+        self.text += content
+        new, self.tokens = max(0, tokens - self.tokens), max(tokens, self.tokens)
+        usage = UsageMetadata(input_tokens=0, output_tokens=new, total_tokens=new)
+        message = AIMessageChunk(content=content, tool_call_chunks=calls, usage_metadata=usage)
+        return ChatGenerationChunk(message=message)
+
+    def last(self, message: AIMessage) -> ChatGenerationChunk:
+        """The chunk that completes ``message`` (see :func:`_last_chunk`)."""
+        return _last_chunk(message, self.text, call_streamed=self.call_streamed, tokens=self.tokens)
+
+
 class _TokenTap:
-    """A logits processor that changes nothing and reports the generated text as it grows.
+    """A logits processor that changes nothing and reports the generated text as it grows,
+    with the number of tokens it took.
 
     llama.cpp calls it before sampling each token with every token so far; the
     first call sees the prompt alone. Any trouble turns the tap off: the reply
     itself never depends on it.
     """
 
-    def __init__(self, llama: Llama, on_text: Callable[[str], None]) -> None:
+    def __init__(self, llama: Llama, on_text: Callable[[str, int], None]) -> None:
         self.llama, self.on_text = llama, on_text
         self.prompt: list[int] | None = None
         self.text = ""
@@ -495,7 +558,7 @@ class _TokenTap:
                 self.off = True
             elif len(text) > len(self.text):
                 delta, self.text = text[len(self.text) :], text
-                self.on_text(delta)
+                self.on_text(delta, len(completion))
         except Exception:  # called from llama.cpp's sampler, where errors would be lost
             self.off = True
         return scores
@@ -546,9 +609,11 @@ class AnswerReader:
 
     With tools bound the reply is ``{"action": "final_answer", "answer": "..."}`` or a
     tool call. Only the top-level ``answer`` string of a ``final_answer`` action is
-    content, so a tool call streams nothing. Escapes are decoded once complete, even
-    split across tokens (``\n``, ``\"``, ``\uXXXX``, surrogate pairs), so what it
-    hands out is always a prefix of what ``json.loads`` reads from the whole reply.
+    content, so a tool call's content is empty; its ``args`` object is kept as raw
+    text, which :meth:`arguments` hands out once the action names the tool. Escapes
+    are decoded once complete, even split across tokens (``\n``, ``\"``,
+    ``\uXXXX``, surrogate pairs), so what it hands out is always a prefix of what
+    ``json.loads`` reads from the whole reply.
 
     Example:
         >>> reader = AnswerReader()
@@ -558,6 +623,11 @@ class AnswerReader:
         '\nline two '
         >>> reader.feed('e9"}')
         'é'
+        >>> calling = AnswerReader()
+        >>> calling.feed('{"action": "calculator", "args": {"expression": "2')
+        ''
+        >>> calling.arguments()
+        '{"expression": "2'
     """
 
     def __init__(self) -> None:
@@ -574,6 +644,9 @@ class AnswerReader:
         self.buffer = ""  # a key or action being read
         self.escape: str | None = None  # an escape read so far, from its backslash
         self.high: int | None = None  # a high surrogate waiting for its low half
+        self.args = ""  # the raw text of the top-level ``args`` value read so far
+        self.in_args = False
+        self.args_shown = 0
 
     def feed(self, raw: str) -> str:
         """Take the reply's next raw text; return the answer text it completes."""
@@ -581,13 +654,31 @@ class AnswerReader:
             if self.closed:
                 break
             if self.role is None:
+                opens_args = char in "{[" and self._at_args()
                 self._structure(char)
+                self.in_args = self.in_args or opens_args
             else:
                 self._string(char)
+            if self.in_args:
+                self.args += char
+                self.in_args = self.depth > 1
         if self.action != FINAL_ANSWER:
             return ""
         delta, self.shown = self.answer[self.shown :], len(self.answer)
         return delta
+
+    def arguments(self) -> str:
+        """The tool call's argument text read since the last time, once the action is known
+        to be a tool (before that, nothing)."""
+        if self.action is None or self.action == FINAL_ANSWER:
+            return ""
+        delta, self.args_shown = self.args[self.args_shown :], len(self.args)
+        return delta
+
+    def _at_args(self) -> bool:
+        """Whether the value that starts now is the top-level ``args`` object, seen first."""
+        at_value = self.depth == 1 and self.is_object and not self.expect_key
+        return at_value and self.key == "args" and not self.args
 
     def _structure(self, char: str) -> None:
         if char in "{[":
@@ -822,8 +913,9 @@ def _bounded(schema: Any, string_pattern: str) -> Any:
     return bounded
 
 
-def _parse_action(text: str, tools: list[dict[str, Any]]) -> AIMessage:
-    """Turn the grammar-shaped reply into a tool call or an answer; keep raw text if cut off."""
+def _parse_action(text: str, tools: list[dict[str, Any]], call_id: str | None = None) -> AIMessage:
+    """Turn the grammar-shaped reply into a tool call (with ``call_id``, or a new one) or an
+    answer; keep raw text if cut off."""
     try:
         reply = json.loads(text, strict=False)
     except json.JSONDecodeError:
@@ -833,8 +925,10 @@ def _parse_action(text: str, tools: list[dict[str, Any]]) -> AIMessage:
     if action == FINAL_ANSWER:
         return AIMessage(content=str(reply.get("answer", "")))
     if action in names and isinstance(reply.get("args"), dict):
-        call_id = f"call_{uuid.uuid4().hex[:24]}"
-        return AIMessage(
-            content="", tool_calls=[{"name": action, "args": reply["args"], "id": call_id}]
-        )
+        call = {"name": action, "args": reply["args"], "id": call_id or _new_call_id()}
+        return AIMessage(content="", tool_calls=[call])
     return AIMessage(content=text)
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
