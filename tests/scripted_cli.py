@@ -8,6 +8,10 @@ command line, as a user would type it after ``reasoning-graphs``. Tests run
 two of these on one database to show that a second process, or a second
 machine, picks up the first one's thread.
 
+``SCRIPTED_MODEL_OPTIONS`` (JSON) sets more fields of the scripted model, such as
+``{"token_delay": 0.02, "stream_tool_calls": true}``; ``STATUS_INTERVAL_S`` sets
+how often the status line is redrawn.
+
 ``KILL_AT_PUT=N`` kills the process (SIGKILL, as ``kill -9`` would) when the
 checkpointer is about to save its Nth checkpoint: the step before it has
 finished and its writes are saved, but the checkpoint after it is not.
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reasoning_graphs.cli import main as cli
-from reasoning_graphs.cli import runs
+from reasoning_graphs.cli import runs, status_line
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 
@@ -81,7 +85,10 @@ def main() -> int:
     script, argv = json.loads(sys.argv[1]), sys.argv[2:]
     if os.environ.get("KILL_AT_PUT"):
         kill_at_put(int(os.environ["KILL_AT_PUT"]))
-    model = ScriptedChatModel(script=[reply(item) for item in script])
+    options = json.loads(os.environ.get("SCRIPTED_MODEL_OPTIONS") or "{}")
+    if os.environ.get("STATUS_INTERVAL_S"):
+        status_line.INTERVAL_S = float(os.environ["STATUS_INTERVAL_S"])
+    model = ScriptedChatModel(script=[reply(item) for item in script], **options)
     runs.resolve_model = lambda spec: model
     return cli.main(argv)
 

@@ -10,6 +10,9 @@ answer. A trace file receives every event, shown or not, as one JSON object per 
 A node or tool reports progress through LangGraph's stream writer, e.g.
 ``get_stream_writer()({"event": "retry", "text": "retrying in 2 s"})``: the
 run streams it as a ``custom`` chunk and the printer shows it as a progress line.
+A report that counts how far the run has come (it has a ``done`` field, as
+:func:`~reasoning_graphs.nodes.reporting.report_progress` writes) goes to the
+status line instead, and to ``--json`` output and the trace as an event.
 """
 
 from __future__ import annotations
@@ -142,14 +145,28 @@ class Printer:
         """Show a progress report a node or tool wrote to LangGraph's ``custom`` stream.
 
         A mapping names its ``event`` and ``text`` (other keys become fields);
-        anything else is shown as text. Quiet output shows every progress report.
+        anything else is shown as text. Quiet output shows every progress report,
+        except that one that counts (``done``, maybe ``total``) is the run's progress:
+        the status line shows it, ``--json`` output and the trace record it.
         """
         if not isinstance(report, Mapping):
             self._emit(PROGRESS, str(report), {}, progress=True)
             return
         fields = {key: value for key, value in report.items() if key not in ("event", "text")}
         event = str(report.get("event") or PROGRESS)
-        self._emit(event, str(report.get("text", "")), fields, progress=True)
+        text = str(report.get("text", ""))
+        if "done" not in report:
+            self._emit(event, text, fields, progress=True)
+            return
+        if not text:
+            total = report.get("total")
+            text = f"{report['done']} of {total}" if total is not None else str(report["done"])
+        if self.status is not None:
+            self.status.progress(text)
+        if self.as_json:
+            self._emit(event, text, fields, progress=True)
+        else:
+            self._record(event, text, fields)
 
     def token(
         self, chunk: BaseMessage, metadata: Mapping[str, Any], *, inner: bool = False

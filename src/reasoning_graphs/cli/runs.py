@@ -267,7 +267,8 @@ def _drive(
             for namespace, kind, chunk in graph.stream(
                 payload,
                 config,
-                # messages: the answer's tokens; custom: progress reports (a retry's wait);
+                # messages: the answer's tokens, and every reply's for the status line;
+                # custom: progress reports (a retry's wait, how far a search has come);
                 # tasks: each step as it starts and ends, for the status line
                 stream_mode=["updates", "messages", "custom", "tasks"],
                 subgraphs=True,  # a pattern's inner ReAct steps stream too
@@ -279,7 +280,7 @@ def _drive(
                 if kind == "messages":
                     message, metadata = chunk
                     if printer.status is not None:
-                        printer.status.streamed()
+                        printer.status.streamed(message, metadata)
                     printer.token(message, metadata, inner=bool(namespace))
                     continue
                 if kind == "custom":

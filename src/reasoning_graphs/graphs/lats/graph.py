@@ -42,10 +42,12 @@ from reasoning_graphs.graphs.lats.context import LatsContext
 from reasoning_graphs.graphs.lats.evaluate import make_backpropagate, make_evaluate
 from reasoning_graphs.graphs.lats.expand import make_expand, make_select
 from reasoning_graphs.graphs.lats.finish import make_lats_finish
+from reasoning_graphs.graphs.lats.progress import search_progress
 from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
 from reasoning_graphs.nodes.grounding import always, reported
+from reasoning_graphs.nodes.reporting import reporting
 from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.stop import call_stopped, model_node
 from reasoning_graphs.nodes.tool_loop import agent_graph_builder, compile_agent
@@ -127,11 +129,13 @@ def build_graph(
         exploration=exploration,
     )
 
+    progress = search_progress(settings)  # told as each step on the selected leaf starts
     builder = agent_graph_builder(LatsState, context_schema=LatsContext)
     builder.add_node("select", make_select(settings))
-    builder.add_node("expand", model_node("expand", make_expand(setup, settings)))
-    builder.add_node("act", effect_node("act", make_act(setup)))
-    builder.add_node("evaluate", model_node("evaluate", make_evaluate(setup)))
+    expand = reporting(make_expand(setup, settings), progress)
+    builder.add_node("expand", model_node("expand", expand))
+    builder.add_node("act", effect_node("act", reporting(make_act(setup), progress)))
+    builder.add_node("evaluate", model_node("evaluate", reporting(make_evaluate(setup), progress)))
     builder.add_node("backpropagate", make_backpropagate(setup, settings))
     finish = reported(make_lats_finish(setup, settings), always)
     builder.add_node("finish", model_node("finish", finish))  # it gives the search's answer
