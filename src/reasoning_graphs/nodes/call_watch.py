@@ -32,16 +32,17 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import Runnable
-from langchain_core.runnables.config import ensure_config, merge_configs
+from langchain_core.tracers.context import register_configure_hook
 
 from reasoning_graphs.effects import Effect, in_daemon_thread
 from reasoning_graphs.nodes.tokens import text_tokens
@@ -205,16 +206,41 @@ def watch_for(allowance: CallAllowance) -> CallWatch:
     )
 
 
+_watching: ContextVar[CallWatch | None] = ContextVar("reasoning_graphs_call_watch", default=None)
+"""The watch of the call running in this context. LangChain adds it to the handlers of
+every run it configures while the variable is set (a configure hook), as it adds its
+own tracer: cheaper than merging it into a copy of the caller's config at every call."""
+register_configure_hook(_watching, inheritable=True)
+
+T = TypeVar("T")
+
+
+def _under(watch: CallWatch, call: Callable[[], T]) -> T:
+    """``call()`` with ``watch`` among the handlers of the runs it makes."""
+    token = _watching.set(watch)
+    try:
+        return call()
+    finally:
+        _watching.reset(token)
+
+
+async def _aunder(watch: CallWatch, call: Coroutine[Any, Any, T]) -> T:
+    """``await call`` with ``watch`` among the handlers of the runs it makes (a task
+    runs in a copy of the context, so the variable stays the task's own)."""
+    _watching.set(watch)
+    return await call
+
+
 class Watched(Effect):
     """``runnable.invoke(value)`` under ``watch``: streamed, counted, and left behind when
-    it overruns (see the module docstring for how each face does that)."""
+    it overruns (see the module docstring for how each face does that). The caller's
+    callbacks (streaming, tracing) see the call as they would without the watch."""
 
     def __init__(self, runnable: Runnable, value: Any, watch: CallWatch):
         self.runnable, self.value, self.watch = runnable, value, watch
 
-    def _config(self) -> Any:
-        """The caller's config (its callbacks: streaming, tracing) with the watch added."""
-        return merge_configs(ensure_config(), {"callbacks": [self.watch]})
+    def _invoke(self) -> Any:
+        return _under(self.watch, lambda: self.runnable.invoke(self.value))
 
     def run(self) -> Any:
         try:
@@ -229,10 +255,9 @@ class Watched(Effect):
             raise streaming.stop from None
 
     def _run(self) -> Any:
-        config = self._config()
         if not self.watch.allowance.timed:
-            return self.runnable.invoke(self.value, config)
-        future = in_daemon_thread(lambda: self.runnable.invoke(self.value, config))
+            return self._invoke()
+        future = in_daemon_thread(self._invoke)
         try:
             while True:
                 try:
@@ -255,7 +280,7 @@ class Watched(Effect):
             loop.call_soon_threadsafe(spent.set)
 
         self.watch.wake = wake
-        task = asyncio.ensure_future(self.runnable.ainvoke(self.value, self._config()))
+        task = asyncio.ensure_future(_aunder(self.watch, self.runnable.ainvoke(self.value)))
         waiter = asyncio.ensure_future(spent.wait())
         try:
             while True:
