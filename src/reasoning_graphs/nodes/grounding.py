@@ -468,10 +468,13 @@ def grounding_report(
             conversation (a plan step, a trial, a search branch) count too.
         full_texts: Full texts of cut observations, by reference id.
     """
-    observations = question_observations(messages, trajectory, full_texts or {})
-    question = latest_request(messages)
-    thoughts = question_thoughts(messages, trajectory, answer)
-    claims = [_judge(item, observations, question, thoughts) for item in find_claims(answer)]
+    found = find_claims(answer)
+    claims: list[Claim] = []
+    if found:  # an answer without claims needs nothing of the question read
+        observations = question_observations(messages, trajectory, full_texts or {})
+        question = latest_request(messages)
+        thoughts = question_thoughts(messages, trajectory, answer)
+        claims = [_judge(item, observations, question, thoughts) for item in found]
     supported = sum(claim["supported"] for claim in claims)
     unsupported = sum(claim["found_in"] in ("thought", "answer") for claim in claims)
     return GroundingReport(
