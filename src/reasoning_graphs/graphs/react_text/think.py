@@ -10,9 +10,11 @@ the run stops and says the model drifted out of the format.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -80,7 +82,7 @@ class TextFormat:
         self, specs: Sequence[ToolSpec], messages: Sequence[AnyMessage]
     ) -> list[BaseMessage]:
         """The format's instructions with the tools, then the conversation written in it."""
-        system = build_system_prompt(_tool_descriptions(specs), self.labels)
+        system = _system_prompt(_tools_key(specs), self.labels)
         return [SystemMessage(system), *render_transcript(messages, self.labels)]
 
     def request(
@@ -169,8 +171,23 @@ def _step_message(
     return AIMessage(content="", response_metadata=metadata, usage_metadata=reply.usage_metadata)
 
 
-def _tool_descriptions(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    return [
-        {"name": spec.name, "description": spec.description, "parameters": spec.argument_schema()}
+ToolsKey = tuple[tuple[str, str, str], ...]
+"""The tools as the system prompt describes them: name, description, argument schema (JSON)."""
+
+
+def _tools_key(specs: Sequence[ToolSpec]) -> ToolsKey:
+    return tuple(
+        (spec.name, spec.description, json.dumps(spec.argument_schema(), sort_keys=True))
         for spec in specs
+    )
+
+
+@lru_cache(maxsize=32)
+def _system_prompt(tools: ToolsKey, labels: Labels) -> str:
+    """The format's instructions for ``tools``: written once for each set of tools a run
+    offers, not at every model call."""
+    described = [
+        {"name": name, "description": description, "parameters": json.loads(schema)}
+        for name, description, schema in tools
     ]
+    return build_system_prompt(described, labels)
