@@ -83,14 +83,17 @@ class Indexed(list):  # type: ignore[type-arg]
 
     def fold(self, fold: Fold[Acc]) -> Acc:
         """``fold`` over this list, reading only what it has not read yet."""
-        with self._folds.lock:
-            count, last, summary = self._folds.done.get(fold.name, (0, None, None))
-            if count == 0 or count > len(self) or self[count - 1] is not last:
+        folds, length = self._folds, len(self)
+        with folds.lock:
+            count, last, summary = folds.done.get(fold.name, (0, None, None))
+            if count == length and count and self[-1] is last:
+                return summary  # nothing added since it last ran
+            if count == 0 or count > length or self[count - 1] is not last:
                 count, summary = 0, fold.start()
-            for index in range(count, len(self)):
+            for index in range(count, length):
                 summary = fold.step(summary, self[index])
-            if self:
-                self._folds.done[fold.name] = (len(self), self[-1], summary)
+            if length:
+                folds.done[fold.name] = (length, self[-1], summary)
             return summary
 
 
