@@ -1,13 +1,14 @@
 """Watch a model call while it runs: tokens as they stream, time, and silence.
 
 A budget checked only between rounds lets one reply run far past it, and a
-provider that stops answering holds a run forever. So every model call runs
-under a :class:`CallWatch`: a callback handler that sees each streamed chunk
-(under a token or time budget it asks LangChain to stream, as LangGraph's own
-message handler does) and a watchdog on the calling side that gives up on a
-call past its deadline or silent for too long. A call stopped either way raises :class:`CallStopped`
-with what it streamed so far; the model-call seam decides what that means for
-the question.
+provider that stops answering holds a run forever. So every model call that a
+budget or a timeout limits runs under a :class:`CallWatch`: a callback handler
+that sees each streamed chunk (under a token or time budget it asks LangChain
+to stream, as LangGraph's own message handler does) and a watchdog on the
+calling side that gives up on a call past its deadline or silent for too long.
+A call stopped either way raises :class:`CallStopped` with what it streamed so
+far; the model-call seam decides what that means for the question. A call that
+nothing limits runs unwatched.
 
 The sync face runs the call on a daemon thread and waits for it, so a call
 that hangs inside a blocking read can be left behind; the next chunk it
@@ -78,6 +79,11 @@ class CallAllowance:
     def timed(self) -> bool:
         """Whether the call has a clock to watch (else it runs where it is called)."""
         return not (self.deadline_s is None and self.timeout_s is None and self.idle_s is None)
+
+    @property
+    def limited(self) -> bool:
+        """Whether anything can stop the call (else it runs unwatched)."""
+        return self.timed or self.output_tokens is not None
 
 
 class CallStopped(Exception):
@@ -255,6 +261,8 @@ class Watched(Effect):
             raise streaming.stop from None
 
     def _run(self) -> Any:
+        if not self.watch.allowance.limited:  # nothing to count or stop: no handler to call
+            return self.runnable.invoke(self.value)
         if not self.watch.allowance.timed:
             return self._invoke()
         future = in_daemon_thread(self._invoke)
@@ -273,6 +281,8 @@ class Watched(Effect):
             raise
 
     async def _arun(self) -> Any:
+        if not self.watch.allowance.limited:
+            return await self.runnable.ainvoke(self.value)
         loop, spent = asyncio.get_running_loop(), asyncio.Event()
         self.watch.raises = False
 
