@@ -27,13 +27,14 @@ def wants_tools(message: AIMessage) -> bool:
 
 def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[dict[str, Any]]]:
     """Build the ``think`` node for ``setup``."""
+    system = SystemMessage(setup.system_prompt)  # the same for every call: made once
 
     def think(state: AgentState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:  # a step or trial whose question spent the budget before it began
             return {"outcome": spent, "to_run": []}
-        prompt = [SystemMessage(setup.system_prompt), *state["messages"]]
+        prompt = [system, *state["messages"]]
         request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
         reply = yield from call_model(run, request, state)
         outcome = None if wants_tools(reply.message) else {"status": "answered"}
