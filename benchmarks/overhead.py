@@ -24,15 +24,22 @@ Checkpointers: none, LangGraph's ``InMemorySaver``, and LangGraph's
 ``SqliteSaver`` on a temp file, the same class for both sides.
 
 Where the time goes (two cores; the README's "Orchestration cost" has the
-table of three trials). A short question costs 1.06-1.31x ``create_agent``'s
-(6.1-7.8 against 4.7-6.5 ms without a checkpointer). Two reference agents run
-beside it to show why: ``react-untimed`` (ours with the model and tool
-timeouts off, 0.90-1.11x) and ``langgraph-bare`` (a plain LangGraph loop of a
-model node and a tool node with no guards, 0.54-0.88x). With a timeout on,
-each model and tool call runs on a worker thread so that it can be given up
-on; a hand-off to a thread idle for a few milliseconds costs 0.15-0.3 ms on
-this machine. A question is three steps in each of them. Long runs are where
-ours is cheaper: at 1000 rounds on SQLite 0.31-0.45x the time per round (8.7-10
+table of three trials). A short question costs 1.14-1.19x ``create_agent``'s
+without a checkpointer (2.8-3.1 against 2.5-2.6 ms; ``react_text``
+1.30-1.34x), 1.14-1.19x with the InMemorySaver, 0.97-1.04x on SQLite and
+1.01-1.29x on SQLite with async durability; on these shared cores a ratio of
+the same build moves by up to 0.15 between runs, so a change to the short
+question is better judged by instructions under callgrind (``react`` 12.9
+million per question, ``react_text`` 13.8, ``create_agent`` 10.3, the bare
+loop 9.1). Two reference agents run beside it to show why: ``react-untimed``
+(ours with the model and tool timeouts off, 1.09-1.10x) and ``langgraph-bare``
+(a plain LangGraph loop of a model node and a tool node with no guards,
+0.80-0.83x). With a timeout on, each model and tool call runs on a worker
+thread so that the sync face can give up on a call stuck in a blocking read:
+three hand-offs per question, 10-50 us each on an idle machine, milliseconds
+when the waiting thread loses its core to another process. A question is three
+steps in each of them. Long runs are where ours is cheaper: at 1000 rounds on
+SQLite 0.31-0.45x the time per round (8.7-10
 against 22-28 ms) and 0.88x the peak RSS (113 against 129 MB); with the
 InMemorySaver 0.32-0.43x and 0.20x (125 against 627 MB), because the
 conversation, trajectory and stored observations are delta channels (a step's
@@ -49,9 +56,13 @@ ever longer prompt (``count_tokens_approximately``, 7.2 s, the one cost here
 that grows with the run, and one every agent pays); the rest is mostly
 LangGraph's step machinery (routing, task preparation, channel updates,
 checkpoint writes). No function of ours that reads the history reaches the top
-25 any more. Where to look next: the worker-thread hand-offs of the default
-timeouts (a round's model call and tool call each pay one), and the planning
-patterns' per-step guards (see ``planning_overhead.py``).
+25 any more. On a short question (py-spy over thousands of them, untimed) our
+own steps' bookkeeping is about a fifth of a question, spread thin: no guard
+more than a few per cent. Where to look next: the worker-thread hand-offs of
+the default timeouts (a round's model call and tool call each pay one; a
+thread is the only way the sync face can leave a blocking call behind), the
+watch's callback handler on each model call, and the planning patterns'
+per-step guards (see ``planning_overhead.py``).
 
 Run: python benchmarks/overhead.py [--pairs 3] [--rounds 300] [--ours react react_text]
      [--checkpointers none memory sqlite sqlite-async] [--invocations 100] [--no-short]
