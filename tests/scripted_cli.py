@@ -24,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,20 @@ def listed_threads(env: dict[str, str] | None = None) -> dict[str, dict[str, Any
     done = run_process([], "threads", "--json", env=env)
     assert done.returncode == 0, done.stderr
     return {entry["thread_id"]: entry for entry in map(json.loads, done.stdout.splitlines())}
+
+
+def ctrl_c(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """Press Ctrl-C once in ``process``; its output, after checking that it left with the
+    interrupted exit code within 3 s."""
+    from reasoning_graphs.cli import exits
+
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert process.returncode == exits.INTERRUPTED, err[-2000:]
+    assert took < 3.0, f"took {took:.1f} s to stop"
+    return out, err
 
 
 def kill_at_put(number: int) -> None:

@@ -267,6 +267,25 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
     assert len(rest.calls) == len(DEPLOY_SCRIPT) - PAUSE
 
 
+def deploying_twice(tools: list, grade: Callable, answer: str) -> Any:
+    """A search whose first expansion tries deploy(x) and lookup(a), and whose second
+    proposes deploy(x) again beside an answer: the same call in another branch."""
+    script = [
+        tool_call("deploy", item="x"),
+        tool_call("lookup", item="a"),
+        grade,
+        grade,
+        tool_call("deploy", item="x"),
+        answer,
+        grade,
+        grade,
+    ]
+    model = ScriptedChatModel(script=script)
+    return build_graph(
+        model, tools=tools, candidates=2, max_expansions=2, checkpointer=InMemorySaver()
+    )
+
+
 def test_a_rejected_action_is_not_asked_about_again(tools, log, thread) -> None:
     grade = judge(
         ("already rejected", 0.0),
@@ -274,23 +293,7 @@ def test_a_rejected_action_is_not_asked_about_again(tools, log, thread) -> None:
         ("rejected", 0.0),
         ("done with a", 0.5),
     )
-    script = [
-        tool_call("deploy", item="x"),
-        tool_call("lookup", item="a"),
-        grade,
-        grade,
-        tool_call("deploy", item="x"),  # in another branch: the same call again
-        "Done A",
-        grade,
-        grade,
-    ]
-    graph = build_graph(
-        ScriptedChatModel(script=script),
-        tools=tools,
-        candidates=2,
-        max_expansions=2,
-        checkpointer=InMemorySaver(),
-    )
+    graph = deploying_twice(tools, grade, answer="Done A")
 
     paused = graph.invoke(ask("Deploy x"), thread)
     assert len(paused["__interrupt__"]) == 1
@@ -343,23 +346,7 @@ def test_a_side_effect_repeated_in_another_branch_runs_once(dangerous, log, thre
         sleeping_tool(log, "deploy", safe=False, dangerous=dangerous),
     ]
     grade = judge(("Final answer", 0.1), ("done with x", 0.6), ("done with a", 0.5))
-    script = [
-        tool_call("deploy", item="x"),
-        tool_call("lookup", item="a"),
-        grade,
-        grade,
-        tool_call("deploy", item="x"),  # below the deploy: the same call again
-        "Deployed.",
-        grade,
-        grade,
-    ]
-    graph = build_graph(
-        ScriptedChatModel(script=script),
-        tools=tools,
-        candidates=2,
-        max_expansions=2,
-        checkpointer=InMemorySaver(),
-    )
+    graph = deploying_twice(tools, grade, answer="Deployed.")
 
     asked = 0
     state = graph.invoke(ask("Deploy x"), thread)
