@@ -31,6 +31,10 @@ CONTEXT_NOT_AN_OBJECT = "Run options must be an object of named options, not {ki
 EXAMPLE = '{"messages": [{"role": "user", "content": "What is 23*17+4?"}]}'
 
 
+TOOL_OPTIONS = ("tools", "approve", "deny")
+"""Run options that name tools."""
+
+
 class RunInputError(ValueError):
     """A run's input or options cannot be used; nothing of the run has happened."""
 
@@ -88,13 +92,19 @@ def check_context(context: Any, schema: type | None, tool_names: Sequence[str] =
     except (TypeError, ValueError) as error:
         raise RunInputError(str(error)) from None
     if tool_names:
-        for name in ("tools", "approve", "deny"):
-            allowed = [*tool_names, APPROVE_ALL] if name == "approve" else list(tool_names)
+        for name in TOOL_OPTIONS:
+            allowed = tool_choices(name, tool_names)
             outside = [tool for tool in context.get(name) or () if tool not in allowed]
             if outside:
                 raise RunInputError(
                     TOOLS_NOT_IN_GRAPH.format(name=name, names=outside, known=allowed)
                 )
+
+
+def tool_choices(option: str, tool_names: Sequence[str]) -> list[str]:
+    """The names a run option that names tools may hold: the graph's tools (and, for
+    ``approve``, ``"all"``)."""
+    return [*tool_names, APPROVE_ALL] if option == "approve" else list(tool_names)
 
 
 def _kind(value: Any) -> str:

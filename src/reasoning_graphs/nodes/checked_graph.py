@@ -18,10 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from reasoning_graphs.nodes.resume import addressed, is_resume
-from reasoning_graphs.run_input import check_context, check_input
-from reasoning_graphs.tools.policy import APPROVE_ALL
-
-TOOL_OPTIONS = ("tools", "approve", "deny")
+from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
 
 
 class CheckedGraph(CompiledStateGraph):
@@ -77,10 +74,10 @@ class CheckedGraph(CompiledStateGraph):
         if not schema or not self.tool_names:
             return schema
         for name in TOOL_OPTIONS:
-            names = [*self.tool_names, APPROVE_ALL] if name == "approve" else self.tool_names
+            names = tool_choices(name, self.tool_names)
             for branch in schema.get("properties", {}).get(name, {}).get("anyOf", []):
                 if branch.get("type") == "array":
-                    branch["items"] = {"type": "string", "enum": list(names)}
+                    branch["items"] = {"type": "string", "enum": names}
         return schema
 
 
