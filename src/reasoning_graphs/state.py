@@ -114,12 +114,19 @@ EXECUTED: frozenset[CallDecision] = frozenset({"auto", "approved", "edited"})
 
 
 class ClearedCall(TypedDict):
-    """A tool call cleared to run this turn (after policy and approval)."""
+    """A tool call cleared to run this turn (after policy and approval).
+
+    Attributes:
+        nonce, seal: For a call a person cleared, the proof that they did, for
+            exactly this call on this thread (see :mod:`reasoning_graphs.nodes.seal`).
+    """
 
     id: str
     name: str
     args: dict[str, Any]
     decision: CallDecision
+    nonce: NotRequired[str]
+    seal: NotRequired[str]
 
 
 class ThoughtEvent(TypedDict):
@@ -167,6 +174,8 @@ class ActionEvent(TypedDict):
         duration_ms: How long the tool ran (0 when it did not run).
         started, ended: When it ran (epoch seconds), where a pattern runs calls
             concurrently and shows their overlap (LLM Compiler).
+        seal: The person's approval it ran under, now spent
+            (:mod:`reasoning_graphs.nodes.seal`).
     """
 
     kind: Literal["action"]
@@ -181,6 +190,7 @@ class ActionEvent(TypedDict):
     duration_ms: float
     started: NotRequired[float | None]
     ended: NotRequired[float | None]
+    seal: NotRequired[str]
 
 
 TrajectoryEvent = ThoughtEvent | ActionEvent

@@ -24,6 +24,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import with_decision
+from reasoning_graphs.nodes.seal import spent_seals, unapproved
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import answered_ids
@@ -64,14 +65,21 @@ def make_act(
     def act(task: ActInput) -> Body[dict[str, Any] | list[Command]]:
         run = setup.for_run()
         call = task["call"]
-        result = yield from execute_call(
-            run.registry,
-            call["name"],
-            call["args"],
-            call_id=call["id"],
-            observations=task["observations"],
-            state=task.get("state"),
-        )
+        refused = unapproved(run.policy, run.registry, call)
+        if refused is not None:  # a forged or stale clearance: never run, say why
+            call = ClearedCall(
+                id=call["id"], name=call["name"], args=call["args"], decision="blocked"
+            )
+            result = ToolResult(content=refused, status="error", duration_ms=0.0)
+        else:
+            result = yield from execute_call(
+                run.registry,
+                call["name"],
+                call["args"],
+                call_id=call["id"],
+                observations=task["observations"],
+                state=task.get("state"),
+            )
         result = _with_unapplied_noted(result, state_keys)
         message = with_decision(
             result.to_message(call["id"], call["name"]),
@@ -89,6 +97,8 @@ def make_act(
             decision=call["decision"],
             duration_ms=result.duration_ms,
         )
+        if "seal" in call:  # the approval is spent: the ledger keeps it
+            event["seal"] = call["seal"]
         update: dict[str, Any] = {
             "messages": [message],
             "trajectory": [event],
@@ -133,7 +143,10 @@ def next_calls(
     """The ``act`` tasks to start now: all pending calls at once, or the next one in order."""
     pending: list[ClearedCall] = state.get("to_run") or []
     done = answered_ids(state["messages"])
-    remaining = [call for call in pending if call["id"] not in done]
+    spent = spent_seals(state.get("trajectory"))
+    remaining = [
+        call for call in pending if call["id"] not in done and call.get("seal") not in spent
+    ]
     if not remaining:
         return []
     if runs_concurrently(pending, registry):

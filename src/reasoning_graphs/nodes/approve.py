@@ -24,6 +24,7 @@ from langgraph.types import interrupt
 from reasoning_graphs.metadata import RAW, is_bookkeeping, settled
 from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
+from reasoning_graphs.nodes.seal import sealed
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import (
@@ -95,7 +96,7 @@ class TurnTriage:
     ) -> None:
         """Clear a call to run, keeping its place in the model's order."""
         cleared = ClearedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
-        self.cleared.append((index, cleared))
+        self.cleared.append((index, sealed(cleared)))
 
     def answer_without_running(
         self,
@@ -205,15 +206,20 @@ def _repeated_failure(state: AgentState, reply: AIMessage, limit: int) -> str | 
 
 def settle_calls(
     run: RunScope, state: AgentState, calls: Sequence[ToolCall], triage: TurnTriage
-) -> None:
-    """Decide the fate of ``calls`` into ``triage``, asking one interrupt for the dangerous ones.
+) -> bool:
+    """Decide the fate of ``calls`` into ``triage``, asking one interrupt for the dangerous ones;
+    return whether a person answered.
 
     The approve node settles a model turn with it; a pattern that runs a whole
     plan of calls itself (LLM Compiler) settles the plan with it before any call runs.
+    A node that got a person's answer should end its step with the decisions, before
+    running anything: the answer is saved with the step, and LangGraph keeps a resume
+    value only until the node that asked ends, so a crash in between would ask again.
     """
     to_ask = _triage_calls(run, state, calls, triage)
     if to_ask:
         _ask_person(to_ask, triage, run.registry)
+    return bool(to_ask)
 
 
 def _described(call: ToolCall, spec: ToolSpec | None) -> str:

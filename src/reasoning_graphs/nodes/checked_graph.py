@@ -4,6 +4,8 @@
   (:mod:`reasoning_graphs.run_input`), so a malformed run fails with a clear
   error and writes nothing to its thread.
 - A resume is addressed to the pending interrupts by id (:mod:`.resume`).
+- A client's state write or command may touch only the conversation
+  (:mod:`reasoning_graphs.state_writes`).
 - The run options' schema, which Studio draws as a form, lists the graph's own
   tool names for the options that name tools.
 """
@@ -15,10 +17,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StateUpdate
 
 from reasoning_graphs.nodes.resume import addressed, is_resume
 from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
+from reasoning_graphs.state_writes import check_command, check_write
 
 
 class CheckedGraph(CompiledStateGraph):
@@ -39,9 +42,35 @@ class CheckedGraph(CompiledStateGraph):
         user's graph) gets its input from that graph, which LangGraph fits to the input
         schema itself; only a run's own caller is checked.
         """
-        if not isinstance(input, Command) and not _nested(config):
-            check_input(input, self.input_fields)
+        if not _nested(config):
+            if isinstance(input, Command):
+                check_command(input)
+            else:
+                check_input(input, self.input_fields)
         check_context(context, self.context_schema, self.tool_names)
+
+    def check_write(self, values: Any, as_node: str | None = None) -> None:
+        """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's state
+        write that touches what the runtime keeps (any key but the conversation).
+        ``as_node`` is accepted as the write names it; it changes nothing here."""
+        check_write(values)
+
+    def check_command(self, command: Command) -> None:
+        """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's command
+        that routes the graph or writes what the runtime keeps."""
+        check_command(command)
+
+    def bulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        _check_supersteps(supersteps)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        _check_supersteps(supersteps)
+        return await super().abulk_update_state(config, supersteps)
 
     @property
     def input_fields(self) -> frozenset[str]:
@@ -87,6 +116,13 @@ def checked(graph: CompiledStateGraph, tool_names: Sequence[str] = ()) -> Checke
     checked_graph: CheckedGraph = graph  # type: ignore[assignment]
     checked_graph.tool_names = tuple(tool_names)
     return checked_graph
+
+
+def _check_supersteps(supersteps: Sequence[Sequence[StateUpdate]]) -> None:
+    """Check every write of a bulk update (``update_state`` makes one of a single write)."""
+    for superstep in supersteps:
+        for update in superstep:
+            check_write(StateUpdate(*update).values)
 
 
 def _nested(config: RunnableConfig | None) -> bool:

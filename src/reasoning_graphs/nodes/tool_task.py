@@ -17,9 +17,10 @@ from langchain_core.messages import ToolMessage
 from typing_extensions import TypedDict
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.seal import unapproved
+from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import execute_call
-from reasoning_graphs.tools.registry import ToolRegistry
 
 
 class ToolRun(TypedDict):
@@ -43,7 +44,7 @@ class ToolRun(TypedDict):
 
 
 def run_cleared(
-    registry: ToolRegistry,
+    run: RunScope,
     call: ClearedCall,
     observations: Mapping[str, str],
     state: Mapping[str, Any],
@@ -51,7 +52,15 @@ def run_cleared(
     no_command: str,
 ) -> Body[ToolRun]:
     """Run ``call``; a ``Command`` it returns is told in the observation, with ``no_command``
-    as the reason, and not applied."""
+    as the reason, and not applied. A call that needs a person and carries no valid
+    seal of their decision is refused instead (:func:`~reasoning_graphs.nodes.seal.unapproved`).
+    """
+    registry = run.registry
+    refused = unapproved(run.policy, registry, call)
+    if refused is not None:
+        return ToolRun(
+            content=refused, status="error", duration_ms=0.0, ref=None, full_text=None, message=None
+        )
     result = yield from execute_call(
         registry,
         call["name"],

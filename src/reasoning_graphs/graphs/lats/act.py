@@ -41,7 +41,7 @@ from reasoning_graphs.graphs.lats.tree import (
 )
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
-from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.tool_task import ToolRun, run_cleared
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import turn_number
@@ -68,15 +68,17 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
         update: dict[str, Any] = {"trajectory": []}
         if undecided:
             triage = TurnTriage(turn=turn, step=step)
-            settle_calls(run, state, [call_of(node) for node in undecided], triage)
+            asked = settle_calls(run, state, [call_of(node) for node in undecided], triage)
             changes = _decisions(undecided, triage)
             by_call = {call_of(node)["id"]: node["id"] for node in undecided}
             update["trajectory"] = [{**e, "node": by_call[e["id"]]} for e in triage.events]
             update["rejected"] = triage.rejected
             tree = update_nodes(tree, changes)
+            if asked:  # the person's answer is saved with this step; the calls run next
+                return {**update, "tree": tree}
 
         this_pass = _this_pass(run.registry, cleared_to_run(tree, leaf))
-        results = yield from _run_pass(run.registry, this_pass, state)
+        results = yield from _run_pass(run, this_pass, state)
         stored: dict[str, str] = {}
         for node, result in zip(this_pass, results, strict=True):
             call = call_of(node)
@@ -139,10 +141,13 @@ def _decisions(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, NodeChang
             "decision": decision_of(message),
         }
     for _, call in triage.cleared:
-        changes[by_call[call["id"]]["id"]] = {
+        change: NodeChange = {
             "call": ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call"),
             "decision": call["decision"],
         }
+        if "seal" in call:
+            change["nonce"], change["seal"] = call["nonce"], call["seal"]
+        changes[by_call[call["id"]]["id"]] = change
     return changes
 
 
@@ -158,13 +163,11 @@ def _this_pass(registry: ToolRegistry, waiting: list[LatsNode]) -> list[LatsNode
     return read_only + stateful[:1]
 
 
-def _run_pass(
-    registry: ToolRegistry, this_pass: list[LatsNode], state: LatsState
-) -> Body[list[ToolRun]]:
+def _run_pass(run: RunScope, this_pass: list[LatsNode], state: LatsState) -> Body[list[ToolRun]]:
     """The pass's read-only calls all at once, then its stateful one; results in pass order."""
     observations = state.get("observations") or {}
-    tasks = [run_call(registry, _cleared_call(node), observations, state) for node in this_pass]
-    read_only = sum(registry.is_read_only(call_of(node)["name"]) for node in this_pass)
+    tasks = [run_call(run, _cleared_call(node), observations, state) for node in this_pass]
+    read_only = sum(run.registry.is_read_only(call_of(node)["name"]) for node in this_pass)
     results: list[ToolRun] = (yield Gather(tasks[:read_only])) if read_only else []
     for task in tasks[read_only:]:
         results.append((yield task))
@@ -174,6 +177,9 @@ def _run_pass(
 def _cleared_call(node: LatsNode) -> ClearedCall:
     """The node's call as the tool layer runs it, with how it was cleared."""
     call = call_of(node)
-    return ClearedCall(
+    cleared = ClearedCall(
         id=call["id"], name=call["name"], args=call["args"], decision=node["decision"] or "auto"
     )
+    if "seal" in node:
+        cleared["nonce"], cleared["seal"] = node["nonce"], node["seal"]
+    return cleared

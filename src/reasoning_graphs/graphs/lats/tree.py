@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.context import pattern_option
 from reasoning_graphs.metadata import settled
@@ -67,6 +67,8 @@ class LatsNode(TypedDict):
         observation: What the call returned (or why it did not run); ``None`` until acted.
         status: ``"success"`` or ``"error"`` of the observation.
         decision: How the call was settled (``auto``, ``approved``, ``rejected``…).
+        nonce, seal: For a call a person cleared, the proof that they did
+            (:mod:`reasoning_graphs.nodes.seal`).
         visits: How often a value was backpropagated through the node.
         value_sum: The sum of those values; the node's value is the mean.
         score: The judge's score of the trajectory ending here (0..1).
@@ -84,6 +86,8 @@ class LatsNode(TypedDict):
     observation: str | None
     status: Literal["success", "error"] | None
     decision: CallDecision | None
+    nonce: NotRequired[str]
+    seal: NotRequired[str]
     visits: int
     value_sum: float
     score: float | None
@@ -99,6 +103,8 @@ class NodeChange(TypedDict, total=False):
     observation: str
     status: Literal["success", "error"]
     decision: CallDecision
+    nonce: str
+    seal: str
     score: float
     feedback: str
 

@@ -219,9 +219,7 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
         ((_, call),) = triage.cleared
     started = time.time()
     observations = job.state.get("observations") or {}
-    ran = yield from run_cleared(
-        job.run.registry, call, observations, job.state, no_command=TASKS_ONLY
-    )
+    ran = yield from run_cleared(job.run, call, observations, job.state, no_command=TASKS_ONLY)
     return TaskResult(
         **_task_result(ran["status"], ran["content"], ran["full_text"]),
         message=ran["message"],
@@ -250,8 +248,16 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[s
         open_ids = {task["call_id"] for task in plan if task["id"] not in done}
         cleared = {call["id"]: call for call in state.get("to_run") or [] if call["id"] in open_ids}
         triage = TurnTriage(turn=turn, step=step)
-        this_pass.update(_ask_person(run, state, plan, done, cleared, triage))
+        answered, asked = _ask_person(run, state, plan, done, cleared, triage)
+        this_pass.update(answered)
         done.update(this_pass)
+        if asked:  # the person's answer is saved with this pass; the tasks run in the next
+            recorded = (
+                _record_pass(state, plan, this_pass, turn=turn, step=step, wall_ms=0.0)
+                if this_pass
+                else {}
+            )
+            return {**recorded, "rejected": triage.rejected, "to_run": list(cleared.values())}
 
         board = Board()
         for task_id, result in done.items():
@@ -282,11 +288,12 @@ def _ask_person(
     done: Mapping[int, TaskResult],
     cleared: dict[str, ClearedCall],
     triage: TurnTriage,
-) -> dict[int, TaskResult]:
+) -> tuple[dict[int, TaskResult], bool]:
     """Settle the undecided dangerous tasks whose inputs are known, with them substituted.
 
     One interrupt for all that need a person; the cleared ones join ``cleared``,
-    the rest (rejected, blocked, answered by a person) are returned as settled.
+    the rest (rejected, blocked, answered by a person) are returned as settled,
+    with whether a person answered.
     """
     values = _values(done)
     to_ask = {
@@ -297,13 +304,13 @@ def _ask_person(
         and _dangerous(run, task)
         and all(ref in done for ref in TASK_RESULTS.references(task["args"]))
     }
-    settle_calls(run, state, [call for _, call in to_ask.values()], triage)
+    asked = settle_calls(run, state, [call for _, call in to_ask.values()], triage)
     cleared.update({call["id"]: call for _, call in triage.cleared})
     settled: dict[int, TaskResult] = {}
     for answer in triage.answered:
         task, call = to_ask[answer.tool_call_id]
         settled[task["id"]] = _from_answer(state, call, answer)
-    return settled
+    return settled, asked
 
 
 def round_settled(state: LlmCompilerState) -> bool:
