@@ -6,6 +6,8 @@
 - A resume is addressed to the pending interrupts by id (:mod:`.resume`).
 - A client's state write or command may touch only the conversation
   (:mod:`reasoning_graphs.state_writes`).
+- A run the LangGraph server started may choose only the models its deployment
+  allows (:mod:`reasoning_graphs.served_models`).
 - The run options' schema, which Studio draws as a form, lists the graph's own
   tool names for the options that name tools.
 """
@@ -21,6 +23,7 @@ from langgraph.types import Command, StateUpdate
 
 from reasoning_graphs.nodes.resume import addressed, is_resume
 from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
+from reasoning_graphs.served_models import check_served_model, is_server_run
 from reasoning_graphs.state_writes import check_command, check_write
 
 
@@ -48,6 +51,8 @@ class CheckedGraph(CompiledStateGraph):
             else:
                 check_input(input, self.input_fields)
         check_context(context, self.context_schema, self.tool_names)
+        if is_server_run(config) and not _nested(config):
+            check_served_model(context)
 
     def check_write(self, values: Any, as_node: str | None = None) -> None:
         """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's state
