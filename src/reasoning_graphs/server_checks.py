@@ -202,6 +202,7 @@ class RunChecks:
             return await self._command_problem(ids["thread_id"], payload)
         if door == "assistant":
             graph = await self._graph(payload.get("graph_id") or ids.get("assistant_id"))
+            self._graph_ids.pop(ids.get("assistant_id", ""), None)  # a patch may move its graph
             return _refusal(graph, _run_check(None, sent_options(payload)))
         if door == "state":
             return _refusal(await self._thread_graph(ids["thread_id"]), _write_check([payload]))
