@@ -30,7 +30,7 @@ by id is asked about again like any other unfit value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from typing_extensions import NotRequired, TypedDict
 
@@ -127,6 +127,16 @@ def approval_request(calls: Sequence[PendingCall]) -> ApprovalRequest:
             {"action_name": c["name"], "allowed_decisions": c["allowed_decisions"]} for c in calls
         ],
     }
+
+
+def is_approval_request(value: Any) -> TypeGuard[ApprovalRequest]:
+    """Whether an interrupt's value is our approval request, not a question of some other
+    ``interrupt()`` (a user's tool or node may ask the person anything)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("kind") == APPROVAL_KIND
+        and isinstance(value.get("calls"), list)
+    )
 
 
 def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[ReviewDecision]:

@@ -49,7 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = _command(commands, "run", help="ask a question and stream the steps")
     run.add_argument("question")
-    run.add_argument("--pattern", help=f"one of: {', '.join(PATTERNS)}")
+    graph = run.add_mutually_exclusive_group()
+    graph.add_argument("--pattern", help=f"one of: {', '.join(PATTERNS)}")
+    graph.add_argument(
+        "--graph",
+        metavar="GRAPH",
+        help=(
+            "your own graph instead: module:attr, path/to/file.py:attr, "
+            "or a name in ./langgraph.json"
+        ),
+    )
     run.add_argument("--model", help="'openai:<model>', 'local' or 'local:<path.gguf>'")
     run.add_argument("--thread", help="continue the conversation of an existing thread")
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
@@ -88,7 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("thread_id")
     resume.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     resume.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
-    resume.add_argument("--decisions", help="decisions as JSON instead of asking")
+    answer = resume.add_mutually_exclusive_group()
+    answer.add_argument("--decisions", help="decisions as JSON instead of asking")
+    answer.add_argument(
+        "--answer", metavar="TEXT", help="the answer to a question the graph asked, as text"
+    )
     _decision_flags(resume)
 
     threads = _command(commands, "threads", help="list threads and how each stands")

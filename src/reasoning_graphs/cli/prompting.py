@@ -1,4 +1,12 @@
-"""Asking the person at the terminal to decide on dangerous calls."""
+"""Asking the person at the terminal: decisions on dangerous calls, answers to other questions.
+
+An interrupt whose value is our approval request asks for one decision per
+pending call. Any other interrupt (a user's tool or node calling
+``interrupt(value)``) is a question: its value is shown (a string as it is,
+anything else as JSON) and the answer is the line the person types, as text:
+``42`` stays the string a person typed, never a number the tool did not expect.
+(``resume --decisions`` gives a value as JSON, for a question that wants one.)
+"""
 
 from __future__ import annotations
 
@@ -7,16 +15,46 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from reasoning_graphs.cli.render import Printer
-from reasoning_graphs.review import ApprovalRequest, ReviewDecision
+from reasoning_graphs.review import ApprovalRequest, ReviewDecision, is_approval_request
 
 Mode = Literal["ask", "approve", "reject"]
 CHOICES = {"a": "approve", "e": "edit", "r": "reject", "s": "respond"}
 PROMPT = "Decision for {call} — [a]pprove, [e]dit, [r]eject, re[s]pond: "
 AUTO_REJECT_REASON = "Rejected from the command line (--reject-all)."
+ANSWER_PROMPT = "Your answer: "
 
 
 class NoAnswer(Exception):
     """The terminal has no one to answer (end of input)."""
+
+
+def answer(
+    value: Any,
+    *,
+    mode: Mode,
+    printer: Printer,
+    read: Callable[[str], str] = input,
+) -> Any:
+    """What resumes one interrupt: decisions for an approval request, else the person's answer.
+
+    ``mode`` settles approvals only: a question always needs a person.
+
+    Raises:
+        NoAnswer: Input ended before the interrupt was answered.
+    """
+    if is_approval_request(value):
+        return decide(value, mode=mode, printer=printer, read=read)
+    printer.emit("question", question_text(value), value=value)
+    reply = _read(read, ANSWER_PROMPT)
+    printer.emit("reply", reply)
+    return reply
+
+
+def question_text(value: Any) -> str:
+    """An interrupt's question as a person reads it: a string as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def decide(

@@ -45,7 +45,9 @@ reflections are structured output; ``react_text`` writes its Thought/Action form
 ``cot`` reasons before it answers (and samples several chains at once); Reflexion's
 attempts are judged before one becomes the answer; plan steps are results.
 """
-QUIET_EVENTS = frozenset({"action", "approval", "decision", "answer", "grounding", "note"})
+QUIET_EVENTS = frozenset(
+    {"action", "approval", "decision", "question", "reply", "answer", "grounding", "note"}
+)
 """What quiet output shows: progress, what a person must answer, the answer and its report."""
 PROGRESS = "progress"
 """The event of a progress report that names no event of its own."""

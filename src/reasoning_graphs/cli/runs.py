@@ -14,27 +14,35 @@ import logging
 import os
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.errors import UsageError
-from reasoning_graphs.cli.prompting import Mode, NoAnswer, decide
+from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
-from reasoning_graphs.cli.status import FAILED, INTERRUPTED, WAITING, checkpoint_id, this_process
+from reasoning_graphs.cli.status import (
+    FAILED,
+    INTERRUPTED,
+    WAITING,
+    checkpoint_id,
+    this_process,
+    waiting_for,
+)
 from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.cli.store import Store
 from reasoning_graphs.cli.threads import ThreadRecord
+from reasoning_graphs.cli.user_graphs import graph_reference, is_graph_reference, load_graph
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.turn import turn_number
-from reasoning_graphs.review import APPROVAL_KIND, ApprovalError, parse_decisions
+from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport
 from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
 
@@ -44,17 +52,40 @@ logger = logging.getLogger(__name__)
 
 NO_THREAD = "No thread {thread_id!r} in {db}; `reasoning-graphs threads` lists them."
 WAITING_NOTE = (
-    "Thread {thread_id} is waiting for approval; "
-    "answer it with `reasoning-graphs resume {thread_id}`."
+    "Thread {thread_id} is waiting for a decision or an answer; "
+    "give it with `reasoning-graphs resume {thread_id}`."
 )
 RESUME_HINT = "Resume with: reasoning-graphs resume {thread_id}"
+ANSWER_HINT = "Answer with: reasoning-graphs resume {thread_id} --answer TEXT (or at its prompt)"
 CONTINUE_HINT = "Thread: {thread_id} (ask a follow-up with --thread {thread_id})"
 FINISHED = "Thread {thread_id} has finished; nothing to resume."
 BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
 UNFIT_DECISIONS = "--decisions do not answer the pending calls: {error}"
 NULL_DECISIONS = "--decisions null answers nothing; give the value the paused run asks for."
 BAD_TRACE = "cannot write the trace file {path}: {error}"
-NO_DECISIONS_NEEDED = "--decisions given, but thread {thread_id} waits for no decision."
+NO_DECISIONS_NEEDED = "{flag} given, but thread {thread_id} waits for no decision or answer."
+ANSWER_IS_NO_DECISION = (
+    "--answer answers a question; thread {thread_id} waits for approval: "
+    "give --decisions, --approve-all or --reject-all, or decide at the prompt."
+)
+PATTERN_FLAG = (
+    "--{flag} sets up one of our patterns; a graph of your own brings its own model, "
+    "tools and limits."
+)
+PATTERN_FLAGS = (
+    "model",
+    "workspace",
+    "docs",
+    "max_steps",
+    "token_budget",
+    "time_budget",
+    "model_timeout",
+    "idle_timeout",
+    "mode",
+    "approve",
+)
+OWN_MODEL = ""
+"""The model a thread of a user's graph records: the graph brings its own."""
 
 
 def run(store: Store, args: argparse.Namespace) -> int:
@@ -66,8 +97,16 @@ def run(store: Store, args: argparse.Namespace) -> int:
         if value is not None and value <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
     record = store.threads.get(args.thread) if args.thread else None
-    pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
-    model_spec = args.model or (record.model if record else default_model_spec())
+    if args.graph:
+        pattern = graph_reference(args.graph)
+    else:
+        pattern = args.pattern or (record.pattern if record else DEFAULT_PATTERN)
+    _refuse_pattern_flags(args, pattern)
+    model_spec = (
+        OWN_MODEL
+        if is_graph_reference(pattern)
+        else args.model or (record.model if record else None) or default_model_spec()
+    )
     thread_id = args.thread or uuid.uuid4().hex[:12]
     flags = {
         "max_steps": args.max_steps,
@@ -82,7 +121,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
         **(record.limits if record else {}),
         **{key: value for key, value in flags.items() if value is not None},
     }
-    workspace, docs = _folders(args, record)
+    workspace, docs = _folders(args, record, pattern)
     graph = _graph(store, pattern, model_spec, workspace, docs, limits)
     config = {"configurable": {"thread_id": thread_id}}
     if graph.get_state(config).interrupts:
@@ -118,15 +157,12 @@ def resume(store: Store, args: argparse.Namespace) -> int:
         raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.label))
     record = store.threads.get(args.thread_id)
     pattern = record.pattern if record else DEFAULT_PATTERN
+    _refuse_pattern_flags(args, pattern)
     model_spec = record.model if record else default_model_spec()
-    workspace, docs = _folders(args, record)
+    workspace, docs = _folders(args, record, pattern)
     graph = _graph(store, pattern, model_spec, workspace, docs, record.limits if record else None)
     snapshot = graph.get_state(config)
-    if args.decisions and not snapshot.interrupts:
-        raise UsageError(NO_DECISIONS_NEEDED.format(thread_id=args.thread_id))
-    decisions = (
-        _parse_decisions(args.decisions, snapshot.interrupts[0].value) if args.decisions else None
-    )
+    decisions = _given_resume(args, snapshot.interrupts)
     with _printer(args, pattern, args.thread_id) as printer:
         if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
             printer.notice(FINISHED.format(thread_id=args.thread_id))
@@ -139,22 +175,31 @@ def resume(store: Store, args: argparse.Namespace) -> int:
         if snapshot.interrupts:
             if decisions is None:
                 try:
-                    decisions = decide(
-                        snapshot.interrupts[0].value,
-                        mode=_decision_mode(args),
-                        printer=printer,
-                        read=_read_stdin,
-                    )
+                    decisions = _ask(snapshot.interrupts, _decision_mode(args), printer)
                 except NoAnswer:
-                    return _waiting(store, graph, args.thread_id, printer)
+                    return _waiting(store, args.thread_id, printer, snapshot.interrupts)
             payload = Command(resume=decisions)
         return _drive(store, graph, payload, args.thread_id, printer, args)
 
 
-def _folders(args: argparse.Namespace, record: ThreadRecord | None) -> tuple[str, str | None]:
+def _refuse_pattern_flags(args: argparse.Namespace, pattern: str) -> None:
+    """A flag that sets up our patterns, given for a user's graph, is a usage error:
+    silently ignored, it would promise a limit or a folder the graph never gets."""
+    if not is_graph_reference(pattern):
+        return
+    for flag in PATTERN_FLAGS:
+        if getattr(args, flag, None) is not None:
+            raise UsageError(PATTERN_FLAG.format(flag=flag.replace("_", "-")))
+
+
+def _folders(
+    args: argparse.Namespace, record: ThreadRecord | None, pattern: str
+) -> tuple[str | None, str | None]:
     """The workspace and docs folder, absolute: the flags, else the thread's own, else (on
     a new thread) ``$REASONING_GRAPHS_WORKSPACE`` or the current folder and
-    ``$REASONING_GRAPHS_DOCS``."""
+    ``$REASONING_GRAPHS_DOCS``. A user's graph brings its own tools: it has neither."""
+    if is_graph_reference(pattern):
+        return None, None
     workspace = args.workspace or (record.workspace if record else None)
     docs = args.docs or (record.docs if record else os.environ.get(DOCS_ENV) or None)
     return str(workspace_folder(workspace)), str(workspace_folder(docs)) if docs else None
@@ -164,15 +209,18 @@ def _graph(
     store: Store,
     pattern: str,
     model_spec: str,
-    workspace: str,
+    workspace: str | None,
     docs: str | None,
     limits: dict[str, Any] | None = None,
 ) -> CompiledStateGraph:
-    """The pattern's graph with ``limits`` as its build options.
+    """The pattern's graph with ``limits`` as its build options, or the user's graph that
+    ``pattern`` names (:mod:`~reasoning_graphs.cli.user_graphs`).
 
     The CLI owns the graph, so its flags set the graph's own limits: run
     options could only lower them.
     """
+    if is_graph_reference(pattern):
+        return load_graph(pattern, store.checkpointer)
     try:
         builder = graph_builder(pattern)
         model = resolve_model(model_spec)
@@ -232,7 +280,7 @@ def _parse_decisions(text: str, request: Any) -> Any:
         raise UsageError(BAD_DECISIONS) from error
     if value is None:
         raise UsageError(NULL_DECISIONS)
-    if isinstance(request, Mapping) and request.get("kind") == APPROVAL_KIND:
+    if is_approval_request(request):
         try:
             parse_decisions(value, request["calls"])
         except ApprovalError as error:
@@ -256,14 +304,14 @@ def _drive(
     printer: Printer,
     args: argparse.Namespace,
 ) -> int:
-    """Stream the run, answering approval interrupts until it ends or nobody can answer."""
+    """Stream the run, answering its interrupts until it ends or nobody can answer."""
     # LangSmith groups the runs of one conversation by their metadata's thread_id
     config = {"configurable": {"thread_id": thread_id}, "metadata": {"thread_id": thread_id}}
     mode = _decision_mode(args)
     ctrl_c.resume_hint = RESUME_HINT.format(thread_id=thread_id)
     try:
         while True:
-            request = None
+            pending: dict[str, Interrupt] = {}  # each task that stopped reports its own
             for namespace, kind, chunk in graph.stream(
                 payload,
                 config,
@@ -288,17 +336,16 @@ def _drive(
                     continue
                 for node, update in chunk.items():
                     if node == "__interrupt__":
-                        request = update[0].value
+                        pending.update((item.id, item) for item in update)
                     else:
                         printer.update(node, update, inner=bool(namespace))
-            if request is None:
+            if not pending:
                 break
+            interrupts = list(pending.values())
             try:
-                payload = Command(
-                    resume=decide(request, mode=mode, printer=printer, read=_read_stdin)
-                )
+                payload = Command(resume=_ask(interrupts, mode, printer))
             except NoAnswer:
-                return _waiting(store, graph, thread_id, printer)
+                return _waiting(store, thread_id, printer, interrupts)
     except KeyboardInterrupt:
         ctrl_c.resume_hint = None  # said here; a forced exit need not say it again
         store.threads.set_status(thread_id, INTERRUPTED)
@@ -334,10 +381,45 @@ def _follow_step(printer: Printer, namespace: tuple[str, ...], task: Mapping[str
         status.started(task["id"], " › ".join(path))
 
 
-def _waiting(store: Store, graph: CompiledStateGraph, thread_id: str, printer: Printer) -> int:
-    """Nobody at the terminal can answer the pending approval: the thread waits for ``resume``."""
-    store.threads.set_status(thread_id, WAITING, ended=_latest(store, thread_id))
-    printer.notice(RESUME_HINT.format(thread_id=thread_id))
+def _given_resume(args: argparse.Namespace, pending: Sequence[Interrupt]) -> Any:
+    """The resume value ``--decisions`` or ``--answer`` gives, checked against what the
+    thread waits for (``None``: neither flag, ask at the prompt)."""
+    if args.decisions is None and args.answer is None:
+        return None
+    if not pending:
+        flag = "--decisions" if args.decisions is not None else "--answer"
+        raise UsageError(NO_DECISIONS_NEEDED.format(flag=flag, thread_id=args.thread_id))
+    if args.decisions is not None:
+        return _parse_decisions(args.decisions, pending[0].value)
+    if any(is_approval_request(item.value) for item in pending):
+        raise UsageError(ANSWER_IS_NO_DECISION.format(thread_id=args.thread_id))
+    return _each(pending, lambda _question: args.answer)
+
+
+def _ask(pending: Sequence[Interrupt], mode: Mode, printer: Printer) -> Any:
+    """The person's decisions or answers to the pending interrupts.
+
+    Raises:
+        NoAnswer: Input ended first.
+    """
+    return _each(pending, lambda value: answer(value, mode=mode, printer=printer, read=_read_stdin))
+
+
+def _each(pending: Sequence[Interrupt], reply: Callable[[Any], Any]) -> Any:
+    """The resume value that gives each pending interrupt ``reply(its value)``: the value
+    itself for one, a mapping by interrupt id for several (a bare value would go to all)."""
+    if len(pending) == 1:
+        return reply(pending[0].value)
+    return {item.id: reply(item.value) for item in pending}
+
+
+def _waiting(store: Store, thread_id: str, printer: Printer, pending: Sequence[Interrupt]) -> int:
+    """Nobody at the terminal can answer the pending interrupts: the thread waits for
+    ``resume``."""
+    status = waiting_for([item.value for item in pending])
+    store.threads.set_status(thread_id, status, ended=_latest(store, thread_id))
+    hint = RESUME_HINT if status == WAITING else ANSWER_HINT
+    printer.notice(hint.format(thread_id=thread_id))
     return exits.WAITING
 
 

@@ -2,8 +2,9 @@
 
 A process killed mid-run (Ctrl-C that had to be forced, ``kill -9``, a crash)
 never writes how it ended, so the index's last word for such a thread is
-``running``. The checkpoint knows better: a pending interrupt is a question
-waiting for a person, a pending error is a failed run, and a checkpoint newer
+``running``. The checkpoint knows better: a pending interrupt waits for a
+person (an approval, or an answer to a question some other ``interrupt()``
+asked), a pending error is a failed run, and a checkpoint newer
 than the one the last run ended on is a run that stopped part-way. Only a
 process that is still alive keeps a thread ``running``.
 """
@@ -12,11 +13,14 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 from typing import Any
 
 from reasoning_graphs.cli.threads import ThreadRecord
+from reasoning_graphs.review import is_approval_request
 
 WAITING = "waiting for approval"
+WAITING_FOR_ANSWER = "waiting for an answer"
 RUNNING = "running"
 INTERRUPTED = "interrupted"
 FAILED = "failed"
@@ -57,6 +61,11 @@ def checkpoint_id(saved: Any) -> str | None:
     return None if saved is None else saved.config["configurable"].get("checkpoint_id")
 
 
+def waiting_for(questions: Sequence[Any]) -> str:
+    """The status of a thread paused on these interrupt values: approval while any is ours."""
+    return WAITING if any(map(is_approval_request, questions)) else WAITING_FOR_ANSWER
+
+
 def thread_status(record: ThreadRecord, saved: Any) -> str:
     """The thread's status: the index's word where the latest checkpoint bears it out.
 
@@ -64,9 +73,12 @@ def thread_status(record: ThreadRecord, saved: Any) -> str:
         record: The thread's entry in the index.
         saved: Its latest checkpoint tuple (``checkpointer.get_tuple``), or ``None``.
     """
-    writes = {write[1] for write in (saved.pending_writes or [])} if saved is not None else set()
+    pending = (saved.pending_writes or []) if saved is not None else []
+    writes = {write[1] for write in pending}
     if INTERRUPT_WRITE in writes and RESUME_WRITE not in writes:
-        return WAITING
+        return waiting_for(
+            [item.value for write in pending if write[1] == INTERRUPT_WRITE for item in write[2]]
+        )
     if is_alive(record.owner):
         return RUNNING
     if ERROR_WRITE in writes:
