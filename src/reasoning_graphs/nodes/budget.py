@@ -101,6 +101,14 @@ def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
     return exhausted(limits, question_spending(state))
 
 
+def budget_stop_after(
+    state: Mapping[str, Any], limits: Limits, events: Sequence[TrajectoryEvent]
+) -> Outcome | None:
+    """:func:`budget_stop` once ``events``, not yet in the state, have joined the question."""
+    later = _total([work for event in events for work in _as_work(event)])
+    return exhausted(limits, question_spending(state).plus(later))
+
+
 def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
     """How many model calls of the question started when a budget was already spent."""
     past, spending = 0, Spending()
@@ -133,19 +141,6 @@ def turn_call_limit(state: Mapping[str, Any], limits: Limits) -> int:
     left = tool_calls_left(state, limits)
     per_turn = limits.max_tool_calls_per_turn
     return per_turn if left is None else min(per_turn, left)
-
-
-def affordable_batch(state: Mapping[str, Any], limits: Limits, wanted: int, cost: int) -> int:
-    """How many of ``wanted`` concurrent samples, ``cost`` model calls each, the step budget
-    allows, ending at most one call past it — at least one, so a search always moves.
-
-    Token use and time are known only after a call, so a batch started under
-    those budgets may end past them by the batch's own calls.
-    """
-    if limits.max_steps is None:
-        return wanted
-    left = limits.max_steps - question_spending(state).calls
-    return max(1, min(wanted, (left + 1) // cost))
 
 
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,10 @@ A call stopped either way raises :class:`CallStopped` with what it streamed so
 far; the model-call seam decides what that means for the question. A call that
 nothing limits runs unwatched.
 
+Calls started together (a batch: samples, candidate steps, judges) share one
+:class:`SharedTokens`: each watch draws its chunks from it, so once the batch
+has spent the tokens left, every call of the batch stops at its next chunk.
+
 The sync face runs the call on a daemon thread and waits for it, so a call
 that hangs inside a blocking read can be left behind; the next chunk it
 produces raises, so a local model stops generating at once. The async face
@@ -46,7 +50,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tracers.context import register_configure_hook
 
 from reasoning_graphs.effects import Effect, in_daemon_thread
-from reasoning_graphs.nodes.tokens import text_tokens
+from reasoning_graphs.nodes.tokens import RunningEstimate
 
 StopKind = Literal["budget", "deadline", "timeout", "idle"]
 """Why a call was stopped: a token allowance spent while it streamed, the question's time
@@ -56,6 +60,37 @@ CALL_TIMED_OUT = "the model did not finish its reply within {seconds:g} s"
 CALL_IDLE = "the model sent nothing for {seconds:g} s"
 TIME_SPENT = "the question's time budget ran out while the model was replying"
 TOKENS_SPENT = "the question's token budget ran out while the model was replying"
+
+
+class SharedTokens:
+    """Tokens several concurrent calls may spend between them, prompts and replies.
+
+    Each call of a batch would otherwise take the question's whole remaining
+    budget as its own, and ten of them spend it ten times. A call starts only
+    if the counter pays its prompt with room to spare (:meth:`pay_prompt`);
+    its watch then spends its chunks here as they stream. The chunk that
+    empties the counter stops its call, and every other call stops at its next
+    chunk. So the calls end within the tokens given, plus the chunk each was
+    writing. Safe to use from threads and tasks at once.
+    """
+
+    def __init__(self, tokens: int):
+        self._left = tokens
+        self._lock = threading.Lock()
+
+    def pay_prompt(self, tokens: int) -> bool:
+        """Spend a prompt's ``tokens`` if more than that is left; whether it was paid."""
+        with self._lock:
+            if self._left <= tokens:
+                return False
+            self._left -= tokens
+            return True
+
+    def spend(self, tokens: int) -> bool:
+        """Count ``tokens`` as spent; whether the allowance is used up."""
+        with self._lock:
+            self._left -= tokens
+            return self._left <= 0
 
 
 @dataclass(frozen=True)
@@ -68,12 +103,14 @@ class CallAllowance:
             allows no more.
         timeout_s: Seconds the call may take (the per-call timeout).
         idle_s: Seconds the call may go without sending anything.
+        shared_tokens: Tokens the reply shares with the other calls of its batch.
     """
 
     output_tokens: int | None = None
     deadline_s: float | None = None
     timeout_s: float | None = None
     idle_s: float | None = None
+    shared_tokens: SharedTokens | None = None
 
     @property
     def timed(self) -> bool:
@@ -83,7 +120,12 @@ class CallAllowance:
     @property
     def limited(self) -> bool:
         """Whether anything can stop the call (else it runs unwatched)."""
-        return self.timed or self.output_tokens is not None
+        return self.timed or self.counts_tokens
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether the reply's tokens are limited (it is then streamed and counted)."""
+        return self.output_tokens is not None or self.shared_tokens is not None
 
 
 class CallStopped(Exception):
@@ -119,7 +161,7 @@ class CallWatch(BaseCallbackHandler):
     def __init__(self, allowance: CallAllowance):
         self.allowance = allowance
         self.started = self.last_seen = time.monotonic()
-        self.text, self.streamed_tokens = "", 0
+        self.text, self._count = "", RunningEstimate()
         self.stop: CallStopped | None = None
         self.raises = True
         """Stop the stream by raising from the callback (the sync face); the async face
@@ -138,15 +180,26 @@ class CallWatch(BaseCallbackHandler):
             if self.stop is None:
                 piece = _chunk_text(token, chunk)
                 self.text += piece
-                self.streamed_tokens += text_tokens(piece)
-                limit = self.allowance.output_tokens
-                if limit is not None and self.streamed_tokens >= limit:
+                if self._tokens_spent(self._count.add(piece)):
                     self.stop = self._stopped("budget", TOKENS_SPENT)
                     if self.wake is not None:
                         self.wake()
             stop = self.stop
         if stop is not None and self.raises:
             raise _StopStreaming(stop)
+
+    @property
+    def streamed_tokens(self) -> int:
+        """The estimated tokens of the reply so far."""
+        return self._count.tokens
+
+    def _tokens_spent(self, added: int) -> bool:
+        """Whether the call's own allowance, or its batch's, is spent once a chunk ``added``
+        tokens."""
+        allowance = self.allowance
+        shared = allowance.shared_tokens is not None and allowance.shared_tokens.spend(added)
+        limit = allowance.output_tokens
+        return shared or (limit is not None and self.streamed_tokens >= limit)
 
     def overdue(self) -> CallStopped | None:
         """The stop for a call that ran past its time or went silent, else ``None``."""
@@ -206,10 +259,10 @@ class StreamingWatch(CallWatch):
 def watch_for(allowance: CallAllowance) -> CallWatch:
     """The watch for a call with ``allowance``: streamed when a budget or a timeout limits it,
     so that a call stopped or left behind ends at its next chunk instead of running on."""
-    bounded = (allowance.output_tokens, allowance.deadline_s, allowance.timeout_s)
-    return (
-        StreamingWatch(allowance) if any(b is not None for b in bounded) else CallWatch(allowance)
+    streamed = allowance.counts_tokens or any(
+        limit is not None for limit in (allowance.deadline_s, allowance.timeout_s)
     )
+    return StreamingWatch(allowance) if streamed else CallWatch(allowance)
 
 
 _watching: ContextVar[CallWatch | None] = ContextVar("reasoning_graphs_call_watch", default=None)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.nodes.call_watch import SharedTokens
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import JUDGE_REQUEST, JUDGE_SYSTEM
 from reasoning_graphs.nodes.setup import RunScope
@@ -61,13 +62,18 @@ def judge(
 
 
 def grade(
-    run: RunScope, prompt: list[BaseMessage], state: Mapping[str, Any]
+    run: RunScope,
+    prompt: list[BaseMessage],
+    state: Mapping[str, Any],
+    shared_tokens: SharedTokens | None = None,
 ) -> Body[tuple[Evaluation, ThoughtEvent]]:
-    """Ask the run's model for a :class:`Judgement` on ``prompt``.
+    """Ask the run's model for a :class:`Judgement` on ``prompt``; ``shared_tokens`` when the
+    judge is one of a batch (:mod:`~reasoning_graphs.nodes.batch`).
 
     An unreadable reply scores 0: an unreadable grade must never pass as a good one.
     """
-    reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Judgement), state)
+    request = ModelRequest(prompt=prompt, schema=Judgement, shared_tokens=shared_tokens)
+    reply = yield from call_model(run, request, state)
     parsed, event = reply.parsed, reply.event
     if not isinstance(parsed, Judgement):
         return Evaluation(score=0.0, feedback=UNREADABLE_JUDGEMENT), event

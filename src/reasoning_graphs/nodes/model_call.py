@@ -44,8 +44,19 @@ from pydantic import BaseModel
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary
-from reasoning_graphs.nodes.budget import Spending, budget_stop, exhausted, question_spending
-from reasoning_graphs.nodes.call_watch import CallAllowance, CallStopped, Watched, watch_for
+from reasoning_graphs.nodes.budget import (
+    Spending,
+    budget_stop_after,
+    exhausted,
+    question_spending,
+)
+from reasoning_graphs.nodes.call_watch import (
+    CallAllowance,
+    CallStopped,
+    SharedTokens,
+    Watched,
+    watch_for,
+)
 from reasoning_graphs.nodes.context_window import (
     Fitted,
     Summarise,
@@ -96,6 +107,9 @@ class ModelRequest:
         schema: A pydantic model for a typed reply (``with_structured_output``).
         stop: Stop sequences (not with ``schema``).
         grammar: A GBNF grammar for free text (llama.cpp models only; not with ``schema``).
+        shared_tokens: The tokens this call shares with the other calls of its batch
+            (:mod:`~reasoning_graphs.nodes.batch`), instead of the question's budget
+            left all to itself.
     """
 
     prompt: Sequence[BaseMessage]
@@ -104,6 +118,7 @@ class ModelRequest:
     schema: type[BaseModel] | None = None
     stop: Sequence[str] | None = None
     grammar: str | None = None
+    shared_tokens: SharedTokens | None = None
 
 
 @dataclass(frozen=True)
@@ -168,8 +183,7 @@ def call_model(
         events = _after(made, stopped.reply).events
         outcome = stopped.outcome
         if "halt" not in stopped.reply.event:  # a budget: say which, as every budget stop does
-            after = {**state, "trajectory": [*(state.get("trajectory") or []), *events]}
-            outcome = budget_stop(after, run.limits) or outcome
+            outcome = budget_stop_after(state, run.limits, events) or outcome
         raise QuestionStopped(outcome, events) from None
 
 
@@ -310,7 +324,9 @@ def _ask(
         stop=request.stop,
         grammar=request.grammar,
     )
-    allowance = call_allowance(run.limits, spending, prompt, closing=closing)
+    allowance = call_allowance(
+        run.limits, spending, prompt, closing=closing, shared=request.shared_tokens
+    )
     policy = run.setup.retry_policy
     started = time.perf_counter()
     attempt = 1
@@ -343,12 +359,18 @@ def _ask(
 
 
 def call_allowance(
-    limits: Limits, spending: Spending, prompt: Sequence[BaseMessage], *, closing: bool
+    limits: Limits,
+    spending: Spending,
+    prompt: Sequence[BaseMessage],
+    *,
+    closing: bool,
+    shared: SharedTokens | None = None,
 ) -> CallAllowance:
     """What the next call may spend while it runs: what the question's token and time
     budgets have left after ``spending`` (a closing call past them gets
     :data:`CLOSING_TOKENS` and :data:`CLOSING_SECONDS`), the per-call timeout and the
-    idle timeout."""
+    idle timeout. A call of a batch streams its reply from the tokens it ``shared``
+    (its batch paid its prompt there before it started)."""
     tokens = seconds = None
     if closing:
         tokens = None if limits.token_budget is None else CLOSING_TOKENS
@@ -359,11 +381,14 @@ def call_allowance(
             tokens = max(0, left)
         if limits.time_budget is not None:
             seconds = max(0.0, limits.time_budget - spending.ms / 1000)
+    if shared is not None:  # the batch's tokens bound the reply, not the question's left
+        tokens = None
     return CallAllowance(
         output_tokens=tokens,
         deadline_s=seconds,
         timeout_s=limits.model_timeout,
         idle_s=limits.idle_timeout,
+        shared_tokens=shared,
     )
 
 

@@ -21,11 +21,11 @@ answer (empty, or our own words given back) ends the question incomplete
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 
-from reasoning_graphs.effects import Body, effect_node, gather_bodies
+from reasoning_graphs.effects import Body, effect_node
 from reasoning_graphs.nodes.honest import answers_checked
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
@@ -36,48 +36,24 @@ class QuestionStopped(Exception):
     Attributes:
         outcome: The incomplete outcome: why the question stops.
         events: The model calls this costs (the stopped one last), for the trajectory.
+        records: Other records the trajectory keeps of the stop (a batch cut short).
     """
 
-    def __init__(self, outcome: Outcome, events: Sequence[ThoughtEvent]):
+    def __init__(
+        self,
+        outcome: Outcome,
+        events: Sequence[ThoughtEvent],
+        records: Sequence[Mapping[str, Any]] = (),
+    ):
         super().__init__(outcome.get("reason", "stopped"))
         self.outcome = outcome
         self.events = list(events)
+        self.records = list(records)
 
     def update(self) -> dict[str, Any]:
         """What the node that made the call writes instead of its own update."""
-        return {"outcome": {**self.outcome, "call_stopped": True}, "trajectory": self.events}
-
-
-T = TypeVar("T")
-
-
-def gather_calls(
-    bodies: Sequence[Body[T]], events_of: Callable[[T], Sequence[ThoughtEvent]]
-) -> Body[list[T]]:
-    """Run bodies that call the model at once (samples, judges); their results in order.
-
-    When any of them is stopped, the others still finish (or stop) and every call
-    is recorded in the one :class:`QuestionStopped` raised, so concurrent calls
-    all count; a halt, if any, gives the outcome.
-    """
-    results = yield from gather_bodies([_stop_as_value(body) for body in bodies])
-    stops = [result for result in results if isinstance(result, QuestionStopped)]
-    if not stops:
-        return cast(list[T], results)
-    events = [
-        event
-        for result in results
-        for event in (result.events if isinstance(result, QuestionStopped) else events_of(result))
-    ]
-    halted = [stop for stop in stops if any("halt" in event for event in stop.events)]
-    raise QuestionStopped((halted or stops)[0].outcome, events)
-
-
-def _stop_as_value(body: Body[T]) -> Body[T | QuestionStopped]:
-    try:
-        return (yield from body)
-    except QuestionStopped as stop:
-        return stop
+        outcome = {**self.outcome, "call_stopped": True}
+        return {"outcome": outcome, "trajectory": [*self.events, *self.records]}
 
 
 def stoppable(make_body: Callable[[Any], Body[dict[str, Any]]]) -> Callable[[Any], Body[Any]]:

@@ -58,8 +58,37 @@ def is_cjk(char: str) -> bool:
 def text_tokens(text: str) -> int:
     """Estimated tokens of ``text``: 1.5 per CJK character, one per 4 other characters."""
     cjk = sum(is_cjk(char) for char in text)
-    other = len(text) - cjk
+    return _tokens_of(cjk, len(text) - cjk)
+
+
+def _tokens_of(cjk: int, other: int) -> int:
     return math.ceil(cjk * CJK_TOKENS_PER_CHAR + other / LATIN_CHARS_PER_TOKEN)
+
+
+class RunningEstimate:
+    """:func:`text_tokens` of a text that arrives in pieces (a streamed reply), kept as it grows.
+
+    Rounding each piece up instead would count a reply streamed word by word at up
+    to twice its tokens, and stop it long before its allowance.
+
+    Example:
+        >>> count = RunningEstimate()
+        >>> [count.add(word) for word in ("The ", "quick ", "brown ", "fox")]
+        [1, 2, 1, 1]
+        >>> count.tokens == text_tokens("The quick brown fox")
+        True
+    """
+
+    def __init__(self) -> None:
+        self.cjk = self.other = self.tokens = 0
+
+    def add(self, piece: str) -> int:
+        """Count ``piece`` in; the tokens it adds to the estimate."""
+        cjk = sum(is_cjk(char) for char in piece)
+        self.cjk += cjk
+        self.other += len(piece) - cjk
+        before, self.tokens = self.tokens, _tokens_of(self.cjk, self.other)
+        return self.tokens - before
 
 
 def message_tokens(message: BaseMessage) -> int:

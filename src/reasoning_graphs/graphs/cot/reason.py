@@ -5,6 +5,10 @@ Wang et al.'s self-consistency: the samples are independent, so they run
 concurrently, and the majority answer wins, with the agreement (``"3/5"``)
 reported in the state and on the answer message. Self-consistency only helps
 when the samples differ: give it a model that samples (temperature above 0).
+
+The samples are a batch (:mod:`~reasoning_graphs.nodes.batch`): no more start
+than the step budget has left, and they share the tokens left. The vote is
+over the samples that finished; fewer than asked is recorded in the trajectory.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
 from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.metadata import answered
+from reasoning_graphs.nodes.batch import plan_batch
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.stop import gather_calls
+from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
 NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
@@ -33,10 +38,14 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
 
     def reason(state: CotState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        results = yield from gather_calls(
-            [_sample(run, state) for _ in range(run.option("samples", samples))],
-            lambda result: [result[1]],
+        prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
+        asked = run.option("samples", samples)
+        batch = plan_batch(state, run.limits, asked, prompt_tokens=estimate_tokens(prompt))
+        request = ModelRequest(prompt=prompt, shared_tokens=batch.shared_tokens)
+        gathered = yield from batch.gather(
+            [_sample(run, request, state) for _ in range(batch.size)], lambda result: [result[1]]
         )
+        results = gathered.finished
         chains = [chain for chain, _ in results]
         events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
         vote = majority(chains)
@@ -62,16 +71,17 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
             "samples": chains,
             "answer": vote["answer"],
             "agreement": agreement,
-            "trajectory": events,
+            "trajectory": [*events, *gathered.records],
             "outcome": outcome,
         }
 
     return reason
 
 
-def _sample(run: RunScope, state: CotState) -> Body[tuple[Sample, ThoughtEvent]]:
+def _sample(
+    run: RunScope, request: ModelRequest, state: CotState
+) -> Body[tuple[Sample, ThoughtEvent]]:
     """One chain of thought over the conversation, and its trajectory event."""
-    prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
-    reply = yield from call_model(run, ModelRequest(prompt=prompt), state)
+    reply = yield from call_model(run, request, state)
     text = reply.message.text
     return Sample(reasoning=text, answer=extract_answer(text)), reply.event

@@ -4,10 +4,11 @@ The judge reads the question and the child's whole trajectory as text and
 returns a typed score from 0 to 1 with a short reason
 (:class:`~reasoning_graphs.nodes.judge.Judgement`, via
 ``with_structured_output``, so the embedded model's grammar mode works too);
-the children are judged concurrently. ``backpropagate`` adds each score along
-its path and decides whether the search goes on: a final answer at or above
-the threshold solves the question; spent expansions or tokens end it
-incomplete.
+the children are judged concurrently, a batch kept to the budgets
+(:mod:`~reasoning_graphs.nodes.batch`): a child left unjudged scores nothing.
+``backpropagate`` adds each score along its path and decides whether the
+search goes on: a final answer at or above the threshold solves the question;
+spent expansions or tokens end it incomplete.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body
@@ -38,13 +39,14 @@ from reasoning_graphs.graphs.lats.tree import (
     path,
     update_nodes,
 )
+from reasoning_graphs.nodes.batch import plan_batch
 from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.judge import Evaluation, grade
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.stop import gather_calls
+from reasoning_graphs.nodes.judge import grade
+from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.turn import describe_call, latest_request, turn_number
 from reasoning_graphs.nodes.untrusted import as_data
-from reasoning_graphs.state import Node, Outcome, ThoughtEvent
+from reasoning_graphs.state import Node, Outcome
 
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
 
@@ -57,14 +59,20 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
         tree = state["tree"]
         unscored = [n for n in children(tree, selected_leaf(state)) if n["score"] is None]
         task = latest_request(state["messages"])
-        graded = yield from gather_calls(
-            [_grade(run, state, task, path(tree, node["id"])) for node in unscored],
+        prompts = [_judge_prompt(task, path(tree, node["id"])) for node in unscored]
+        largest = max((estimate_tokens(prompt) for prompt in prompts), default=0)
+        batch = plan_batch(state, run.limits, len(unscored), prompt_tokens=largest)
+        gathered = yield from batch.gather(
+            [grade(run, prompt, state, batch.shared_tokens) for prompt in prompts[: batch.size]],
             lambda result: [result[1]],
         )
         changes: dict[int, NodeChange] = {}
         events: list[dict[str, Any] | EvaluationEvent] = []
         step = expansions(tree)
-        for node, (judgement, thought) in zip(unscored, graded, strict=True):
+        for node, graded in zip(unscored[: batch.size], gathered.results, strict=True):
+            if graded is None:  # a budget stopped its judge
+                continue
+            judgement, thought = graded
             changes[node["id"]] = {"score": judgement["score"], "feedback": judgement["feedback"]}
             events.append({**thought, "step": step, "node": node["id"]})
             events.append(
@@ -78,7 +86,7 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
                     terminal=node["terminal"],
                 )
             )
-        return {"tree": update_nodes(tree, changes), "trajectory": events}
+        return {"tree": update_nodes(tree, changes), "trajectory": [*events, *gathered.records]}
 
     return evaluate
 
@@ -104,15 +112,9 @@ def make_backpropagate(setup: AgentSetup, settings: SearchSettings) -> Node[Lats
     return backpropagate_node
 
 
-def _grade(
-    run: RunScope, state: LatsState, task: str, trajectory: Sequence[LatsNode]
-) -> Body[tuple[Evaluation, ThoughtEvent]]:
-    """The judge's verdict on one trajectory, and the thought event of its call."""
-    prompt = [
-        SystemMessage(LATS_JUDGE_SYSTEM),
-        HumanMessage(render_trajectory(task, trajectory)),
-    ]
-    return (yield from grade(run, prompt, state))
+def _judge_prompt(task: str, trajectory: Sequence[LatsNode]) -> list[BaseMessage]:
+    """What the judge reads of one branch."""
+    return [SystemMessage(LATS_JUDGE_SYSTEM), HumanMessage(render_trajectory(task, trajectory))]
 
 
 def render_trajectory(task: str, trajectory: Sequence[LatsNode]) -> str:

@@ -28,10 +28,10 @@ from reasoning_graphs.graphs.lats.tree import (
     path,
     select_leaf,
 )
-from reasoning_graphs.nodes.budget import affordable_batch
+from reasoning_graphs.nodes.batch import plan_batch
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.stop import gather_calls
+from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.state import Node, Outcome
 
@@ -64,7 +64,8 @@ def make_expand(
     setup: AgentSetup, settings: SearchSettings
 ) -> Callable[[LatsState], Body[dict[str, Any]]]:
     """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
-    fewer when the question's step budget has room for fewer (each is sampled and judged)."""
+    a batch (:mod:`~reasoning_graphs.nodes.batch`): fewer when the question's step budget
+    has room for fewer (each is sampled and judged), sharing the tokens left."""
 
     def expand_node(state: LatsState) -> Body[dict[str, Any]]:
         run = setup.for_run()
@@ -74,17 +75,26 @@ def make_expand(
             *state["messages"],
             *messages_of(path(tree, leaf)),
         ]
-        request = ModelRequest(prompt=prompt, tools=run.usable_tools(state))
         wanted = settings.for_run(run.context).candidates
-        count = affordable_batch(state, run.limits, wanted, cost=CALLS_PER_CANDIDATE)
-        replies: list[ModelReply] = yield from gather_calls(
-            [call_model(run, request, state) for _ in range(count)], lambda reply: reply.events
+        batch = plan_batch(
+            state,
+            run.limits,
+            wanted,
+            prompt_tokens=estimate_tokens(prompt),
+            calls_each=CALLS_PER_CANDIDATE,
         )
+        request = ModelRequest(
+            prompt=prompt, tools=run.usable_tools(state), shared_tokens=batch.shared_tokens
+        )
+        gathered = yield from batch.gather(
+            [call_model(run, request, state) for _ in range(batch.size)], lambda r: r.events
+        )
+        replies: list[ModelReply] = gathered.finished
         candidates = [_candidate(reply.message) for reply in replies]
         grown = expand(tree, leaf, [c for c in candidates if c])
         step = expansions(grown)
         events = [{**reply.event, "step": step, "node": leaf} for reply in replies]
-        return {"tree": grown, "trajectory": events}
+        return {"tree": grown, "trajectory": [*events, *gathered.records]}
 
     return expand_node
 
