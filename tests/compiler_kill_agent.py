@@ -62,7 +62,7 @@ def agent(db: str, log: Path, script: list[Any], *, slow: bool) -> CompiledState
 
     saver_class = SlowWrites if slow else SqliteSaver
     saver = saver_class(sqlite3.connect(db, check_same_thread=False))
-    tools = [tool_spec(note, concurrency_safe=False)]
+    tools = [tool_spec(note, concurrency_safe=False, idempotent=True)]  # a cut-short note reruns
     return build_graph(ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
 
 

@@ -8,7 +8,9 @@ Driver side: ``python DRIVER.py DB LOG [ARGS…]``, where DB is a SQLite file
 path or a ``postgresql://`` connection string and every tool appends a line
 to LOG when it finishes (``done NAME ITEM``); a slow tool also appends one
 when it starts (``start NAME``) and then sleeps for two minutes, unless
-``SLOW=0``. The thread id comes from ``$THREAD_ID``.
+``SLOW=0``. The thread id comes from ``$THREAD_ID``. These tools are idempotent,
+so a call killed while it runs runs again on resume (test_unknown_outcome.py
+kills tools that are not).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def thread_config(default: str) -> dict[str, Any]:
 
 
 def logging_tool(log: Path, name: str, *, slow: bool, **options: Any) -> ToolSpec:
-    """A tool ``name(item)`` that writes to ``log``; ``options`` go to :func:`tool_spec`."""
+    """A tool ``name(item)`` that writes to ``log``; ``options`` go to :func:`tool_spec`
+    (``idempotent`` unless they say otherwise)."""
 
     def run(item: str) -> str:
         if slow and os.environ.get("SLOW", "1") == "1":
@@ -59,7 +62,7 @@ def logging_tool(log: Path, name: str, *, slow: bool, **options: Any) -> ToolSpe
 
     run.__name__ = name
     run.__doc__ = f"Test tool {name}."
-    return tool_spec(run, **options)
+    return tool_spec(run, **{"idempotent": True, **options})
 
 
 def open_checkpointer(db: str) -> BaseCheckpointSaver:

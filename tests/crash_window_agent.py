@@ -9,8 +9,9 @@ step, one expansion, one plan). ``record`` appends ``start ITEM`` to LOG, sleeps
 ``$KILL_AT=ITEM`` the process kills itself with SIGKILL as that call starts,
 after writing ``kill`` to LOG. ``$WRITE_DELAY`` seconds (default 0) slow each
 write to the checkpointer, as a remote database does, which widens any
-window between a call finishing and its result being saved. With ``resume``
-the crashed run of ``$THREAD_ID`` is resumed instead of started.
+window between a call finishing and its result being saved. ``record`` is
+idempotent (a call cut short runs again on resume) unless ``$IDEMPOTENT=0``.
+With ``resume`` the crashed run of ``$THREAD_ID`` is resumed instead of started.
 
 The model is a function of its prompt, not a script, so a resumed process
 answers exactly as the crashed one would have.
@@ -61,7 +62,8 @@ def record_tool(log: Path) -> ToolSpec:
         write(f"finish {item}")
         return f"recorded {item}"
 
-    return tool_spec(record, concurrency_safe=False, timeout=None)
+    idempotent = os.environ.get("IDEMPOTENT", "1") == "1"
+    return tool_spec(record, concurrency_safe=False, idempotent=idempotent, timeout=None)
 
 
 def slowed_writes(saver: BaseCheckpointSaver) -> BaseCheckpointSaver:

@@ -56,6 +56,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from typing_extensions import Self
 
+from reasoning_graphs.call_journal import forget_thread
+
 CheckpointerSpec: TypeAlias = BaseCheckpointSaver | str | os.PathLike[str]
 """A saver, or what :func:`open_checkpointer` opens one from."""
 
@@ -169,6 +171,11 @@ class SqliteCheckpointer(ThreadedAsync, OwnedConnection, SqliteSaver):
     def __init__(self, conn: sqlite3.Connection) -> None:
         super().__init__(conn)
         self._own(conn)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread's checkpoints and its record of started calls."""
+        super().delete_thread(thread_id)
+        forget_thread(self, thread_id)
 
 
 def open_checkpointer(spec: CheckpointerSpec) -> BaseCheckpointSaver:

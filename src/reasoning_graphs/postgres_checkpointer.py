@@ -14,6 +14,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg import Connection
 from psycopg.rows import DictRow
 
+from reasoning_graphs.call_journal import forget_thread
 from reasoning_graphs.checkpointers import CheckpointerError, OwnedConnection, ThreadedAsync
 
 SETUP_KEY = "hashtext('langgraph checkpoint setup')"
@@ -49,6 +50,11 @@ class PostgresCheckpointer(ThreadedAsync, OwnedConnection, PostgresSaver):
             super().setup()
         finally:
             self.conn.execute(f"SELECT pg_advisory_unlock({SETUP_KEY})")
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread's checkpoints and its record of started calls."""
+        super().delete_thread(thread_id)
+        forget_thread(self, thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)

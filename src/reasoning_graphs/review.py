@@ -42,6 +42,7 @@ NOT_DECISIONS = (
     "Decisions must be a list (one per pending call) or a mapping by call id, not {kind}."
 )
 UNKNOWN_DECISION = "Decision {index} has unknown type {kind!r}; allowed: {allowed}."
+NOT_ALLOWED = "Decision {index} ({kind}) is not allowed for call {call_id}; allowed: {allowed}."
 MISSING_FIELD = "Decision {index} ({kind}) needs a {field!r} field of type {expected}."
 UNKNOWN_IDS = "Decisions name unknown call id(s) {unknown}; pending calls: {ids}."
 RENAMED_TOOL = (
@@ -62,13 +63,20 @@ class ApprovalError(ValueError):
 
 
 class PendingCall(TypedDict):
-    """One dangerous call waiting for a person."""
+    """One dangerous call waiting for a person.
+
+    Attributes:
+        allowed_decisions: The decision types the person may take on it.
+        possibly_ran: The call started before the run stopped and its result was
+            lost: it may already have taken effect (its description says so too).
+    """
 
     id: str
     name: str
     args: dict[str, Any]
     description: str
     allowed_decisions: list[str]
+    possibly_ran: NotRequired[bool]
 
 
 class ActionRequest(TypedDict):
@@ -164,9 +172,20 @@ def parse_decisions(value: Any, calls: Sequence[PendingCall]) -> list[ReviewDeci
     if len(value) != len(ids):
         raise ApprovalError(WRONG_COUNT.format(expected=len(ids), ids=ids, got=len(value)))
     return [
-        _decision(index, _plain(index, item, call))
+        _allowed(index, _decision(index, _plain(index, item, call)), call)
         for index, (item, call) in enumerate(zip(value, calls, strict=True), start=1)
     ]
+
+
+def _allowed(index: int, decision: ReviewDecision, call: PendingCall) -> ReviewDecision:
+    allowed = call["allowed_decisions"]
+    if decision["type"] not in allowed:
+        raise ApprovalError(
+            NOT_ALLOWED.format(
+                index=index, kind=decision["type"], call_id=call["id"], allowed=", ".join(allowed)
+            )
+        )
+    return decision
 
 
 def _plain(index: int, item: Any, call: PendingCall) -> Any:

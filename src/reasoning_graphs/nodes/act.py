@@ -12,6 +12,10 @@ instead of vanishing. ``goto=END`` ends the turn with the tool's result as the
 answer (like ``return_direct``); other gotos are named in the observation, as
 the loop chooses its next step itself. A command for the parent graph
 (``graph=Command.PARENT``, e.g. a hand-off) is passed up unchanged.
+
+A call that started before a crash and whose result was lost is not run again
+unseen (:mod:`.unknown_outcome`); a person who rejects it then is remembered as
+for any rejection.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from reasoning_graphs.metadata import with_decision
 from reasoning_graphs.nodes.seal import spent_seals, unapproved
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import answered_ids
+from reasoning_graphs.nodes.turn import answered_ids, call_signature
+from reasoning_graphs.nodes.unknown_outcome import CallOutcome, run_at_most_once
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.execute import ToolResult, execute_call
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -70,20 +75,24 @@ def make_act(
             call = ClearedCall(
                 id=call["id"], name=call["name"], args=call["args"], decision="blocked"
             )
-            result = ToolResult(content=refused, status="error", duration_ms=0.0)
+            outcome = CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
         else:
-            result = yield from execute_call(
-                run.registry,
-                call["name"],
-                call["args"],
-                call_id=call["id"],
-                observations=task["observations"],
-                state=task.get("state"),
+            outcome = yield from run_at_most_once(
+                run,
+                call,
+                execute_call(
+                    run.registry,
+                    call["name"],
+                    call["args"],
+                    call_id=call["id"],
+                    observations=task["observations"],
+                    state=task.get("state"),
+                ),
             )
-        result = _with_unapplied_noted(result, state_keys)
+        result = _with_unapplied_noted(outcome.result, state_keys)
         message = with_decision(
             result.to_message(call["id"], call["name"]),
-            call["decision"],
+            outcome.decision,
             direct=result.return_direct,
         )
         event = action_event(
@@ -94,7 +103,7 @@ def make_act(
             args=call["args"],
             observation=result.content,
             status=result.status,
-            decision=call["decision"],
+            decision=outcome.decision,
             duration_ms=result.duration_ms,
         )
         if "seal" in call:  # the approval is spent: the ledger keeps it
@@ -105,6 +114,8 @@ def make_act(
         }
         if result.ref and result.full_text is not None:
             update["observations"] = {result.ref: result.full_text}
+        if outcome.rejection is not None:
+            update["rejected"] = {call_signature(call["name"], call["args"]): outcome.rejection}
         if result.command is None:
             return update
         writes = [

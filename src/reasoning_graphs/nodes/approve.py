@@ -67,6 +67,13 @@ INVALID_CALL = (
     "Call it again with a JSON object of arguments."
 )
 REPEATED_ONLY = "the model repeated {calls} instead of answering"
+POSSIBLY_RAN = (
+    "It may already have run: it started before the run stopped, and its result was lost. "
+    "Approve to run it again, reject to never run it, or respond with what happened."
+)
+AGAIN_DECISIONS = ("approve", "reject", "respond")
+"""What a person may decide about a call that may already have run: an edit would run
+other arguments under a call whose first run the model never learns of."""
 
 
 @dataclass
@@ -309,6 +316,22 @@ def _ask_person(
             triage.answer_without_running(call, REJECTED_NOW.format(reason=reason), "rejected")
         else:
             triage.answer_without_running(call, decision["content"], "responded", "success")
+
+
+def ask_again(call: ClearedCall, registry: ToolRegistry) -> ReviewDecision:
+    """Put a call that started before a crash, and has no saved result, to the person again,
+    marked as possibly run (``possibly_ran``); their decision on it."""
+    tool_call = ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call")
+    pending = PendingCall(
+        id=call["id"],
+        name=call["name"],
+        args=call["args"],
+        description=f"{_described(tool_call, registry.get(call['name']))} {POSSIBLY_RAN}",
+        allowed_decisions=list(AGAIN_DECISIONS),
+        possibly_ran=True,
+    )
+    (decision,) = _decisions_for([pending])
+    return decision
 
 
 def _decisions_for(pending: list[PendingCall]) -> list[ReviewDecision]:

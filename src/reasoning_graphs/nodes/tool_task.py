@@ -5,7 +5,9 @@ inside one node — LLM Compiler's ``schedule``, LATS's ``act`` — wrap each ca
 a durable task (:func:`~reasoning_graphs.effects.durable_task`) so a finished
 call's result is saved at once; the task's body runs the call with
 :func:`run_cleared`. Such a node writes only observations, so a ``Command`` the
-tool returns is not applied, and the observation says why.
+tool returns is not applied, and the observation says why. A call that started
+before a crash and whose result was lost is not run again unseen
+(:mod:`.unknown_outcome`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing_extensions import TypedDict
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.seal import unapproved
 from reasoning_graphs.nodes.setup import RunScope
-from reasoning_graphs.state import ClearedCall
+from reasoning_graphs.nodes.unknown_outcome import run_at_most_once
+from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.execute import execute_call
 
 
@@ -33,6 +36,8 @@ class ToolRun(TypedDict):
         ref: Where the full text of a cut observation is kept.
         full_text: The full text of a cut observation.
         message: The tool's own ``ToolMessage``, when it returned one.
+        decision: How the call was settled: as cleared, or ``blocked``, or as a
+            person decided when it was put to them again after a crash.
     """
 
     content: str
@@ -41,6 +46,7 @@ class ToolRun(TypedDict):
     ref: str | None
     full_text: str | None
     message: ToolMessage | None
+    decision: CallDecision
 
 
 def run_cleared(
@@ -59,17 +65,27 @@ def run_cleared(
     refused = unapproved(run.policy, registry, call)
     if refused is not None:
         return ToolRun(
-            content=refused, status="error", duration_ms=0.0, ref=None, full_text=None, message=None
+            content=refused,
+            status="error",
+            duration_ms=0.0,
+            ref=None,
+            full_text=None,
+            message=None,
+            decision="blocked",
         )
-    result = yield from execute_call(
-        registry,
-        call["name"],
-        call["args"],
-        call_id=call["id"],
-        observations=observations,
-        state=state,
+    outcome = yield from run_at_most_once(
+        run,
+        call,
+        execute_call(
+            registry,
+            call["name"],
+            call["args"],
+            call_id=call["id"],
+            observations=observations,
+            state=state,
+        ),
     )
-    result = result.without_command(no_command)
+    result = outcome.result.without_command(no_command)
     return ToolRun(
         content=result.content,
         status=result.status,
@@ -77,4 +93,5 @@ def run_cleared(
         ref=result.ref,
         full_text=result.full_text,
         message=result.message,
+        decision=outcome.decision,
     )

@@ -3,7 +3,8 @@
 Users keep writing tools the way they already do (``@tool``, ``BaseTool``,
 ``StructuredTool`` or a plain typed function, sync or async); :func:`tool_spec`
 wraps any of them and adds the execution fields: whether a person must approve
-the call, whether it may run alongside other calls, a timeout and how long an
+the call, whether it may run alongside other calls, whether it may simply run
+again when a crash left a call's outcome unknown, a timeout and how long an
 observation may be before it is cut. A timeout or length a spec leaves unset
 takes the graph's default (:class:`ToolDefaults`), so most tools need no spec.
 """
@@ -56,6 +57,10 @@ class ToolSpec:
         dangerous: A person must approve each call before it runs.
         concurrency_safe: The tool only reads, so its calls may overlap with
             other calls of the same model turn.
+        idempotent: Running a call twice does no more than running it once, so
+            a call that started before a crash and has no saved result may run
+            again on resume. ``None``: as ``concurrency_safe`` says (a lookup
+            may be repeated, anything else may not); see :attr:`retry_safe`.
         timeout: Seconds before a running call is abandoned (``None``: no limit;
             ``UNSET``: the graph's default).
         max_observation_chars: Longer results are cut, keeping head and tail;
@@ -68,6 +73,7 @@ class ToolSpec:
     tool: BaseTool
     dangerous: bool = False
     concurrency_safe: bool = False
+    idempotent: bool | None = None
     timeout: float | Unset | None = UNSET
     max_observation_chars: int | Unset = UNSET
     where: Callable[[Mapping[str, Any]], str] | None = None
@@ -79,6 +85,11 @@ class ToolSpec:
     @property
     def description(self) -> str:
         return self.tool.description
+
+    @property
+    def retry_safe(self) -> bool:
+        """Whether a call whose outcome a crash made unknown may simply run again."""
+        return self.concurrency_safe if self.idempotent is None else self.idempotent
 
     def with_defaults(self, defaults: ToolDefaults) -> ToolSpec:
         """This spec with every unset field taken from ``defaults``."""
@@ -122,6 +133,7 @@ def tool_spec(
     description: str | None = None,
     dangerous: bool | None = None,
     concurrency_safe: bool | None = None,
+    idempotent: bool | None = None,
     timeout: float | Unset | object | None = ...,
     max_observation_chars: int | Unset | None = None,
     where: Callable[[Mapping[str, Any]], str] | None = None,
@@ -137,8 +149,8 @@ def tool_spec(
         ...     '''Add two integers. Not for floating-point maths.'''
         ...     return a + b
         >>> spec = tool_spec(add, concurrency_safe=True)
-        >>> spec.name, spec.concurrency_safe
-        ('add', True)
+        >>> spec.name, spec.concurrency_safe, spec.retry_safe
+        ('add', True, True)
     """
     if isinstance(obj, ToolSpec):
         spec = obj
@@ -158,6 +170,8 @@ def tool_spec(
         changes["dangerous"] = dangerous
     if concurrency_safe is not None:
         changes["concurrency_safe"] = concurrency_safe
+    if idempotent is not None:
+        changes["idempotent"] = idempotent
     if timeout is not ...:
         changes["timeout"] = timeout
     if max_observation_chars is not None:

@@ -86,6 +86,7 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
                 **changes.get(node["id"], {}),
                 "observation": result["content"],
                 "status": result["status"],
+                "decision": result["decision"],
             }
             event = action_event(
                 turn=turn,
@@ -95,7 +96,7 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
                 args=call["args"],
                 observation=result["content"],
                 status=result["status"],
-                decision=node["decision"] or "auto",
+                decision=result["decision"],
                 duration_ms=result["duration_ms"],
             )
             update["trajectory"].append({**event, "node": node["id"]})

@@ -224,7 +224,7 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
         **_task_result(ran["status"], ran["content"], ran["full_text"]),
         message=ran["message"],
         args=call["args"],
-        decision=call["decision"],
+        decision=ran["decision"],
         ref=ran["ref"],
         started=started,
         ended=time.time(),
