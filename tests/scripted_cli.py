@@ -54,11 +54,16 @@ def run_command(
     )
 
 
+def command_line(script: list, *argv: str) -> list[str]:
+    """The command line that runs ``reasoning-graphs ARGV…`` on ``script``."""
+    return [sys.executable, str(Path(__file__)), json.dumps(script), *argv]
+
+
 def run_process(
     script: list, *argv: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``reasoning-graphs ARGV…`` on ``script`` as a process of its own, nobody at its terminal."""
-    return run_command([sys.executable, str(Path(__file__)), json.dumps(script), *argv], env)
+    return run_command(command_line(script, *argv), env)
 
 
 def listed_threads(env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:

@@ -7,6 +7,7 @@
 | 2 | bad input: a bad flag, pattern, model spec, thread id or ``--decisions`` |
 | 3 | the question stopped without an answer (a budget, a limit, a timeout) |
 | 4 | the run waits for a person's decision: answer it with ``resume`` |
+| 5 | the thread is busy: another process is running it (``--wait`` waits for it) |
 | 130 | stopped by Ctrl-C: ``resume`` continues the thread |
 """
 
@@ -15,4 +16,5 @@ FAILED = 1
 USAGE = 2
 INCOMPLETE = 3
 WAITING = 4
+BUSY = 5
 INTERRUPTED = 130

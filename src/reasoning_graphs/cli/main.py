@@ -27,9 +27,10 @@ USAGE_ERROR = exits.USAGE
 LIBRARY_LOGGER = "reasoning_graphs"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+BUSY = "thread {thread_id} is busy: another process is running it; try again later or pass --wait"
 EXIT_CODES = (
     "exit codes: 0 answered, 1 failed, 2 bad input, 3 stopped without an answer, "
-    "4 waiting for a decision, 130 stopped by Ctrl-C"
+    "4 waiting for a decision, 5 thread busy in another process, 130 stopped by Ctrl-C"
 )
 
 
@@ -143,6 +144,11 @@ def _decision_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--approve-all", action="store_true", help="approve every dangerous call")
     group.add_argument("--reject-all", action="store_true", help="reject every dangerous call")
+    parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another process is running the thread, wait for it to end (default: exit 5)",
+    )
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
     parser.add_argument(
         "--quiet", action="store_true", help="show only progress lines and the final answer"
@@ -168,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with _library_logs(args.log_level):
                 return run_bench(args, argv, UsageError)
         from reasoning_graphs.cli.store import Store, StoreError, database_errors, db_spec
+        from reasoning_graphs.thread_lock import ThreadBusyError
 
         try:
             with _library_logs(args.log_level), Store(db_spec(args.db)) as store:
@@ -176,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _run_or_resume(store, args)
         except StoreError as error:
             raise UsageError(str(error)) from error
+        except ThreadBusyError as error:
+            busy = BUSY.format(thread_id=error.thread_id)
+            print(f"reasoning-graphs: error: {busy}", file=sys.stderr)
+            return exits.BUSY
         except database_errors() as error:  # the store broke mid-command
             print(f"reasoning-graphs: error: {' '.join(str(error).split())}", file=sys.stderr)
             return exits.FAILED

@@ -44,6 +44,7 @@ from reasoning_graphs.models.resolve import check_available, default_model_spec,
 from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport
+from reasoning_graphs.thread_lock import hold
 from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
 
 DEFAULT_PATTERN = "react"
@@ -123,30 +124,32 @@ def run(store: Store, args: argparse.Namespace) -> int:
     }
     workspace, docs = _folders(args, record, pattern)
     graph = _graph(store, pattern, model_spec, workspace, docs, limits)
-    config = {"configurable": {"thread_id": thread_id}}
-    if graph.get_state(config).interrupts:
-        raise UsageError(WAITING_NOTE.format(thread_id=thread_id))
-    with _printer(args, pattern, thread_id) as printer:
-        printer.notice(
-            f"Thread {thread_id}",
-            thread_id=thread_id,
-            pattern=pattern,
-            model=model_spec,
-            workspace=workspace,
-        )
-        store.threads.save(
-            thread_id,
-            pattern=pattern,
-            model=model_spec,
-            question=args.question,
-            status="running",
-            limits=limits,
-            workspace=workspace,
-            docs=docs,
-            owner=this_process(),
-        )
-        payload = {"messages": [HumanMessage(args.question)]}
-        return _drive(store, graph, payload, thread_id, printer, args)
+    # one process at a time on the thread, from reading it to the run's end
+    with hold(store.checkpointer, thread_id, wait=args.wait):
+        config = {"configurable": {"thread_id": thread_id}}
+        if graph.get_state(config).interrupts:
+            raise UsageError(WAITING_NOTE.format(thread_id=thread_id))
+        with _printer(args, pattern, thread_id) as printer:
+            printer.notice(
+                f"Thread {thread_id}",
+                thread_id=thread_id,
+                pattern=pattern,
+                model=model_spec,
+                workspace=workspace,
+            )
+            store.threads.save(
+                thread_id,
+                pattern=pattern,
+                model=model_spec,
+                question=args.question,
+                status="running",
+                limits=limits,
+                workspace=workspace,
+                docs=docs,
+                owner=this_process(),
+            )
+            payload = {"messages": [HumanMessage(args.question)]}
+            return _drive(store, graph, payload, thread_id, printer, args)
 
 
 def resume(store: Store, args: argparse.Namespace) -> int:
@@ -161,25 +164,26 @@ def resume(store: Store, args: argparse.Namespace) -> int:
     model_spec = record.model if record else default_model_spec()
     workspace, docs = _folders(args, record, pattern)
     graph = _graph(store, pattern, model_spec, workspace, docs, record.limits if record else None)
-    snapshot = graph.get_state(config)
-    decisions = _given_resume(args, snapshot.interrupts)
-    with _printer(args, pattern, args.thread_id) as printer:
-        if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
-            printer.notice(FINISHED.format(thread_id=args.thread_id))
-            return exits.ANSWERED
-        if record is not None:
-            store.threads.started(
-                args.thread_id, owner=this_process(), workspace=workspace, docs=docs
-            )
-        payload: Any = None  # run on from the last saved step
-        if snapshot.interrupts:
-            if decisions is None:
-                try:
-                    decisions = _ask(snapshot.interrupts, _decision_mode(args), printer)
-                except NoAnswer:
-                    return _waiting(store, args.thread_id, printer, snapshot.interrupts)
-            payload = Command(resume=decisions)
-        return _drive(store, graph, payload, args.thread_id, printer, args)
+    with hold(store.checkpointer, args.thread_id, wait=args.wait):
+        snapshot = graph.get_state(config)
+        decisions = _given_resume(args, snapshot.interrupts)
+        with _printer(args, pattern, args.thread_id) as printer:
+            if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
+                printer.notice(FINISHED.format(thread_id=args.thread_id))
+                return exits.ANSWERED
+            if record is not None:
+                store.threads.started(
+                    args.thread_id, owner=this_process(), workspace=workspace, docs=docs
+                )
+            payload: Any = None  # run on from the last saved step
+            if snapshot.interrupts:
+                if decisions is None:
+                    try:
+                        decisions = _ask(snapshot.interrupts, _decision_mode(args), printer)
+                    except NoAnswer:
+                        return _waiting(store, args.thread_id, printer, snapshot.interrupts)
+                payload = Command(resume=decisions)
+            return _drive(store, graph, payload, args.thread_id, printer, args)
 
 
 def _refuse_pattern_flags(args: argparse.Namespace, pattern: str) -> None:

@@ -25,6 +25,7 @@ from reasoning_graphs.nodes.resume import addressed, is_resume
 from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
 from reasoning_graphs.served_models import check_served_model, is_server_run
 from reasoning_graphs.state_writes import check_command, check_write
+from reasoning_graphs.thread_lock import arun_held, run_held
 
 
 class CheckedGraph(CompiledStateGraph):
@@ -90,18 +91,29 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        if is_resume(input):
-            input = addressed(input, self.get_state(config or {}))
-        return super().stream(input, config, **kwargs)
+        stream = super().stream
+        thread_held = run_held(self.checkpointer, config, nested=_nested(config))
+
+        def held_run() -> Iterator[Any]:
+            # one run at a time on the thread; its state is read once the run holds it
+            with thread_held:
+                command = input
+                if is_resume(input):
+                    command = addressed(input, self.get_state(config or {}))
+                yield from stream(command, config, **kwargs)
+
+        return held_run()
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        if is_resume(input):
-            input = addressed(input, await self.aget_state(config or {}))
-        async for chunk in super().astream(input, config, **kwargs):
-            yield chunk
+        # one run at a time on the thread; its state is read once the run holds it
+        async with arun_held(self.checkpointer, config, nested=_nested(config)):
+            if is_resume(input):
+                input = addressed(input, await self.aget_state(config or {}))
+            async for chunk in super().astream(input, config, **kwargs):
+                yield chunk
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         schema = super().get_context_jsonschema()

@@ -1,0 +1,304 @@
+"""One run at a time on a thread, so that two resumers cannot both run an approved call.
+
+Two processes answering the same waiting thread each read the pending approval
+and each run the approved call. So a top-level run of our graphs holds a lock
+on its thread for as long as it runs, and the lock lives where the thread does:
+
+- a SQLite file: an OS file lock (``flock``) on a file named by a hash of the
+  thread id in the folder ``<database>.thread-locks`` next to it;
+- PostgreSQL (a saver on one ``psycopg`` connection): a session-level advisory
+  lock keyed by a hash of the thread id, taken on the saver's connection;
+- the in-memory saver, or SQLite in memory: a lock in this process.
+
+The kernel drops a file lock when its process dies, and PostgreSQL drops an
+advisory lock when its connection closes, so a crashed holder never keeps a
+thread locked. A saver of any other kind gets no lock (LangGraph Server, for
+one, runs one run per thread itself).
+
+A run that finds its thread held fails at once with :class:`ThreadBusyError`,
+or waits for it when its config says so::
+
+    graph.invoke(Command(resume=...), {"configurable": {"thread_id": "t1", WAIT_OPTION: True}})
+
+Holding a thread across several runs (the CLI reads the thread, asks a person
+and runs on under one lock) is :func:`hold`: runs inside it take no lock of
+their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import os
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Hashable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from langchain_core.runnables import RunnableConfig, ensure_config
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+WAIT_OPTION = "wait_for_thread"
+"""The ``configurable`` key that makes a run wait for a busy thread instead of failing."""
+POLL_S = 0.05
+"""How often a waiting run tries the lock again."""
+LOCK_FOLDER_SUFFIX = ".thread-locks"
+BUSY = (
+    "Thread {thread_id!r} is busy: another run is working on it. Try again when it ends, "
+    f"or set configurable {WAIT_OPTION}=True to wait for it."
+)
+
+_held: ContextVar[frozenset[Hashable]] = ContextVar(
+    "reasoning_graphs_held_threads", default=frozenset()
+)
+"""The locks :func:`hold` holds in this context: runs inside it take none of their own."""
+
+
+class ThreadBusyError(RuntimeError):
+    """Another run holds the thread; nothing of this run has started."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(BUSY.format(thread_id=thread_id))
+        self.thread_id = thread_id
+
+
+class ThreadLock(Protocol):
+    """A lock on one thread of one store."""
+
+    key: Hashable
+    """The same for every lock on the same thread of the same store."""
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free; never waits."""
+
+    def release(self) -> None:
+        """Give the lock back (only after a successful :meth:`try_acquire`)."""
+
+
+@contextmanager
+def hold(saver: Any, thread_id: str, *, wait: bool = False) -> Iterator[None]:
+    """Hold ``thread_id``'s lock while the block runs; runs of the thread inside it take none.
+
+    Raises:
+        ThreadBusyError: Another run holds the thread and ``wait`` is false.
+    """
+    lock = _lock_to_take(saver, thread_id)
+    if lock is None:
+        yield
+        return
+    _acquire(lock, thread_id, wait)
+    token = _held.set(_held.get() | {lock.key})
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        lock.release()
+
+
+@contextmanager
+def run_held(saver: Any, config: RunnableConfig | None, *, nested: bool) -> Iterator[None]:
+    """Hold the thread of a run on ``saver`` while the run goes (sync face).
+
+    No lock for a run inside another graph's step (``nested``), for a run with no
+    thread, on a saver of an unknown kind, or inside :func:`hold` on the same thread.
+    """
+    thread_id, wait = _run_thread(config, nested)
+    lock = _lock_to_take(saver, thread_id) if thread_id is not None else None
+    if thread_id is None or lock is None:
+        yield
+        return
+    _acquire(lock, thread_id, wait)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@asynccontextmanager
+async def arun_held(
+    saver: Any, config: RunnableConfig | None, *, nested: bool
+) -> AsyncIterator[None]:
+    """:func:`run_held` for the async face: each try runs in a worker thread (a try on
+    PostgreSQL is a round trip), and a waiting run sleeps on the event loop."""
+    thread_id, wait = _run_thread(config, nested)
+    # in a worker thread: finding a SQLite saver's file waits for the saver's lock
+    lock = None
+    if thread_id is not None:
+        lock = await asyncio.to_thread(_lock_to_take, saver, thread_id)
+    if thread_id is None or lock is None:
+        yield
+        return
+    while not await _attempt(lock):
+        if not wait:
+            raise ThreadBusyError(thread_id)
+        await asyncio.sleep(POLL_S)
+    try:
+        yield
+    finally:
+        # shielded: a release queued for a worker thread must not be cancelled with the run
+        await asyncio.shield(asyncio.get_running_loop().run_in_executor(None, lock.release))
+
+
+def thread_lock(saver: Any, thread_id: str) -> ThreadLock | None:
+    """The lock on ``thread_id`` of the store ``saver`` writes to; ``None`` for an unknown kind."""
+    if isinstance(saver, SqliteSaver):
+        database = _sqlite_file(saver)
+        if database:
+            return FileLock(Path(database + LOCK_FOLDER_SUFFIX) / f"{_digest(thread_id)}.lock")
+        return ProcessLock(("sqlite", id(saver.conn), thread_id))
+    if isinstance(saver, InMemorySaver):
+        return ProcessLock(("memory", id(saver.storage), thread_id))
+    if _on_one_postgres_connection(saver):
+        return AdvisoryLock(saver, thread_id)
+    return None
+
+
+class FileLock:
+    """An exclusive ``flock`` on a lock file: per open file, so it excludes other threads of
+    this process too, and the kernel drops it when the process dies."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.key = ("file", str(path))
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        self.path.parent.mkdir(mode=0o700, exist_ok=True)
+        # not inherited by child processes, which could outlive this one and keep the lock
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the file drops its lock
+
+
+class ProcessLock:
+    """A lock within this process, by key."""
+
+    _taken: ClassVar[set[Hashable]] = set()
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+
+    def try_acquire(self) -> bool:
+        with self._guard:
+            if self.key in self._taken:
+                return False
+            self._taken.add(self.key)
+            return True
+
+    def release(self) -> None:
+        with self._guard:
+            self._taken.discard(self.key)
+
+
+class AdvisoryLock:
+    """A session-level PostgreSQL advisory lock on the saver's connection.
+
+    A session's advisory locks nest (the same session takes one twice), so a lock
+    in this process keeps two runs that share the connection apart.
+    """
+
+    def __init__(self, saver: Any, thread_id: str) -> None:
+        self._conn, self._saver_lock = saver.conn, saver.lock
+        self._number = int.from_bytes(bytes.fromhex(_digest(thread_id))[:8], "big", signed=True)
+        self._local = ProcessLock(("postgres", id(saver.conn), thread_id))
+        self.key = self._local.key
+
+    def try_acquire(self) -> bool:
+        if not self._local.try_acquire():
+            return False
+        taken = False
+        try:
+            taken = bool(self._query("SELECT pg_try_advisory_lock(%s) AS taken"))
+        finally:
+            if not taken:
+                self._local.release()
+        return taken
+
+    def release(self) -> None:
+        try:
+            if not (self._conn.closed or self._conn.broken):  # else the server dropped it
+                self._query("SELECT pg_advisory_unlock(%s) AS taken")
+        finally:
+            self._local.release()
+
+    def _query(self, sql: str) -> Any:
+        with self._saver_lock:
+            return self._conn.execute(sql, (self._number,)).fetchone()["taken"]
+
+
+def _run_thread(config: RunnableConfig | None, nested: bool) -> tuple[str | None, bool]:
+    """The thread a top-level run is on (``None``: no lock to take) and whether it waits."""
+    configurable = ensure_config(config).get("configurable", {})
+    thread_id = configurable.get("thread_id")
+    if nested or thread_id is None:
+        return None, False
+    return str(thread_id), bool(configurable.get(WAIT_OPTION))
+
+
+def _lock_to_take(saver: Any, thread_id: str) -> ThreadLock | None:
+    """``thread_id``'s lock, unless this context holds it already (see :func:`hold`)."""
+    lock = thread_lock(saver, thread_id)
+    return None if lock is None or lock.key in _held.get() else lock
+
+
+def _acquire(lock: ThreadLock, thread_id: str, wait: bool) -> None:
+    while not lock.try_acquire():
+        if not wait:
+            raise ThreadBusyError(thread_id)
+        time.sleep(POLL_S)
+
+
+async def _attempt(lock: ThreadLock) -> bool:
+    """One try in a worker thread; a try that succeeds after its caller was cancelled is
+    given back."""
+    loop = asyncio.get_running_loop()
+    attempt = loop.run_in_executor(None, lock.try_acquire)
+    try:
+        return await asyncio.shield(attempt)
+    except asyncio.CancelledError:
+        attempt.add_done_callback(lambda done: _give_back(loop, lock, done))
+        raise
+
+
+def _give_back(loop: asyncio.AbstractEventLoop, lock: ThreadLock, done: asyncio.Future) -> None:
+    if not done.cancelled() and done.exception() is None and done.result():
+        loop.run_in_executor(None, lock.release)
+
+
+def _digest(thread_id: str) -> str:
+    """A name for the thread that no other thread id shares and a file system accepts."""
+    return hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _sqlite_file(saver: SqliteSaver) -> str:
+    """The saver's database file (``""`` for a database in memory)."""
+    with saver.lock:
+        rows = saver.conn.execute("PRAGMA database_list").fetchall()
+    return next((file for _, name, file in rows if name == "main"), "")
+
+
+def _on_one_postgres_connection(saver: Any) -> bool:
+    """A LangGraph ``PostgresSaver`` on one connection (not a pool, whose sessions vary)."""
+    postgres = sys.modules.get("langgraph.checkpoint.postgres")
+    if postgres is None or not isinstance(saver, postgres.PostgresSaver):
+        return False
+    import psycopg
+
+    return isinstance(saver.conn, psycopg.Connection)
