@@ -29,8 +29,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 BUSY = "thread {thread_id} is busy: another process is running it; try again later or pass --wait"
 EXIT_CODES = (
-    "exit codes: 0 answered, 1 failed, 2 bad input, 3 stopped without an answer, "
-    "4 waiting for a decision, 5 thread busy in another process, 130 stopped by Ctrl-C"
+    "exit codes: 0 answered, 1 failed, 2 bad input (a flag, --graph, --decisions, --answer), "
+    "3 stopped without an answer, 4 waiting for a decision or an answer (give it with resume), "
+    "5 thread busy in another process (--wait waits), 130 stopped by Ctrl-C"
 )
 
 
@@ -142,7 +143,11 @@ def _command(commands: Any, name: str, **options: Any) -> argparse.ArgumentParse
 
 def _decision_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--approve-all", action="store_true", help="approve every dangerous call")
+    group.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="approve every dangerous call, except one that may already have run (asked)",
+    )
     group.add_argument("--reject-all", action="store_true", help="reject every dangerous call")
     parser.add_argument(
         "--wait",

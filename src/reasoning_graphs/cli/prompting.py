@@ -1,7 +1,10 @@
 """Asking the person at the terminal: decisions on dangerous calls, answers to other questions.
 
 An interrupt whose value is our approval request asks for one decision per
-pending call. Any other interrupt (a user's tool or node calling
+pending call; the prompt offers only the decisions the call allows.
+``--approve-all`` never approves a call marked ``possibly_ran`` (it started
+before a crash and its result was lost): that one is asked about, or waits for
+a person. Any other interrupt (a user's tool or node calling
 ``interrupt(value)``) is a question: its value is shown (a string as it is,
 anything else as JSON) and the answer is the line the person types, as text:
 ``42`` stays the string a person typed, never a number the tool did not expect.
@@ -15,11 +18,18 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from reasoning_graphs.cli.render import Printer
-from reasoning_graphs.review import ApprovalRequest, ReviewDecision, is_approval_request
+from reasoning_graphs.review import (
+    REVIEW_DECISIONS,
+    ApprovalRequest,
+    PendingCall,
+    ReviewDecision,
+    is_approval_request,
+)
 
 Mode = Literal["ask", "approve", "reject"]
 CHOICES = {"a": "approve", "e": "edit", "r": "reject", "s": "respond"}
-PROMPT = "Decision for {call} — [a]pprove, [e]dit, [r]eject, re[s]pond: "
+LABELS = {"approve": "[a]pprove", "edit": "[e]dit", "reject": "[r]eject", "respond": "re[s]pond"}
+PROMPT = "Decision for {call} — {choices}: "
 AUTO_REJECT_REASON = "Rejected from the command line (--reject-all)."
 ANSWER_PROMPT = "Your answer: "
 
@@ -64,7 +74,8 @@ def decide(
     printer: Printer,
     read: Callable[[str], str] = input,
 ) -> list[ReviewDecision]:
-    """One decision per pending call, from the flags or from the person.
+    """One decision per pending call: the flag's where it may take it (:func:`automatic`),
+    else the person's.
 
     Raises:
         NoAnswer: Input ended before every call had a decision.
@@ -74,20 +85,39 @@ def decide(
     decisions: list[ReviewDecision] = []
     for call in request["calls"]:
         printer.emit("approval", call["description"], tool=call["name"], call_id=call["id"])
-        if mode == "approve":
-            decisions.append({"type": "approve"})
-        elif mode == "reject":
-            decisions.append({"type": "reject", "reason": AUTO_REJECT_REASON})
-        else:
-            decisions.append(_ask(call, read))
-        printer.emit("decision", decisions[-1]["type"], call_id=call["id"])
+        decision = automatic(call, mode) or _ask(call, read)
+        decisions.append(decision)
+        printer.emit("decision", decision["type"], call_id=call["id"])
     return decisions
 
 
-def _ask(call: dict[str, Any], read: Callable[[str], str]) -> ReviewDecision:
+def automatic(call: PendingCall, mode: Mode) -> ReviewDecision | None:
+    """The decision ``--approve-all`` or ``--reject-all`` takes on ``call``, or ``None``
+    when a person must take it: a call that may already have run is never approved
+    unseen, and no flag takes a decision the call does not allow."""
+    allowed = _allowed_decisions(call)
+    if mode == "approve" and "approve" in allowed and not call.get("possibly_ran"):
+        return {"type": "approve"}
+    if mode == "reject" and "reject" in allowed:
+        return {"type": "reject", "reason": AUTO_REJECT_REASON}
+    return None
+
+
+def _allowed_decisions(call: PendingCall) -> list[str]:
+    """The decisions a person may take on ``call`` (all of them where the request says none)."""
+    return list(call.get("allowed_decisions") or REVIEW_DECISIONS)
+
+
+def _ask(call: PendingCall, read: Callable[[str], str]) -> ReviewDecision:
+    """The person's decision, offered and taken only among those the call allows."""
+    allowed = _allowed_decisions(call)
+    choices = ", ".join(LABELS[kind] for kind in REVIEW_DECISIONS if kind in allowed)
+    prompt = PROMPT.format(call=call["description"], choices=choices)
     while True:
-        choice = _read(read, PROMPT.format(call=call["description"])).strip().lower()
+        choice = _read(read, prompt).strip().lower()
         kind = CHOICES.get(choice[:1])
+        if kind not in allowed:
+            continue
         if kind == "approve":
             return {"type": "approve"}
         if kind == "reject":
@@ -98,7 +128,7 @@ def _ask(call: dict[str, Any], read: Callable[[str], str]) -> ReviewDecision:
             return {"type": "edit", "args": _read_arguments(call, read)}
 
 
-def _read_arguments(call: dict[str, Any], read: Callable[[str], str]) -> dict[str, Any]:
+def _read_arguments(call: PendingCall, read: Callable[[str], str]) -> dict[str, Any]:
     prompt = f"New arguments as a JSON object (were {json.dumps(call['args'])}): "
     while True:
         try:

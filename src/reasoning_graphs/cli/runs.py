@@ -25,7 +25,7 @@ from langgraph.types import Command, Interrupt
 
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.errors import UsageError
-from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer
+from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer, automatic
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.status import (
     FAILED,
@@ -58,6 +58,12 @@ WAITING_NOTE = (
 )
 RESUME_HINT = "Resume with: reasoning-graphs resume {thread_id}"
 ANSWER_HINT = "Answer with: reasoning-graphs resume {thread_id} --answer TEXT (or at its prompt)"
+LEFT_HINT = (
+    "{calls} may already have run, so --approve-all leaves the decision to a person: "
+    "decide at the prompt of `reasoning-graphs resume {thread_id}` or with "
+    "`reasoning-graphs resume {thread_id} --decisions '{decisions}'` "
+    "(approve runs it again, respond tells the model what happened)."
+)
 CONTINUE_HINT = "Thread: {thread_id} (ask a follow-up with --thread {thread_id})"
 FINISHED = "Thread {thread_id} has finished; nothing to resume."
 BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
@@ -178,10 +184,11 @@ def resume(store: Store, args: argparse.Namespace) -> int:
             payload: Any = None  # run on from the last saved step
             if snapshot.interrupts:
                 if decisions is None:
+                    mode = _decision_mode(args)
                     try:
-                        decisions = _ask(snapshot.interrupts, _decision_mode(args), printer)
+                        decisions = _ask(snapshot.interrupts, mode, printer)
                     except NoAnswer:
-                        return _waiting(store, args.thread_id, printer, snapshot.interrupts)
+                        return _waiting(store, args.thread_id, printer, snapshot.interrupts, mode)
                 payload = Command(resume=decisions)
             return _drive(store, graph, payload, args.thread_id, printer, args)
 
@@ -349,7 +356,7 @@ def _drive(
             try:
                 payload = Command(resume=_ask(interrupts, mode, printer))
             except NoAnswer:
-                return _waiting(store, thread_id, printer, interrupts)
+                return _waiting(store, thread_id, printer, interrupts, mode)
     except KeyboardInterrupt:
         ctrl_c.resume_hint = None  # said here; a forced exit need not say it again
         store.threads.set_status(thread_id, INTERRUPTED)
@@ -417,14 +424,37 @@ def _each(pending: Sequence[Interrupt], reply: Callable[[Any], Any]) -> Any:
     return {item.id: reply(item.value) for item in pending}
 
 
-def _waiting(store: Store, thread_id: str, printer: Printer, pending: Sequence[Interrupt]) -> int:
+def _waiting(
+    store: Store, thread_id: str, printer: Printer, pending: Sequence[Interrupt], mode: Mode
+) -> int:
     """Nobody at the terminal can answer the pending interrupts: the thread waits for
     ``resume``."""
     status = waiting_for([item.value for item in pending])
     store.threads.set_status(thread_id, status, ended=_latest(store, thread_id))
     hint = RESUME_HINT if status == WAITING else ANSWER_HINT
-    printer.notice(hint.format(thread_id=thread_id))
+    printer.notice(_left_hint(thread_id, pending, mode) or hint.format(thread_id=thread_id))
     return exits.WAITING
+
+
+def _left_hint(thread_id: str, pending: Sequence[Interrupt], mode: Mode) -> str | None:
+    """How to answer the calls of one pending approval that ``--approve-all`` left to a
+    person, naming them, with ``--decisions`` that reject them and approve the others
+    (``None``: it left no call, or more than one interrupt waits)."""
+    request = pending[0].value if len(pending) == 1 else None
+    if mode != "approve" or not is_approval_request(request):
+        return None
+    taken = {call["id"]: automatic(call, mode) for call in request["calls"]}
+    left = [call for call in request["calls"] if taken[call["id"]] is None]
+    if not left:
+        return None
+    decisions = {
+        call_id: (decision or {"type": "reject"})["type"] for call_id, decision in taken.items()
+    }
+    return LEFT_HINT.format(
+        calls=", ".join(f"{call['name']} ({call['id']})" for call in left),
+        thread_id=thread_id,
+        decisions=json.dumps(decisions),
+    )
 
 
 def _latest(store: Store, thread_id: str) -> str | None:
