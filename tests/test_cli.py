@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 
+from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.render import Printer
@@ -37,19 +38,6 @@ def use_model(monkeypatch: pytest.MonkeyPatch, *script) -> ScriptedChatModel:
     model = ScriptedChatModel(script=list(script))
     monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
     return model
-
-
-def run_cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *argv: str, stdin: str = ""
-) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def thread_id_from(out: str) -> str:
-    return out.splitlines()[0].split()[-1]
 
 
 def test_run_streams_thought_action_observation_answer(db, monkeypatch, capsys) -> None:

@@ -8,7 +8,6 @@ to handle as before; any other interrupt is a question, answered with a line of 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from asking_agent import CHOICES, QUESTION
+from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits
 from reasoning_graphs.cli import main as cli
 
@@ -34,19 +34,6 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "threads.sqlite"
     monkeypatch.setenv(cli.DB_ENV, str(path))
     return path
-
-
-def run_cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *argv: str, stdin: str = ""
-) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def thread_id_from(out: str) -> str:
-    return out.splitlines()[0].split()[-1]
 
 
 def questions_in(out: str) -> list[str]:

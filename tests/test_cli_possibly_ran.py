@@ -8,12 +8,12 @@ person again marked ``possibly_ran``: ``--approve-all`` must leave it to them.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
+from cli_driver import run_cli
 from crash_harness import agent_env
 from possibly_ran_graph import CALL_ID, LOG_ENV
 from reasoning_graphs.cli import exits
@@ -54,15 +54,6 @@ def cut_short(log: Path) -> str:
     assert done.returncode == -9, done.stderr
     assert len(effects(log)) == 1
     return done.stdout.splitlines()[0].split()[-1]
-
-
-def run_cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *argv: str, stdin: str = ""
-) -> tuple[int, str, str]:
-    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def thread_status(monkeypatch, capsys, thread_id: str) -> str:

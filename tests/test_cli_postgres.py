@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from cli_driver import thread_id_from
 from crash_harness import agent_env
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
@@ -32,10 +33,6 @@ def run_cli(monkeypatch, capsys, *argv: str, script: list) -> tuple[int, str, st
 def cli_process(script: list, *argv: str) -> subprocess.CompletedProcess[str]:
     """``reasoning-graphs ARGV…`` as a process of its own, with nobody at its terminal."""
     return run_process(script, *argv, env=agent_env())
-
-
-def thread_id_from(out: str) -> str:
-    return out.splitlines()[0].split()[-1]
 
 
 def listed(url: str, capsys: pytest.CaptureFixture) -> dict[str, dict]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_driver import thread_id_from
 from reasoning_graphs.cli import exits
 from reasoning_graphs.models.local import local_model_available
 from scripted_cli import ctrl_c, run_command, run_process
@@ -51,10 +52,6 @@ def scripted(script: list, *argv: str, env: dict[str, str], **extra: str):
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "REASONING_GRAPHS_DB": str(tmp_path / "threads.sqlite")}
-
-
-def thread_id_from(out: str) -> str:
-    return out.splitlines()[0].split()[-1]
 
 
 @pytest.mark.parametrize(
