@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from openai_server import free_port
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient
@@ -47,12 +48,6 @@ class DevServer:
         """The last lines the server printed, for failure messages."""
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def portable_config(config: Path, scratch: Path) -> Path:
