@@ -28,13 +28,13 @@ from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import with_decision
-from reasoning_graphs.nodes.seal import spent_seals, unapproved
+from reasoning_graphs.nodes.seal import spent_seals
 from reasoning_graphs.nodes.setup import AgentSetup
+from reasoning_graphs.nodes.tool_task import checked_call
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import answered_ids, call_signature
-from reasoning_graphs.nodes.unknown_outcome import CallOutcome, run_at_most_once
 from reasoning_graphs.state import ClearedCall
-from reasoning_graphs.tools.execute import ToolResult, execute_call
+from reasoning_graphs.tools.execute import ToolResult
 from reasoning_graphs.tools.registry import ToolRegistry
 
 ACT = "act"
@@ -70,25 +70,7 @@ def make_act(
     def act(task: ActInput) -> Body[dict[str, Any] | list[Command]]:
         run = setup.for_run()
         call = task["call"]
-        refused = unapproved(run.policy, run.registry, call)
-        if refused is not None:  # a forged or stale clearance: never run, say why
-            call = ClearedCall(
-                id=call["id"], name=call["name"], args=call["args"], decision="blocked"
-            )
-            outcome = CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
-        else:
-            outcome = yield from run_at_most_once(
-                run,
-                call,
-                execute_call(
-                    run.registry,
-                    call["name"],
-                    call["args"],
-                    call_id=call["id"],
-                    observations=task["observations"],
-                    state=task.get("state"),
-                ),
-            )
+        outcome = yield from checked_call(run, call, task["observations"], task.get("state"))
         result = _with_unapplied_noted(outcome.result, state_keys)
         message = with_decision(
             result.to_message(call["id"], call["name"]),
@@ -106,7 +88,7 @@ def make_act(
             decision=outcome.decision,
             duration_ms=result.duration_ms,
         )
-        if "seal" in call:  # the approval is spent: the ledger keeps it
+        if "seal" in call and outcome.decision != "blocked":  # spent: the ledger keeps it
             event["seal"] = call["seal"]
         update: dict[str, Any] = {
             "messages": [message],

@@ -1,6 +1,7 @@
-"""One cleared call run inside a pattern's own durable task, as a plain, saveable record.
+"""One cleared call run, with the checks every runner makes, and as a plain, saveable record.
 
-ReAct-style loops run each call as an ``act`` task. Patterns that run calls from
+Every runner of a cleared call goes through :func:`checked_call`: ReAct-style loops
+run each call as an ``act`` task. Patterns that run calls from
 inside one node — LLM Compiler's ``schedule``, LATS's ``act`` — wrap each call in
 a durable task (:func:`~reasoning_graphs.effects.durable_task`) so a finished
 call's result is saved at once; the task's body runs the call with
@@ -21,9 +22,9 @@ from typing_extensions import TypedDict
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.seal import unapproved
 from reasoning_graphs.nodes.setup import RunScope
-from reasoning_graphs.nodes.unknown_outcome import run_at_most_once
+from reasoning_graphs.nodes.unknown_outcome import CallOutcome, run_at_most_once
 from reasoning_graphs.state import CallDecision, ClearedCall
-from reasoning_graphs.tools.execute import execute_call
+from reasoning_graphs.tools.execute import ToolResult, execute_call
 
 
 class ToolRun(TypedDict):
@@ -58,33 +59,8 @@ def run_cleared(
     no_command: str,
 ) -> Body[ToolRun]:
     """Run ``call``; a ``Command`` it returns is told in the observation, with ``no_command``
-    as the reason, and not applied. A call that needs a person and carries no valid
-    seal of their decision is refused instead (:func:`~reasoning_graphs.nodes.seal.unapproved`).
-    """
-    registry = run.registry
-    refused = unapproved(run.policy, registry, call)
-    if refused is not None:
-        return ToolRun(
-            content=refused,
-            status="error",
-            duration_ms=0.0,
-            ref=None,
-            full_text=None,
-            message=None,
-            decision="blocked",
-        )
-    outcome = yield from run_at_most_once(
-        run,
-        call,
-        execute_call(
-            registry,
-            call["name"],
-            call["args"],
-            call_id=call["id"],
-            observations=observations,
-            state=state,
-        ),
-    )
+    as the reason, and not applied (see :func:`checked_call`)."""
+    outcome = yield from checked_call(run, call, observations, state)
     result = outcome.result.without_command(no_command)
     return ToolRun(
         content=result.content,
@@ -95,3 +71,29 @@ def run_cleared(
         message=result.message,
         decision=outcome.decision,
     )
+
+
+def checked_call(
+    run: RunScope,
+    call: ClearedCall,
+    observations: Mapping[str, str],
+    state: Mapping[str, Any] | None,
+) -> Body[CallOutcome]:
+    """Run a cleared call the way every runner does (``act``, and :func:`run_cleared`).
+
+    A call that needs a person and carries no valid seal of their decision is refused
+    (:func:`~reasoning_graphs.nodes.seal.unapproved`); any other runs at most once across
+    a crash where it must not simply repeat (:mod:`.unknown_outcome`).
+    """
+    refused = unapproved(run.policy, run.registry, call)
+    if refused is not None:
+        return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
+    execute = execute_call(
+        run.registry,
+        call["name"],
+        call["args"],
+        call_id=call["id"],
+        observations=observations,
+        state=state,
+    )
+    return (yield from run_at_most_once(run, call, execute))
