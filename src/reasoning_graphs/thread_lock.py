@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import hashlib
 import os
 import sys
 import threading
@@ -39,10 +38,13 @@ from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
+from weakref import WeakKeyDictionary
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+from reasoning_graphs.thread_ids import thread_digest
 
 WAIT_OPTION = "wait_for_thread"
 """The ``configurable`` key that makes a run wait for a busy thread instead of failing."""
@@ -150,7 +152,9 @@ def thread_lock(saver: Any, thread_id: str) -> ThreadLock | None:
     if isinstance(saver, SqliteSaver):
         database = _sqlite_file(saver)
         if database:
-            return FileLock(Path(database + LOCK_FOLDER_SUFFIX) / f"{_digest(thread_id)}.lock")
+            return FileLock(
+                Path(database + LOCK_FOLDER_SUFFIX) / f"{thread_digest(thread_id)}.lock"
+            )
         return ProcessLock(("sqlite", id(saver.conn), thread_id))
     if isinstance(saver, InMemorySaver):
         return ProcessLock(("memory", id(saver.storage), thread_id))
@@ -216,7 +220,9 @@ class AdvisoryLock:
 
     def __init__(self, saver: Any, thread_id: str) -> None:
         self._conn, self._saver_lock = saver.conn, saver.lock
-        self._number = int.from_bytes(bytes.fromhex(_digest(thread_id))[:8], "big", signed=True)
+        self._number = int.from_bytes(
+            bytes.fromhex(thread_digest(thread_id))[:8], "big", signed=True
+        )
         self._local = ProcessLock(("postgres", id(saver.conn), thread_id))
         self.key = self._local.key
 
@@ -282,16 +288,18 @@ def _give_back(loop: asyncio.AbstractEventLoop, lock: ThreadLock, done: asyncio.
         loop.run_in_executor(None, lock.release)
 
 
-def _digest(thread_id: str) -> str:
-    """A name for the thread that no other thread id shares and a file system accepts."""
-    return hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def _sqlite_file(saver: SqliteSaver) -> str:
-    """The saver's database file (``""`` for a database in memory)."""
-    with saver.lock:
-        rows = saver.conn.execute("PRAGMA database_list").fetchall()
-    return next((file for _, name, file in rows if name == "main"), "")
+    """The saver's database file (``""`` for a database in memory), asked once per saver."""
+    with _files_lock:
+        if saver not in _sqlite_files:
+            with saver.lock:
+                rows = saver.conn.execute("PRAGMA database_list").fetchall()
+            _sqlite_files[saver] = next((file for _, name, file in rows if name == "main"), "")
+        return _sqlite_files[saver]
+
+
+_sqlite_files: WeakKeyDictionary[SqliteSaver, str] = WeakKeyDictionary()
+_files_lock = threading.Lock()
 
 
 def _on_one_postgres_connection(saver: Any) -> bool:

@@ -15,13 +15,14 @@ is therefore injective, and its names are plain ASCII single path components.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from platformdirs import user_data_dir
+
+from reasoning_graphs.thread_ids import thread_digest
 
 WORKSPACE_ENV = "REASONING_GRAPHS_WORKSPACE"
 NO_THREAD = "@no-thread"
@@ -87,8 +88,7 @@ def folder_name(thread_id: str) -> str:
     if _PLAIN_ID.fullmatch(thread_id):
         return thread_id
     readable = _UNSAFE.sub("_", thread_id).lstrip(".")[:_READABLE_LENGTH] or "_"
-    digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{readable}.{digest[:_DIGEST_LENGTH]}"
+    return f"{readable}.{thread_digest(thread_id)[:_DIGEST_LENGTH]}"
 
 
 def locator(workspace: Workspace) -> tuple[Callable[[], Path], Callable[[], Path]]:
