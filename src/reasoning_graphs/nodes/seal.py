@@ -24,7 +24,7 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,12 @@ def sealed(call: ClearedCall) -> ClearedCall:
         return call
     fresh = ClearedCall(**{**call, "nonce": secrets.token_hex(8)})
     return ClearedCall(**{**fresh, "seal": seal(fresh)})
+
+
+def proof(holder: Mapping[str, Any]) -> dict[str, str]:
+    """The nonce and seal ``holder`` (a cleared call, or a record that keeps its clearance)
+    carries; empty for a call no person cleared."""
+    return {key: holder[key] for key in ("nonce", "seal") if key in holder}
 
 
 def unapproved(policy: ToolPolicy, registry: ToolRegistry, call: ClearedCall) -> str | None:

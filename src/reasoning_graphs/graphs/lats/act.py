@@ -41,6 +41,7 @@ from reasoning_graphs.graphs.lats.tree import (
 )
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
+from reasoning_graphs.nodes.seal import proof
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.tool_task import ToolRun, run_cleared
 from reasoning_graphs.nodes.trajectory import action_event
@@ -142,13 +143,11 @@ def _decisions(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, NodeChang
             "decision": decision_of(message),
         }
     for _, call in triage.cleared:
-        change: NodeChange = {
+        changes[by_call[call["id"]]["id"]] = {
             "call": ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call"),
             "decision": call["decision"],
+            **proof(call),  # type: ignore[typeddict-item]
         }
-        if "seal" in call:
-            change["nonce"], change["seal"] = call["nonce"], call["seal"]
-        changes[by_call[call["id"]]["id"]] = change
     return changes
 
 
@@ -178,9 +177,10 @@ def _run_pass(run: RunScope, this_pass: list[LatsNode], state: LatsState) -> Bod
 def _cleared_call(node: LatsNode) -> ClearedCall:
     """The node's call as the tool layer runs it, with how it was cleared."""
     call = call_of(node)
-    cleared = ClearedCall(
-        id=call["id"], name=call["name"], args=call["args"], decision=node["decision"] or "auto"
+    return ClearedCall(
+        id=call["id"],
+        name=call["name"],
+        args=call["args"],
+        decision=node["decision"] or "auto",
+        **proof(node),  # type: ignore[typeddict-item]
     )
-    if "seal" in node:
-        cleared["nonce"], cleared["seal"] = node["nonce"], node["seal"]
-    return cleared
