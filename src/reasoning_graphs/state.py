@@ -208,12 +208,16 @@ class Outcome(TypedDict):
         concluded: The node already wrote the question's incomplete answer (the
             model's reply was no answer: see :mod:`reasoning_graphs.nodes.honest`),
             so the question ends there, with no closing call.
+        note: What a reader of an incomplete answer is told besides the model's
+            own words: why it stopped and the evidence the tools gave. Shown after
+            the answer (CLI, Studio), never written into the model's message.
     """
 
     status: Literal["answered", "incomplete"]
     reason: NotRequired[str]
     call_stopped: NotRequired[bool]
     concluded: NotRequired[bool]
+    note: NotRequired[str]
 
 
 ClaimKind = Literal["name", "number", "date"]
