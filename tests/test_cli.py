@@ -107,8 +107,8 @@ def test_an_incomplete_answer_streams_then_gets_its_note(db, monkeypatch, capsys
     lines = out.splitlines()
     answers = [line for line in lines if line.startswith("Answer:")]
     assert answers == ["Answer: It is 395."]
-    note = lines[lines.index("Answer: It is 395.") + 2]
-    assert note.startswith("[")
+    note = lines[lines.index("Answer: It is 395.") + 1]  # the note follows the answer
+    assert note.startswith("Note: [")
     assert "395" in note
 
 

@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from reasoning_graphs.graphs.cot import build_graph
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
+from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.testing import ScriptedChatModel
 
 
@@ -108,7 +109,9 @@ def test_no_answer_at_all_is_incomplete() -> None:
     reason = "the model's reasoning gave no final answer"
     assert state["outcome"] == {"status": "incomplete", "reason": reason}
     assert state["agreement"] == "0/2"
-    assert state["messages"][-1].content == "I could not finish this task."
+    final = state["messages"][-1]
+    assert final.content == ""  # what the model wrote: nothing
+    assert reason in outcome_of(final)["note"]
 
 
 async def test_a_follow_up_question_reasons_over_the_conversation(thread: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@
   rather than run again (stateful tools too).
 - A transient failure of a read-only tool is retried once and never reused; a
   stateful tool's is not retried.
-- Empty or "not found" results in a row earn the model a hint to change strategy.
+- Empty or "not found" results in a row earn the model a hint to change strategy, in
+  its next prompt: the observations stay exactly as the tools gave them.
 - Rounds in a row that bring no new information end the loop in ``finish``.
 
 ReAct, Plan-and-Execute (each step) and Reflexion (each trial) run the same
@@ -26,8 +27,8 @@ from reasoning_graphs.graphs import plan_execute, react_text, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph as build_react
 from reasoning_graphs.metadata import failed_transiently
+from reasoning_graphs.nodes.advice import CHANGE_STRATEGY
 from reasoning_graphs.nodes.progress import (
-    CHANGE_STRATEGY,
     REPEATED_FAILURE,
     ROUND_BEFORE,
     STALE_ROUNDS,
@@ -221,10 +222,9 @@ def test_empty_results_in_a_row_earn_a_hint_to_change_strategy(pattern: str) -> 
     run = LoopRun(pattern, [*script, "Nothing to report."])
 
     prompts = run.loop_prompts()
-    assert not any(CHANGE_STRATEGY in m.text for m in _observations(prompts[2]))  # two so far
-    hinted = _observations(prompts[3])[-1]
-    assert hinted.text.startswith(NO_RESULTS)  # the tool's own text stays
-    assert hinted.text.endswith(CHANGE_STRATEGY)
+    assert not _hinted(prompts[2])  # two so far
+    assert _hinted(prompts[3])
+    assert [m.text for m in _observations(prompts[3])] == [NO_RESULTS] * 3  # the tool's own
     assert run.loop_outcome == {"status": "answered"}
 
 
@@ -240,6 +240,11 @@ def test_rounds_without_new_information_end_the_loop(pattern: str) -> None:
 
 def _observations(prompt: list[BaseMessage]) -> list[ToolMessage]:
     return [m for m in prompt if isinstance(m, ToolMessage)]
+
+
+def _hinted(prompt: list[BaseMessage]) -> bool:
+    """Whether the prompt ends with the advice to change strategy (after three empties)."""
+    return CHANGE_STRATEGY.format(count=3) in prompt[-1].text
 
 
 # --- ReWOO: a plan's waves go through the same loop ----------------------------------
@@ -286,8 +291,7 @@ def test_rewoo_hints_the_solver_after_empty_results() -> None:
     state, calls, model = run_rewoo([step(f"E{n}", "search", query=f"try {n}") for n in (1, 2, 3)])
 
     assert calls.of("search") == 3
-    solver_prompt = "\n".join(str(m.content) for m in model.prompts[-1])
-    assert CHANGE_STRATEGY.strip() in solver_prompt
+    assert _hinted(model.prompts[-1])
     assert state["outcome"] == {"status": "answered"}
 
 
@@ -340,8 +344,9 @@ def test_text_react_hints_after_empty_results() -> None:
     script = [action("search", query=f"try {n}") for n in range(3)]
     state, _, model = run_text([*script, "Final Answer: nothing"])
 
-    assert tool_messages(state)[-1].text.endswith(CHANGE_STRATEGY)
-    assert CHANGE_STRATEGY.strip() in "\n".join(str(m.content) for m in model.prompts[3])
+    assert [m.text for m in tool_messages(state)] == [NO_RESULTS] * 3  # the tools' own
+    assert _hinted(model.prompts[3])
+    assert not _hinted(model.prompts[2])
 
 
 def test_text_react_ends_rounds_without_new_information() -> None:

@@ -14,6 +14,7 @@ from langgraph.types import Command
 from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.graphs.plan_execute import build_graph
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
@@ -106,10 +107,11 @@ def test_replanning_is_bounded_and_ends_with_an_honest_answer() -> None:
     assert len(calls_for(model, Replan)) == 3
     assert [done["result"] for done in state["past_steps"]] == ["found a", "found b", "found c"]
     assert state["outcome"] == {"status": "incomplete", "reason": "reached the limit of 2 replans"}
-    final = state["messages"][-1].content
-    assert final.startswith("My best guess is abc.")
-    assert "[Stopped before a confident answer: reached the limit of 2 replans." in final
-    assert "step(task='Look for c.') returned found c" in final
+    final = state["messages"][-1]
+    assert final.content == "My best guess is abc."  # the model's own words
+    note = outcome_of(final)["note"]
+    assert "reached the limit of 2 replans" in note
+    assert "step(task='Look for c.') returned found c" in note
     # the closing request showed the model what the steps found
     assert "found a" in text_of(model.prompts[-1])
 
@@ -122,16 +124,16 @@ def test_the_evidence_alone_answers_when_the_last_call_fails() -> None:
 
     reason = "the replanner gave neither an answer nor further steps"
     assert state["outcome"] == {"status": "incomplete", "reason": reason}
-    final = state["messages"][-1].content
-    assert final.startswith("I could not finish this task.")
-    assert "step(task='Look for a.') returned found a" in final
+    final = state["messages"][-1]
+    assert final.content == outcome_of(final)["note"]  # no reply: the note is the answer
+    assert "step(task='Look for a.') returned found a" in final.content
 
 
 def test_an_incomplete_step_sends_the_plan_back_to_the_replanner() -> None:
     script = [
         Plan(steps=["Compute 2+2.", "Double it."]),
-        tool_call("calculator", expression="2+2"),
-        tool_call("calculator", expression="2+2"),  # only a repeat: the step stops
+        tool_call("calculator", expression="2+"),
+        tool_call("calculator", expression="2+"),  # the failed call again: the step stops
         "Probably 4.",  # the step's own honest stop
         Replan(response="4, then 8."),
     ]
@@ -142,7 +144,7 @@ def test_an_incomplete_step_sends_the_plan_back_to_the_replanner() -> None:
 
     (done,) = state["past_steps"]
     assert done["outcome"]["status"] == "incomplete"
-    assert "repeated" in done["outcome"]["reason"]
+    assert "again" in done["outcome"]["reason"]
     (replan_prompt,) = calls_for(model, Replan)
     assert "Steps still planned:\n- Double it." in text_of(replan_prompt)
     assert state["messages"][-1].content == "4, then 8."

@@ -25,7 +25,6 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from typing_extensions import TypedDict
 
 from reasoning_graphs.state import CallDecision, Outcome
-from reasoning_graphs.tools.output import content_text
 
 DECISION = "decision"
 """On an observation: how its call was settled (a :data:`~reasoning_graphs.state.CallDecision`)."""
@@ -36,8 +35,9 @@ RETURN_DIRECT = "return_direct"
 TRANSIENT = "transient_failure"
 """On an observation: the call failed in a way that may pass (a timeout, a lost
 connection) even after a retry, so its error is no result to reuse."""
-TOOL_TEXT = "tool_text"
-"""On an observation a guard added a note to: the tool's own text, as it was."""
+ADVICE = "advice"
+"""On an observation: what the runtime tells the model about it besides the tool's
+result (a request of the tool's that was not done), given in the next prompt only."""
 OUTCOME = "outcome"
 """On a final answer: how the question ended (:class:`~reasoning_graphs.state.Outcome`)."""
 RUNTIME = "runtime"
@@ -116,27 +116,15 @@ def failed_transiently(message: ToolMessage) -> bool:
     return bool(message.response_metadata.get(TRANSIENT))
 
 
-def with_guard_note(message: ToolMessage, note: str) -> ToolMessage:
-    """``message`` with ``note`` added to what the model reads; the tool's own text is kept
-    (see :func:`tool_text_of`)."""
-    own = content_text(message.content)
-    content: Any = (
-        message.content + note
-        if isinstance(message.content, str)
-        else [*message.content, {"type": "text", "text": note}]
-    )
-    metadata = {**message.response_metadata, TOOL_TEXT: own}
-    return message.model_copy(update={"content": content, "response_metadata": metadata})
+def with_advice(message: ToolMessage, note: str) -> ToolMessage:
+    """``message`` as the tool gave it, carrying ``note`` for the model's next prompt."""
+    metadata = {**message.response_metadata, ADVICE: [*advice_of(message), note]}
+    return message.model_copy(update={"response_metadata": metadata})
 
 
-def tool_text_of(message: ToolMessage) -> str:
-    """The tool's own text of an observation, without any note a guard added."""
-    own = message.response_metadata.get(TOOL_TEXT)
-    return own if own is not None else content_text(message.content)
-
-
-def has_guard_note(message: ToolMessage) -> bool:
-    return TOOL_TEXT in message.response_metadata
+def advice_of(message: ToolMessage) -> list[str]:
+    """The runtime's notes on an observation (see :data:`ADVICE`)."""
+    return list(message.response_metadata.get(ADVICE) or [])
 
 
 def answered(outcome: Outcome, **extra: Any) -> dict[str, Any]:

@@ -208,9 +208,10 @@ class Outcome(TypedDict):
         concluded: The node already wrote the question's incomplete answer (the
             model's reply was no answer: see :mod:`reasoning_graphs.nodes.honest`),
             so the question ends there, with no closing call.
-        note: What a reader of an incomplete answer is told besides the model's
-            own words: why it stopped and the evidence the tools gave. Shown after
-            the answer (CLI, Studio), never written into the model's message.
+        note: On an incomplete final answer's outcome (its metadata, not the state's
+            ``outcome``): what a reader is told besides the model's own words, why it
+            stopped and the evidence the tools gave. Shown after the answer, never
+            written into the model's message.
     """
 
     status: Literal["answered", "incomplete"]
@@ -301,7 +302,8 @@ class Work(TypedDict):
 
 
 class EffectDone(TypedDict):
-    """A call that ran and succeeded: what it returned and its call id."""
+    """A call that ran and succeeded, and whose result still holds: what it returned
+    and its call id."""
 
     result: str
     call_id: str
@@ -317,13 +319,14 @@ class StepInput(AgentInput):
         rejected: Calls a person already rejected, by signature, with the reason.
         earlier_work: Every model call and tool run the question made before this
             run, so the budgets count them.
-        earlier_effects: The calls that ran and succeeded in the question before
-            this run, by signature, so that none of them runs again unnoticed.
+        earlier_calls: The action events of the calls that ran in the question
+            before this run, in order, so that a repeat of one whose result still
+            holds is answered from it (see :func:`~reasoning_graphs.nodes.turn.current_results`).
     """
 
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
     earlier_work: NotRequired[list[Work]]
-    earlier_effects: NotRequired[dict[str, EffectDone]]
+    earlier_calls: NotRequired[list[ActionEvent]]
 
 
 class AgentState(StepInput):

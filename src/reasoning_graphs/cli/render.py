@@ -280,10 +280,14 @@ class Printer:
                 outcome = outcome_of(message) or {"status": "answered"}
                 if inner:
                     self.emit("result", text, outcome=outcome)
-                elif self._finish_answer(node, text):
+                    return
+                if self._finish_answer(node, text):
                     self._record("answer", text, {"outcome": outcome})
                 else:
                     self.emit("answer", text, outcome=outcome)
+                note = outcome.get("note")
+                if note and note != text:  # why it is incomplete, shown beside the answer
+                    self.notice(note)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)

@@ -5,9 +5,12 @@ the rounds just before (``repeat_failure_limit`` rounds in a row with this
 one) runs nothing: the run stops with the reason, stateful tools too, since
 running a failing call again is no way forward. Otherwise, order of checks
 per call: the per-turn call limit, an earlier rejection of
-the same call, the policy's block rules, reuse of an identical read-only call
-whose result is still current, and finally approval by a person for
-dangerous calls. All dangerous calls of the turn go into one interrupt. The
+the same call, the policy's block rules, an identical call whose result still
+holds (:func:`~reasoning_graphs.nodes.turn.current_results`: it is answered with
+that result, exactly as the tool gave it, and the next prompt says so), and
+finally approval by a person for dangerous calls. All dangerous calls of the
+turn go into one interrupt. A repeat never ends the question by itself: the
+loop's progress guards judge whether rounds still bring something new. The
 node has no side effects, so LangGraph may re-run it on resume.
 """
 
@@ -21,7 +24,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
-from reasoning_graphs.metadata import RAW, is_bookkeeping, settled
+from reasoning_graphs.metadata import RAW, settled
 from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
 from reasoning_graphs.nodes.seal import sealed
@@ -29,11 +32,11 @@ from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import (
     call_signature,
+    current_results,
     describe_call,
     last_ai_message,
-    reusable_results,
     steps_used,
-    succeeded_calls,
+    turn_answers,
     turn_number,
 )
 from reasoning_graphs.review import (
@@ -44,7 +47,14 @@ from reasoning_graphs.review import (
     approval_request,
     parse_decisions,
 )
-from reasoning_graphs.state import ActionEvent, AgentState, CallDecision, ClearedCall, Node
+from reasoning_graphs.state import (
+    ActionEvent,
+    AgentState,
+    CallDecision,
+    ClearedCall,
+    EffectDone,
+    Node,
+)
 from reasoning_graphs.tools.execute import call_error
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
@@ -56,17 +66,10 @@ REJECTED_BEFORE = (
     "Do not propose it again; choose another way or answer."
 )
 REJECTED_NOW = "Not run: the reviewer rejected this call. Reason: {reason}"
-REUSED = "{result}\n(Same call as before, so it was not run again. Use this result.)"
-REPEATED_EFFECT = (
-    "Not run again: this exact call already ran and succeeded earlier in this question, "
-    "with the result: {result}\nRunning it again would repeat what it did. Go on from that "
-    "result; if the user needs it done twice, say so in your answer."
-)
 INVALID_CALL = (
     "Error: the arguments of this {name!r} call are not valid JSON ({error}). "
     "Call it again with a JSON object of arguments."
 )
-REPEATED_ONLY = "the model repeated {calls} instead of answering"
 POSSIBLY_RAN = (
     "It may already have run: it started before the run stopped, and its result was lost. "
     "Approve to run it again, reject to never run it, or respond with what happened."
@@ -86,7 +89,6 @@ class TurnTriage:
         events: Trajectory events of the calls settled without running.
         rejected: Calls a person rejected now, by signature, with the reason.
         edited: New arguments a person gave, by call id.
-        repeats: Calls that repeat an earlier call or rejection, as people read them.
     """
 
     turn: int
@@ -96,7 +98,6 @@ class TurnTriage:
     events: list[ActionEvent] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
-    repeats: list[str] = field(default_factory=list)
 
     def clear_to_run(
         self, index: int, call: ToolCall, args: dict[str, Any], decision: CallDecision
@@ -111,20 +112,15 @@ class TurnTriage:
         content: str,
         decision: CallDecision,
         status: Literal["success", "error"] = "error",
-        *,
-        reused: str | None = None,
     ) -> None:
-        """Settle a call without running it: its observation is ``content``.
-
-        ``reused`` names the earlier call whose result ``content`` repeats.
-        """
+        """Settle a call without running it: its observation is ``content``."""
         self.answered.append(
             ToolMessage(
                 content,
                 tool_call_id=call["id"],
                 name=call["name"],
                 status=status,
-                response_metadata=settled(decision, reused=reused),
+                response_metadata=settled(decision),
             )
         )
         self.events.append(
@@ -137,6 +133,33 @@ class TurnTriage:
                 observation=content,
                 status=status,
                 decision=decision,
+            )
+        )
+
+    def reuse(self, call: ToolCall, earlier: EffectDone, message: ToolMessage | None) -> None:
+        """Answer ``call`` with the result of the identical ``earlier`` call: its observation
+        as the tool gave it (content, artifact, status) when this conversation holds it."""
+        if message is None:
+            message = ToolMessage(earlier["result"], name=call["name"], tool_call_id=call["id"])
+        answer = ToolMessage(
+            message.content,
+            artifact=message.artifact,
+            status=message.status,
+            name=call["name"],
+            tool_call_id=call["id"],
+            response_metadata=settled("reused", reused=earlier["call_id"]),
+        )
+        self.answered.append(answer)
+        self.events.append(
+            action_event(
+                turn=self.turn,
+                step=self.step,
+                call_id=call["id"],
+                tool=call["name"],
+                args=call["args"],
+                observation=earlier["result"],
+                status=answer.status,
+                decision="reused",
             )
         )
 
@@ -173,10 +196,6 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
         ):
             if value:  # an empty write would still mark the channel changed
                 update[key] = value
-        by_model = not is_bookkeeping(reply)  # a plan's calls are not a loop
-        if by_model and triage.repeats and len(triage.repeats) == len(reply.tool_calls):
-            reason = REPEATED_ONLY.format(calls=", ".join(triage.repeats))
-            update["outcome"] = {"status": "incomplete", "reason": reason}
         if stop is not None:
             update["outcome"] = {"status": "incomplete", "reason": stop}
         return update
@@ -250,8 +269,8 @@ def _triage_calls(
         else OVER_QUESTION_LIMIT.format(limit=run.limits.max_tool_calls)
     )
     rejected_before = state.get("rejected") or {}
-    reusable = reusable_results(state["messages"], run.registry)
-    succeeded = succeeded_calls(state)
+    current = current_results(state, run.registry)
+    answers = turn_answers(state["messages"])
     to_ask: list[tuple[int, ToolCall]] = []
     for index, call in enumerate(calls):
         signature = call_signature(call["name"], call["args"])
@@ -262,21 +281,10 @@ def _triage_calls(
             triage.answer_without_running(
                 call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected"
             )
-            triage.repeats.append(describe_call(call["name"], call["args"]))
         elif blocked:
             triage.answer_without_running(call, blocked, "blocked")
-        elif signature in reusable:
-            earlier = reusable[signature]
-            note = REUSED.format(result=earlier.text)
-            triage.answer_without_running(
-                call, note, "reused", earlier.status, reused=earlier.call_id
-            )
-            triage.repeats.append(describe_call(call["name"], call["args"]))
-        elif signature in succeeded and not run.registry.is_read_only(call["name"]):
-            done = succeeded[signature]  # a side effect is never repeated unnoticed
-            note = REPEATED_EFFECT.format(result=done["result"])
-            triage.answer_without_running(call, note, "reused", "success", reused=done["call_id"])
-            triage.repeats.append(describe_call(call["name"], call["args"]))
+        elif signature in current:
+            triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             refused = call_error(run.registry, call["name"], call["args"])
             if refused is None:

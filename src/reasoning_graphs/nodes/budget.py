@@ -24,7 +24,7 @@ from typing import Any
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.history import Fold, folded
-from reasoning_graphs.nodes.turn import succeeded_calls, this_question, turn_number
+from reasoning_graphs.nodes.turn import executed_calls, this_question, turn_number
 from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent, Work
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
@@ -146,11 +146,11 @@ def turn_call_limit(state: Mapping[str, Any], limits: Limits) -> int:
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a subgraph run for one step or trial must honour of its question:
     the rejections so far, the work already done (model calls and tool runs) and
-    the calls that succeeded (not to be repeated unnoticed)."""
+    the calls that ran (so that a repeat is answered from a result that still holds)."""
     return {
         "rejected": dict(state.get("rejected") or {}),
         "earlier_work": question_work(state),
-        "earlier_effects": dict(succeeded_calls(state)),
+        "earlier_calls": executed_calls(state),
     }
 
 

@@ -1,11 +1,12 @@
 """``finish``: end a turn that ran out of budget or went in circles, honestly.
 
 The model is asked once more, with tools switched off, to answer from what it
-has; the answer is marked incomplete and carries the evidence the run
-gathered, so a weak model's guess never hides a tool's correct result. If even
-that call fails, or the question already made its one call past a budget (a
-plan step or trial that concluded inside its subgraph), the evidence alone is
-the answer.
+has. Its reply is kept as it wrote it; the outcome says the answer is
+incomplete and carries a note with the reason and the evidence the run
+gathered (shown after the answer), so a weak model's guess never hides a
+tool's correct result. If even that call fails, or the question already made
+its one call past a budget (a plan step or trial that concluded inside its
+subgraph), there is no reply of the model's, and the note alone is the answer.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import may_conclude
 from reasoning_graphs.nodes.honest import incomplete_note
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.prompts import ANSWER_NOW, NO_ANSWER
+from reasoning_graphs.nodes.model_view import model_view
+from reasoning_graphs.nodes.prompts import ANSWER_NOW
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import successful_observations
@@ -40,7 +42,7 @@ def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Bo
     """Native tool calling: the conversation so far, the instruction, and tool_choice "none"."""
     prompt = [
         SystemMessage(run.setup.system_prompt),
-        *state["messages"],
+        *model_view(state["messages"], run.registry),
         HumanMessage(instruction),
     ]
     tools = run.usable_tools(state)
@@ -78,12 +80,11 @@ def make_finish(
                 reply = yield from ask(run, state, instruction)
             except Exception:  # the evidence below still makes an honest answer
                 reply = None
-        answer = (reply.message.text.strip() if reply else "") or NO_ANSWER
         note = incomplete_note(reason, evidence(state))
         final = AIMessage(
-            content=f"{answer}\n\n{note}",
+            content=reply.message.content if reply else note,
             usage_metadata=reply.message.usage_metadata if reply else None,
-            response_metadata=answered(outcome),
+            response_metadata=answered({**outcome, "note": note}),
         )
         if not asked:  # no model call: nothing to count against the budgets
             return {"messages": [final], "outcome": outcome}

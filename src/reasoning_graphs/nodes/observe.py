@@ -5,12 +5,11 @@ record (:func:`round_update`); a round that ends in nothing but its
 observations goes straight back to the model, which checks the budgets again
 before its call.
 
-Two progress guards read the rounds here (:mod:`~reasoning_graphs.nodes.progress`):
-after ``empty_result_streak`` empty or "not found" results in a row, the
-round's last empty observation gains a note telling the model to change
-strategy (the tool's text stays); after ``stale_round_limit`` rounds in a row
-with no new information, the loop ends and ``finish`` asks the model to
-summarise and answer.
+A progress guard reads the rounds here (:mod:`~reasoning_graphs.nodes.progress`):
+after ``stale_round_limit`` rounds in a row with no new information, the loop
+ends and ``finish`` asks the model to summarise and answer. The other guards'
+advice (empty results in a row, repeats answered from earlier results) goes to
+the model's next prompt, never into an observation (:mod:`~reasoning_graphs.nodes.advice`).
 
 A round whose every call went to a tool that answers for the model
 (``return_direct=True``, or a ``Command`` with ``goto=END``) and succeeded
@@ -29,7 +28,7 @@ from reasoning_graphs.context import Limits
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.grounding import gives_answer, with_report
-from reasoning_graphs.nodes.progress import stale_stop, tool_rounds, with_strategy_hint
+from reasoning_graphs.nodes.progress import stale_stop
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
 from reasoning_graphs.state import AgentState, Node, Outcome
@@ -57,21 +56,17 @@ def direct_answer(state: AgentState) -> AIMessage | None:
 
 def round_update(state: AgentState, limits: Limits) -> dict[str, Any] | None:
     """What ``observe`` records after a round: an outcome (answered by a tool, a budget
-    spent, rounds gone stale, or one set while settling), a strategy hint; ``None`` when
-    there is nothing to record, and the loop goes straight back to the model."""
+    spent, rounds gone stale, or one set while settling); ``None`` when there is nothing
+    to record, and the loop goes straight back to the model."""
     if state.get("outcome"):
         return {"to_run": [], "outcome": state["outcome"]}
     answer = direct_answer(state)
     if answer is not None:
         return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
-    hinted = with_strategy_hint(tool_rounds(state["messages"]), limits.empty_result_streak)
     outcome = budget_stop(state, limits) or stale_stop(state, limits.stale_round_limit)
-    if not hinted and outcome is None:
+    if outcome is None:
         return None
-    update: dict[str, Any] = {"to_run": [], "outcome": outcome}
-    if hinted:
-        update["messages"] = hinted
-    return update
+    return {"to_run": [], "outcome": outcome}
 
 
 def make_observe(setup: AgentSetup, *, report: bool = False) -> Node[AgentState]:

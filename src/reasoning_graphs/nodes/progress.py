@@ -8,8 +8,8 @@ question; their thresholds are run options (:class:`~reasoning_graphs.context.Li
   arguments, failed in the rounds just before — ``approve`` stops the run
   instead of running it again, for stateful tools too.
 - :func:`empty_streak` (``empty_result_streak``): the latest results in a row
-  were empty or "not found" — ``observe`` adds :data:`CHANGE_STRATEGY` to the
-  observation the model reads, keeping the tool's own text.
+  were empty or "not found" — the model's next prompt advises it to change
+  strategy (:mod:`~reasoning_graphs.nodes.advice`); the observations stay the tool's.
 - :func:`stale_rounds` (``stale_round_limit``): the latest rounds in a row
   brought no observation that differs from every earlier one — ``observe``
   ends the loop and ``finish`` asks the model once to summarise and answer.
@@ -49,12 +49,10 @@ from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import (
     decision_of,
     failed_transiently,
-    has_guard_note,
-    tool_text_of,
-    with_guard_note,
 )
 from reasoning_graphs.nodes.turn import call_signature, describe_call
 from reasoning_graphs.state import EXECUTED, Outcome
+from reasoning_graphs.tools.output import content_text
 
 REPEATED_FAILURE = (
     "{call} was proposed again after it failed in {rounds} (last error: {error}); "
@@ -64,10 +62,6 @@ ROUND_BEFORE = "the round before"
 ROUNDS_BEFORE = "the {count} rounds before"
 STOPPED_CALL = "Not run: the run stopped because {reason}."
 STALE_ROUNDS = "{rounds} rounds in a row brought no new information; asked to summarise and answer"
-CHANGE_STRATEGY = (
-    "\n(Note: the latest results in a row were all empty or found nothing. Change strategy: "
-    "try other terms or another tool, or answer from what you already have.)"
-)
 ERROR_CHARS = 160
 EMPTY_TEXTS = frozenset({"", "[]", "{}", "()", "null", "none", "nil", '""', "''", "n/a"})
 NOTHING_FOUND = re.compile(
@@ -143,7 +137,7 @@ def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str
         failures.append(failure)
     if len(failures) < needed:
         return None
-    error = " ".join(tool_text_of(failures[0]).split())
+    error = " ".join(content_text(failures[0].content).split())
     error = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"
     shown = describe_call(call["name"], call["args"])
     when = ROUND_BEFORE if len(failures) == 1 else ROUNDS_BEFORE.format(count=len(failures))
@@ -170,7 +164,7 @@ def is_empty_result(message: ToolMessage) -> bool:
     """Whether a successful observation holds nothing: blank, empty data, or "not found"."""
     if message.status != "success":
         return False
-    text = tool_text_of(message).strip()
+    text = content_text(message.content).strip()
     if text.lower() in EMPTY_TEXTS:
         return True
     return len(text) <= SHORT_REPLY_CHARS and NOTHING_FOUND.search(text) is not None
@@ -189,23 +183,10 @@ def empty_streak(rounds: Sequence[Round]) -> int:
     return streak
 
 
-def with_strategy_hint(rounds: Sequence[Round], streak_limit: int) -> list[ToolMessage]:
-    """The latest round's last empty observation with :data:`CHANGE_STRATEGY` added, when
-    the streak of empty results has reached ``streak_limit`` (same message id: it replaces)."""
-    if not rounds or empty_streak(rounds) < streak_limit:
-        return []
-    empties = [
-        answer
-        for answer in rounds[-1].answers
-        if decision_of(answer) in OBSERVED and is_empty_result(answer)
-    ]
-    if not empties or has_guard_note(empties[-1]):
-        return []
-    return [with_guard_note(empties[-1], CHANGE_STRATEGY)]
-
-
 def _new_texts(round_: Round) -> list[str]:
-    return [tool_text_of(a) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}]
+    return [
+        content_text(a.content) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}
+    ]
 
 
 def _after_round(round_: Round, rounds: _Rounds) -> int:

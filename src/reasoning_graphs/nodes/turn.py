@@ -13,23 +13,15 @@ import json
 from collections import ChainMap
 from collections.abc import Mapping, Sequence, Set
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, TypeGuard, TypeVar
+from typing import Any, NamedTuple, TypeGuard, TypeVar
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from reasoning_graphs.history import Fold, folded
-from reasoning_graphs.metadata import RUNTIME, decision_of, failed_transiently
-from reasoning_graphs.state import EXECUTED, EffectDone
+from reasoning_graphs.metadata import RUNTIME, decision_of
+from reasoning_graphs.state import EXECUTED, ActionEvent, EffectDone
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
-
-
-class EarlierResult(NamedTuple):
-    """A read-only call's result that a repeat of the call may reuse."""
-
-    text: str
-    status: Literal["success", "error"]
-    call_id: str
 
 
 def was_executed(message: AnyMessage) -> TypeGuard[ToolMessage]:
@@ -199,27 +191,66 @@ def steps_used(state: Mapping[str, Any]) -> int:
     return by_turn.get(turn_number(state["messages"]), 0)
 
 
-def _succeeded(
-    by_turn: dict[int, dict[str, EffectDone]], event: Mapping[str, Any]
-) -> dict[int, dict[str, EffectDone]]:
-    if event["kind"] == "action" and event["status"] == "success" and event["decision"] in EXECUTED:
-        done = EffectDone(result=event["observation"], call_id=event["id"])
-        by_turn.setdefault(event["turn"], {})[call_signature(event["tool"], event["args"])] = done
-    return by_turn
+class _Current:
+    """The results of a question's calls that still hold, and whether a stateful call ran."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, EffectDone] = {}
+        self.changed = False
+
+    def after(self, event: Mapping[str, Any], read_only: frozenset[str]) -> None:
+        """Take in one action event: a call that ran changes what still holds."""
+        if event["kind"] != "action" or event["decision"] not in EXECUTED:
+            return
+        if event["tool"] not in read_only:  # it may have changed what every call returns
+            self.results.clear()
+            self.changed = True
+        if event["status"] == "success":
+            signature = call_signature(event["tool"], event["args"])
+            self.results[signature] = EffectDone(result=event["observation"], call_id=event["id"])
 
 
-SUCCEEDED_BY_TURN = Fold("succeeded calls by turn", dict, _succeeded)
+def _current_fold(read_only: frozenset[str]) -> Fold[dict[int, _Current]]:
+    def step(by_turn: dict[int, _Current], event: Mapping[str, Any]) -> dict[int, _Current]:
+        by_turn.setdefault(event["turn"], _Current()).after(event, read_only)
+        return by_turn
+
+    return Fold(f"current results ({', '.join(sorted(read_only))})", dict, step)
 
 
-def succeeded_calls(state: Mapping[str, Any]) -> Mapping[str, EffectDone]:
-    """The calls that ran and succeeded in the current question, by call signature.
+def current_results(state: Mapping[str, Any], registry: ToolRegistry) -> Mapping[str, EffectDone]:
+    """The calls of this question whose result still holds, by call signature (read only).
 
-    This graph's own (from its trajectory) and those of the question before this
-    run that the pattern running it passed in (``earlier_effects``: earlier plan
-    steps, trials), so that a repeat is caught across them too.
+    A call repeated with the same arguments in a world nothing has changed since
+    would return what it returned, or do again what it did: the repeat is answered
+    from the earlier result instead. Any stateful call that runs (a tool not marked
+    read-only, whatever its result) may change the world, so the results before it
+    are forgotten and the reads run again; its own success is kept, so an identical
+    repeat right after it is not done twice. A new question starts afresh. Failures
+    are not kept: a read costs little to run again, and a failing call repeated in a
+    row is stopped by :func:`~reasoning_graphs.nodes.progress.repeated_failure`.
+
+    The calls of the question before this run that the pattern running it passed
+    in (``earlier_calls``: earlier plan steps, trials) count as if made here first.
     """
-    own = folded(state.get("trajectory"), SUCCEEDED_BY_TURN).get(turn_number(state["messages"]))
-    return ChainMap(own or {}, state.get("earlier_effects") or {})
+    read_only = frozenset(name for name in registry.names() if registry.is_read_only(name))
+    by_turn = folded(state.get("trajectory"), _current_fold(read_only))
+    own = by_turn.get(turn_number(state["messages"])) or _Current()
+    earlier_calls = state.get("earlier_calls") or []
+    if own.changed or not earlier_calls:
+        return MappingProxyType(own.results)
+    earlier = _Current()
+    for event in earlier_calls:
+        earlier.after(event, read_only)
+    return ChainMap(own.results, earlier.results)
+
+
+def executed_calls(state: Mapping[str, Any]) -> list[ActionEvent]:
+    """The action events of this question's calls that ran, in order, across graphs
+    (what a plan step or trial hands the next as ``earlier_calls``)."""
+    events = this_question(state.get("trajectory"), state["messages"])
+    own = [e for e in events if e["kind"] == "action" and e["decision"] in EXECUTED]
+    return [*(state.get("earlier_calls") or []), *own]
 
 
 def call_signature(name: str, args: Mapping[str, Any]) -> str:
@@ -231,48 +262,6 @@ def describe_call(name: str, args: Mapping[str, Any]) -> str:
     """A call as people read it: ``calculator(expression='23*17+4')``."""
     shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
     return f"{name}({shown})"
-
-
-class _Reads:
-    """The turn's calls by id, and its read-only results still current, by call signature."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-        self.results: dict[str, EarlierResult] = {}
-
-
-def _reads_fold(read_only: frozenset[str]) -> Fold[_Reads]:
-    def step(reads: _Reads, message: AnyMessage) -> _Reads:
-        if isinstance(message, HumanMessage):
-            return _Reads()
-        if isinstance(message, AIMessage):
-            reads.calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls})
-        elif was_executed(message) and message.tool_call_id in reads.calls:
-            name, args = reads.calls[message.tool_call_id]
-            if name not in read_only:
-                if message.status == "success":
-                    reads.results.clear()
-            elif not failed_transiently(message):  # a transient failure may pass next time
-                reads.results[call_signature(name, args)] = EarlierResult(
-                    content_text(message.content), message.status, message.tool_call_id
-                )
-        return reads
-
-    return Fold(f"reads ({', '.join(sorted(read_only))})", _Reads, step)
-
-
-def reusable_results(
-    messages: Sequence[AnyMessage], registry: ToolRegistry
-) -> Mapping[str, EarlierResult]:
-    """Read-only results of this turn that are still current, by call signature (read only).
-
-    A read-only (concurrency-safe) call repeated with the same arguments would
-    return the same text or the same error, unless a stateful call ran in
-    between — so any successful stateful call forgets what was read before it.
-    A transient failure (a timeout, a lost connection) is not kept: it may pass.
-    """
-    read_only = frozenset(name for name in registry.names() if registry.is_read_only(name))
-    return MappingProxyType(folded(messages, _reads_fold(read_only)).results)
 
 
 def successful_observations(

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from reasoning_graphs.effects import Abandoned, Await, Body, Bounded, Effect, in_daemon_thread
 from reasoning_graphs.errors import is_transient_failure
-from reasoning_graphs.metadata import TRANSIENT
+from reasoning_graphs.metadata import TRANSIENT, reused_from
 from reasoning_graphs.tools.injection import OBSERVATIONS_ARGUMENT, InjectionError, injected_values
 from reasoning_graphs.tools.output import (
     CUT_MARKER,
@@ -64,6 +64,7 @@ __all__ = [
     "ToolResult",
     "ToolRun",
     "call_error",
+    "cut_message",
     "execute_call",
     "observation_ref",
 ]
@@ -210,27 +211,44 @@ def _recorded(
     ref: str,
     duration_ms: float,
 ) -> ToolResult:
-    """The result as recorded: text for trajectories, the message cut only when too long."""
+    """The result as recorded: the tool's message as it came, and its text for trajectories,
+    cut when too long (the full text is kept under ``ref`` for ``read_observation``; the
+    model reads the message cut the same way, see :func:`cut_message`)."""
     text = content_text(message.content)
     status: Status = "error" if message.status == "error" else "success"
     ends_turn = spec.tool.return_direct or (command is not None and command.ends_turn)
     limit = spec.max_observation_chars
     cut = cut_long(text, limit, ref) if isinstance(limit, int) else None
-    if cut is None:
-        return ToolResult(
-            text, status, duration_ms, message=message, command=command, return_direct=ends_turn
-        )
-    shortened = message.model_copy(update={"content": with_cut_text(message.content, cut)})
     return ToolResult(
-        cut,
+        text if cut is None else cut,
         status,
         duration_ms,
-        ref=ref,
-        full_text=text,
-        message=shortened,
+        ref=None if cut is None else ref,
+        full_text=None if cut is None else text,
+        message=message,
         command=command,
         return_direct=ends_turn,
     )
+
+
+def cut_message(message: ToolMessage, registry: ToolRegistry) -> ToolMessage:
+    """``message`` as the model reads it: its text cut around a pointer to
+    ``read_observation`` when longer than its tool's ``max_observation_chars``.
+
+    The conversation keeps what the tool returned; only prompts read the cut copy.
+    A repeat answered from an earlier call points at that call's full text.
+    """
+    spec = registry.get(message.name or "")
+    limit = spec.max_observation_chars if spec is not None else None
+    if not isinstance(limit, int):
+        return message
+    if isinstance(message.content, str) and len(message.content) <= limit:
+        return message  # the common case, without reading the text again
+    ref = observation_ref(reused_from(message) or message.tool_call_id)
+    cut = cut_long(content_text(message.content), limit, ref)
+    if cut is None:
+        return message
+    return message.model_copy(update={"content": with_cut_text(message.content, cut)})
 
 
 def _seconds(timeout: float | object | None) -> float | None:

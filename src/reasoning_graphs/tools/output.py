@@ -20,6 +20,7 @@ from langgraph.graph import END
 from langgraph.prebuilt.tool_node import msg_content_output
 from langgraph.types import Command, Send
 
+from reasoning_graphs.metadata import with_advice
 from reasoning_graphs.tools.builtins.observations import READ_OBSERVATION
 
 NO_OBSERVATION = (
@@ -104,8 +105,8 @@ class ToolResult:
         duration_ms: Time the call took.
         ref: Where the full text is kept when the observation was cut.
         full_text: The full text of a cut observation.
-        message: The ``ToolMessage`` to record: the tool's own (content
-            blocks, artifact; its text cut when long), or one made from ``content``.
+        message: The ``ToolMessage`` to record: the tool's own, as it came
+            (content blocks, artifact, status), or one made from ``content``.
         command: The rest of a ``Command`` the tool returned, if any.
         return_direct: The tool's result is the answer of the turn.
         transient: The call failed in a way that may pass (its own timeout, a
@@ -129,13 +130,15 @@ class ToolResult:
         return ToolMessage(self.content, tool_call_id=call_id, name=name, status=self.status)
 
     def with_note(self, requests: Sequence[str], reason: str) -> ToolResult:
-        """This result with what the tool asked for, and did not get, told in its observation."""
+        """This result with what the tool asked for, and did not get, told to the model:
+        in the recorded text, and as advice on the tool's message, whose content stays
+        the tool's (see :func:`~reasoning_graphs.metadata.with_advice`)."""
         if not requests:
             return self
         note = NOT_APPLIED.format(requests=" and ".join(requests), reason=reason)
         message = self.message
         if message is not None:
-            message = message.model_copy(update={"content": _append(message.content, note)})
+            message = with_advice(message, note.strip().strip("()"))
         return replace(self, content=self.content + note, message=message)
 
     def without_command(self, reason: str) -> ToolResult:
@@ -250,9 +253,3 @@ def _targets(goto: Any) -> list[str | Send]:
     if isinstance(goto, (str, Send)):
         return [goto]
     return list(goto or ())
-
-
-def _append(content: str | list[Any], note: str) -> str | list[Any]:
-    if isinstance(content, str):
-        return content + note
-    return [*content, {"type": "text", "text": note}]

@@ -23,8 +23,8 @@ from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
 from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.batch import plan_batch
+from reasoning_graphs.nodes.honest import incomplete_note
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
-from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.state import Outcome, ThoughtEvent
@@ -50,16 +50,16 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
         events = [{**event, "sample": n} for n, (_, event) in enumerate(results, start=1)]
         vote = majority(chains)
         agreement = AGREEMENT.format(count=vote["count"], total=vote["total"])
-        outcome: Outcome = (
-            {"status": "answered"}
-            if vote["answer"]
-            else {"status": "incomplete", "reason": NO_FINAL_ANSWER}
-        )
+        outcome: Outcome = {"status": "answered"}
+        shown = outcome
+        if not vote["answer"]:
+            outcome = {"status": "incomplete", "reason": NO_FINAL_ANSWER}
+            shown = {**outcome, "note": incomplete_note(NO_FINAL_ANSWER, [])}
         chosen = next((c for c in chains if c["answer"] == vote["answer"]), chains[0])
         final = AIMessage(
-            vote["answer"] or NO_ANSWER,
+            vote["answer"] or chosen["reasoning"],  # no answer: the model's own reasoning
             response_metadata=answered(
-                outcome,
+                shown,
                 answer=vote["answer"],
                 agreement=agreement,
                 votes=vote["votes"],

@@ -18,11 +18,14 @@ from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from reasoning_graphs.metadata import mark_of
+from reasoning_graphs.metadata import advice_of, mark_of
+from reasoning_graphs.nodes.advice import NOTE
 from reasoning_graphs.nodes.plan_references import ReferenceSyntax
 from reasoning_graphs.nodes.turn import describe_call, turn_answers, turn_bookkeeping
 from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.tools.execute import cut_message
 from reasoning_graphs.tools.output import content_text
+from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
 RUNTIME = "llm_compiler"
@@ -54,6 +57,8 @@ UNREADABLE_TASK = (
 ROUND_HEADER = "Round {round}:"
 RESULT_LINE = "${id}:\n{data}"
 RESULT_BODY = "{call}\n→ {result}"
+"""A task's call and its result, exactly as the tool gave it; the runtime's advice on the
+result (:func:`~reasoning_graphs.metadata.advice_of`) follows the data block."""
 
 
 class CompilerTask(TypedDict):
@@ -200,8 +205,9 @@ def rounds_run(messages: Sequence[AnyMessage]) -> int:
     return len({mark_of(message).get("round") for message in schedules})
 
 
-def rounds_report(messages: Sequence[AnyMessage]) -> str:
-    """Every task run this question, round by round, with its call as run and its result.
+def rounds_report(messages: Sequence[AnyMessage], registry: ToolRegistry) -> str:
+    """Every task run this question, round by round, with its call as run and its result
+    (a long one cut as for every prompt).
 
     Each call (its arguments may hold earlier results) and its result form one
     labelled data block, so no tool output reads as the person's words.
@@ -219,9 +225,10 @@ def rounds_report(messages: Sequence[AnyMessage]) -> str:
             answer, task_id = answers.get(call_id), task_ids.get(call_id, "?")
             body = RESULT_BODY.format(
                 call=describe_call(call["name"], call["args"]),
-                result=content_text(answer.content) if answer else "",
+                result=content_text(cut_message(answer, registry).content) if answer else "",
             )
             lines.append(RESULT_LINE.format(id=task_id, data=as_data(body, source=f"${task_id}")))
+            lines.extend(NOTE.format(advice=note) for note in (advice_of(answer) if answer else []))
     return "\n\n".join("\n".join(lines) for lines in sections.values())
 
 

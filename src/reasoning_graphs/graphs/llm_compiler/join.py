@@ -37,9 +37,9 @@ from reasoning_graphs.metadata import mark
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.planning import closing_prompt
-from reasoning_graphs.nodes.prompts import NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.state import Outcome
+from reasoning_graphs.tools.registry import ToolRegistry
 
 REPLAN_LINE = re.compile(r"^\s*replan\s*[:(]\s*(.*?)\)?\s*$", re.IGNORECASE | re.MULTILINE)
 ROUNDS_SPENT = "the joiner still wanted another round after {rounds} round(s) ({reason})"
@@ -65,15 +65,15 @@ def joiner_prompt(
         setup,
         JOINER_INSTRUCTIONS,
         state,
-        lambda: results_report(state),
+        lambda: results_report(state, setup.registry),
         render_plan,
         instruction,
     )
 
 
-def results_report(state: LlmCompilerState) -> str:
+def results_report(state: LlmCompilerState, registry: ToolRegistry) -> str:
     """Every task run this question with its result, or that none was needed."""
-    results = rounds_report(state["messages"])
+    results = rounds_report(state["messages"], registry)
     return RESULTS_REPORT.format(results=results) if results else NO_RESULTS
 
 
@@ -98,9 +98,7 @@ def make_join(
         joiner = yield from call_model(run, request, state)
         raw, decision = joiner.message, _decision(joiner)
         if not decision.replan:
-            reply = AIMessage(
-                content=decision.answer.strip() or NO_ANSWER, usage_metadata=raw.usage_metadata
-            )
+            reply = AIMessage(content=decision.answer, usage_metadata=raw.usage_metadata)
             event = {**joiner.event, "text": reply.text}
             outcome: Outcome | None = {"status": "answered"}
             return {"messages": [reply], "trajectory": [event], "outcome": outcome}

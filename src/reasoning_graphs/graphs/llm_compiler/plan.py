@@ -51,6 +51,7 @@ from reasoning_graphs.nodes.planning import (
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import turn_messages
 from reasoning_graphs.state import Outcome
+from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
 MAX_PLAN_RETRIES = 1
@@ -68,14 +69,14 @@ PLAN_FORM = PlanForm(
 )
 
 
-def replan_request(state: LlmCompilerState) -> list[BaseMessage]:
+def replan_request(state: LlmCompilerState, registry: ToolRegistry) -> list[BaseMessage]:
     """What the planner is told after the conversation: the results of a round the joiner
     wanted extended and why, or the plan of this round that could not run and what was wrong."""
     latest = next(
         (m for m in reversed(turn_messages(state["messages"])) if written_by(m, RUNTIME)), None
     )
     if latest is not None and written_by(latest, RUNTIME, JOIN_KIND):
-        results = rounds_report(state["messages"])
+        results = rounds_report(state["messages"], registry)
         reason = mark_of(latest).get("reason", "")
         return [HumanMessage(REPLAN_REQUEST.format(results=results, reason=reason))]
     if latest is not None and written_by(latest, RUNTIME, PLAN_KIND):
@@ -99,7 +100,7 @@ def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, 
             PLAN_FORM,
             state,
             specs,
-            follow_up=replan_request(state),
+            follow_up=replan_request(state, run.registry),
             check=lambda tasks: plan_problems(tasks, tool_names, limit),
         )
         tasks = draft.steps if draft.problem else topological_order(draft.steps)

@@ -23,7 +23,9 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
+from reasoning_graphs.nodes.advice import advice_for, advised
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model_view import model_view
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import request_index
 from reasoning_graphs.state import AgentState, Outcome
@@ -103,7 +105,8 @@ class TextFormat:
     def ask_final(self, run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
         """A last answer in the text format (``finish``): the answer text, not the raw reply."""
         specs = run.usable_specs(state)
-        prompt = [*self.prompt(specs, state["messages"]), HumanMessage(instruction)]
+        shown = model_view(state["messages"], run.registry)
+        prompt = [*self.prompt(specs, shown), HumanMessage(instruction)]
         request = ModelRequest(prompt=prompt, stop=stop_sequences(self.labels))
         reply = yield from call_model(run, request, state)
         step = self.parse(reply.message.text, specs)
@@ -120,7 +123,9 @@ def make_think_text(
     def think(state: AgentState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         specs = run.usable_specs(state)
-        prompt = text_format.prompt(specs, state["messages"])
+        messages = state["messages"]
+        shown = model_view(messages, run.registry)
+        prompt = advised(text_format.prompt(specs, shown), advice_for(messages, run.limits))
         request = text_format.request(run.model, specs, prompt)
         replied = yield from call_model(run, request, state)
         reply = replied.message

@@ -29,23 +29,26 @@ from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import render_plan
 from reasoning_graphs.graphs.rewoo.work import issued_calls, step_results
 from reasoning_graphs.metadata import answered
+from reasoning_graphs.nodes.advice import advice_for, advised
+from reasoning_graphs.nodes.honest import incomplete_note
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.planning import closing_prompt, no_valid_plan
-from reasoning_graphs.nodes.prompts import INCOMPLETE_NOTE, NO_ANSWER
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import describe_call
 from reasoning_graphs.nodes.untrusted import as_data
 from reasoning_graphs.state import Outcome
+from reasoning_graphs.tools.registry import ToolRegistry
 
 NOT_RUN = "Not run: the run stopped before this step."
 
 
-def evidence_report(state: RewooState) -> str:
-    """Every step of the plan with the call as it ran and what it returned."""
+def evidence_report(state: RewooState, registry: ToolRegistry) -> str:
+    """Every step of the plan with the call as it ran and what it returned (a long result
+    cut as for every prompt)."""
     plan = state.get("plan") or []
     if not plan:
         return NO_EVIDENCE
-    results = step_results(state)
+    results = step_results(state, registry)
     issued = issued_calls(state["messages"])
     entries = []
     for step in plan:
@@ -73,7 +76,7 @@ def solver_prompt(
         setup,
         SOLVER_INSTRUCTIONS,
         state,
-        lambda: evidence_report(state),
+        lambda: evidence_report(state, setup.registry),
         render_plan,
         instruction,
     )
@@ -90,19 +93,18 @@ def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]
 
     def solve(state: RewooState) -> Body[dict[str, Any]]:
         run = setup.for_run()
-        solver = yield from call_model(run, ModelRequest(prompt=solver_prompt(setup, state)), state)
+        advice = advice_for(state["messages"], run.limits)
+        prompt = advised(solver_prompt(setup, state), advice)
+        solver = yield from call_model(run, ModelRequest(prompt=prompt), state)
         raw = solver.message  # text only: the solver has no tools, whatever it replied
-        reply = AIMessage(content=raw.text or NO_ANSWER, usage_metadata=raw.usage_metadata)
+        reply = AIMessage(content=raw.text, usage_metadata=raw.usage_metadata)
         problem = state.get("plan_problem")
         outcome: Outcome = {"status": "answered"}
         if problem:
             outcome = no_valid_plan(state.get("replans", 0) + 1, problem)
-            note = INCOMPLETE_NOTE.format(reason=outcome["reason"], evidence="")
-            reply = AIMessage(
-                content=f"{reply.text.strip() or NO_ANSWER}\n\n{note}",
-                usage_metadata=reply.usage_metadata,
-                response_metadata=answered(outcome),
-            )
+            note = incomplete_note(outcome["reason"], [])
+            shown: Outcome = {**outcome, "note": note}
+            reply = reply.model_copy(update={"response_metadata": answered(shown)})
         event = {**solver.event, "text": reply.text}
         return {"messages": [reply], "trajectory": [event], "outcome": outcome}
 

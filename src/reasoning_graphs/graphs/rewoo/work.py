@@ -47,6 +47,7 @@ from reasoning_graphs.nodes.turn import (
     turn_number,
 )
 from reasoning_graphs.state import ActionEvent, Node
+from reasoning_graphs.tools.execute import cut_message
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -82,8 +83,9 @@ def issued_calls(messages: Sequence[AnyMessage]) -> dict[str, ToolCall]:
     return issued
 
 
-def step_results(state: RewooState) -> dict[str, StepResult]:
-    """The settled steps of the current plan, by variable, derived from the messages."""
+def step_results(state: RewooState, registry: ToolRegistry | None = None) -> dict[str, StepResult]:
+    """The settled steps of the current plan, by variable, derived from the messages;
+    with ``registry``, each result's text as the model reads it (long ones cut)."""
     issued = issued_calls(state["messages"])
     answers = turn_answers(state["messages"])
     full_texts = state.get("observations") or {}
@@ -93,7 +95,8 @@ def step_results(state: RewooState) -> dict[str, StepResult]:
         answer = answers.get(call["id"] or "") if call else None  # work always gives an id
         if call is not None and answer is not None:
             value = result_value(state["messages"], full_texts, answer)
-            results[step["var"]] = _result(answer, value)
+            shown = answer if registry is None else cut_message(answer, registry)
+            results[step["var"]] = _result(shown, value)
             continue
         failed = [
             f"#{ref}"
