@@ -457,13 +457,17 @@ async def test_content_blocks_stay_blocks(face: str) -> None:
 
 async def test_long_content_blocks_are_cut_as_text_and_keep_their_media(face: str) -> None:
     script = [tool_call("report", id="c1", metric="sales"), "Read it."]
-    graph = react.build_graph(
-        ScriptedChatModel(script=script), tools=[report], max_observation_chars=500
-    )
+    model = ScriptedChatModel(script=script)
+    graph = react.build_graph(model, tools=[report], max_observation_chars=500)
 
     state = await run(graph, ask("Report sales."), face)
 
-    message = observation(state, "c1")
+    kept = observation(state, "c1")  # the tool's own content blocks, whole
+    assert (
+        kept.content
+        == report.invoke(tool_call("report", id="c1", metric="sales").tool_calls[0]).content
+    )
+    (message,) = [m for m in model.prompts[1] if isinstance(m, ToolMessage)]  # as read
     text, image = message.content
     assert text["type"] == "text"
     assert len(text["text"]) <= 500

@@ -32,6 +32,9 @@ REUSED_FROM = "reused_from"
 """On a ``reused`` observation: the id of the earlier call whose result it repeats."""
 RETURN_DIRECT = "return_direct"
 """On an observation: the tool's result is the answer (the tool is marked ``return_direct``)."""
+ACTED = "acted"
+"""On an observation: the call ran a tool not marked read-only, and succeeded — it may
+have changed the world, which is progress even when its text repeats an earlier one."""
 TRANSIENT = "transient_failure"
 """On an observation: the call failed in a way that may pass (a timeout, a lost
 connection) even after a retry, so its error is no result to reuse."""
@@ -84,16 +87,24 @@ def settled(decision: CallDecision, *, reused: str | None = None) -> dict[str, A
 
 
 def with_decision(
-    message: ToolMessage, decision: CallDecision, *, direct: bool = False
+    message: ToolMessage, decision: CallDecision, *, direct: bool = False, acted: bool = False
 ) -> ToolMessage:
     """``message`` marked as settled by ``decision``, keeping what else it carries.
 
     ``direct``: the tool asked that its result be the answer (``return_direct``).
+    ``acted``: a tool not marked read-only ran (see :data:`ACTED`).
     """
     metadata = {**message.response_metadata, DECISION: decision}
     if direct:
         metadata[RETURN_DIRECT] = True
+    if acted and message.status != "error":
+        metadata[ACTED] = True
     return message.model_copy(update={"response_metadata": metadata})
+
+
+def acted(message: ToolMessage) -> bool:
+    """Whether the observation is a stateful call's success (see :data:`ACTED`)."""
+    return bool(message.response_metadata.get(ACTED))
 
 
 def decision_of(message: ToolMessage) -> CallDecision:

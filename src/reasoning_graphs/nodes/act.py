@@ -33,7 +33,7 @@ from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.tool_task import checked_call
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.nodes.turn import answered_ids, call_signature
-from reasoning_graphs.state import ClearedCall
+from reasoning_graphs.state import EXECUTED, ClearedCall
 from reasoning_graphs.tools.execute import ToolResult
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -76,6 +76,7 @@ def make_act(
             result.to_message(call["id"], call["name"]),
             outcome.decision,
             direct=result.return_direct,
+            acted=outcome.decision in EXECUTED and not run.registry.is_read_only(call["name"]),
         )
         event = action_event(
             turn=task["turn"],

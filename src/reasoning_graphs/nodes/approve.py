@@ -272,6 +272,7 @@ def _triage_calls(
     current = current_results(state, run.registry)
     answers = turn_answers(state["messages"])
     to_ask: list[tuple[int, ToolCall]] = []
+    changing = False  # a stateful call of this turn runs before the rest: nothing holds after it
     for index, call in enumerate(calls):
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
@@ -283,16 +284,18 @@ def _triage_calls(
             )
         elif blocked:
             triage.answer_without_running(call, blocked, "blocked")
-        elif signature in current:
+        elif signature in current and not changing:
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             refused = call_error(run.registry, call["name"], call["args"])
             if refused is None:
                 to_ask.append((index, call))
+                changing |= not run.registry.is_read_only(call["name"])
             else:  # a person is never asked about a call that cannot run
                 triage.answer_without_running(call, refused, "invalid")
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
+            changing |= not run.registry.is_read_only(call["name"])
     return to_ask
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from reasoning_graphs.history import Fold, Indexed, folded
 from reasoning_graphs.tools.execute import cut_message
@@ -21,14 +21,28 @@ from reasoning_graphs.tools.registry import ToolRegistry
 
 
 def model_view(messages: Sequence[AnyMessage], registry: ToolRegistry) -> Sequence[AnyMessage]:
-    """``messages`` with each long observation cut for the model (read only)."""
-    return folded(messages, _view_fold(registry))
+    """``messages`` with each long observation cut for the model, and named after the tool
+    its call named when the tool's own message gave no name (read only)."""
+    return folded(messages, _view_fold(registry)).messages
 
 
-def _view_fold(registry: ToolRegistry) -> Fold[Indexed]:
-    def step(view: Indexed, message: AnyMessage) -> Indexed:
-        view.append(cut_message(message, registry) if isinstance(message, ToolMessage) else message)
+class _View:
+    def __init__(self) -> None:
+        self.messages = Indexed()
+        self.names: dict[str, str] = {}  # call id → tool name
+
+
+def _view_fold(registry: ToolRegistry) -> Fold[_View]:
+    def step(view: _View, message: AnyMessage) -> _View:
+        if isinstance(message, AIMessage):
+            view.names.update({call["id"] or "": call["name"] for call in message.tool_calls})
+        elif isinstance(message, ToolMessage):
+            if message.name is None:
+                name = view.names.get(message.tool_call_id)
+                message = message.model_copy(update={"name": name})
+            message = cut_message(message, registry)
+        view.messages.append(message)
         return view
 
     limits = ", ".join(f"{spec.name}={spec.max_observation_chars}" for spec in registry)
-    return Fold(f"model view ({limits})", Indexed, step)
+    return Fold(f"model view ({limits})", _View, step)

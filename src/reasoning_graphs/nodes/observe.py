@@ -47,10 +47,11 @@ def direct_answer(state: AgentState) -> AIMessage | None:
     if not all(m is not None and is_direct_result(m) for m in results):
         return None
     found = [m for m in results if m is not None]
+    names = [call["name"] for call in reply.tool_calls]
     content = (
         found[0].content if len(found) == 1 else "\n\n".join(content_text(m.content) for m in found)
     )
-    metadata = {**answered(ANSWERED), RETURN_DIRECT: [m.name for m in found]}
+    metadata = {**answered(ANSWERED), RETURN_DIRECT: names}
     return AIMessage(content=content, response_metadata=metadata)
 
 

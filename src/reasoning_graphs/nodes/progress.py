@@ -47,6 +47,7 @@ from langchain_core.messages.tool import ToolCall
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import (
+    acted,
     decision_of,
     failed_transiently,
 )
@@ -184,8 +185,12 @@ def empty_streak(rounds: Sequence[Round]) -> int:
 
 
 def _new_texts(round_: Round) -> list[str]:
+    """What each result of ``round_`` brings: its text, or for a stateful call that ran and
+    succeeded a key of its own (it acted: progress, whatever it said)."""
     return [
-        content_text(a.content) for a in round_.answers if decision_of(a) in OBSERVED - {"reused"}
+        f"\0acted {a.tool_call_id}" if acted(a) else content_text(a.content)
+        for a in round_.answers
+        if decision_of(a) in OBSERVED - {"reused"}
     ]
 
 
@@ -201,8 +206,9 @@ def stale_rounds(rounds: Sequence[Round]) -> int:
     """How many of the latest rounds in a row brought no new information.
 
     A round brings some when one of its results (the tool's or a person's) differs
-    from every earlier result of the question; a reused, rejected, blocked or
-    skipped call brings none.
+    from every earlier result of the question, or when a stateful call of it ran and
+    succeeded (it changed something, whatever it said); a reused, rejected, blocked
+    or skipped call brings none.
     """
     seen: set[str] = set()
     stale = 0

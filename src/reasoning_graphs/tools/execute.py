@@ -231,14 +231,17 @@ def _recorded(
     )
 
 
-def cut_message(message: ToolMessage, registry: ToolRegistry) -> ToolMessage:
+def cut_message(
+    message: ToolMessage, registry: ToolRegistry, tool: str | None = None
+) -> ToolMessage:
     """``message`` as the model reads it: its text cut around a pointer to
-    ``read_observation`` when longer than its tool's ``max_observation_chars``.
+    ``read_observation`` when longer than its tool's ``max_observation_chars``
+    (``tool``: the tool's name, when the message may not carry it).
 
     The conversation keeps what the tool returned; only prompts read the cut copy.
     A repeat answered from an earlier call points at that call's full text.
     """
-    spec = registry.get(message.name or "")
+    spec = registry.get(tool or message.name or "")
     limit = spec.max_observation_chars if spec is not None else None
     if not isinstance(limit, int):
         return message

@@ -150,7 +150,7 @@ class ToolResult:
 def read_output(output: Any, *, call_id: str, name: str) -> tuple[ToolMessage, ToolCommand | None]:
     """Split a tool's answer into the call's observation and the rest of a command."""
     if isinstance(output, ToolMessage):  # the tool's own message answers this call
-        return _observation(output.model_copy(update={"tool_call_id": call_id}), name), None
+        return _observation(output.model_copy(update={"tool_call_id": call_id})), None
     items = list(output) if isinstance(output, list) else [output]
     observations: list[ToolMessage] = []
     updates: list[tuple[str, Any]] = []
@@ -183,12 +183,13 @@ def read_output(output: Any, *, call_id: str, name: str) -> tuple[ToolMessage, T
         if command is None or not command.parent:
             raise ToolOutputError(NO_OBSERVATION.format(name=name, call_id=call_id))
         observations.append(ToolMessage("", tool_call_id=call_id, name=name))
-    return _observation(observations[0], name), command
+    return _observation(observations[0]), command
 
 
-def _observation(message: ToolMessage, name: str) -> ToolMessage:
-    content = msg_content_output(message.content)  # as ToolNode records it
-    return message.model_copy(update={"content": content, "name": name})
+def _observation(message: ToolMessage) -> ToolMessage:
+    """The tool's own message as ``ToolNode`` records it: its name, artifact and status as
+    the tool set them (a reader that needs the tool's name takes it from the call)."""
+    return message.model_copy(update={"content": msg_content_output(message.content)})
 
 
 def content_text(content: str | list[Any]) -> str:

@@ -223,12 +223,13 @@ def rounds_report(messages: Sequence[AnyMessage], registry: ToolRegistry) -> str
         for call in message.tool_calls:
             call_id = call["id"] or ""  # the schedule always gives one
             answer, task_id = answers.get(call_id), task_ids.get(call_id, "?")
+            shown = cut_message(answer, registry, call["name"]) if answer else None
             body = RESULT_BODY.format(
                 call=describe_call(call["name"], call["args"]),
-                result=content_text(cut_message(answer, registry).content) if answer else "",
+                result=content_text(shown.content) if shown else "",
             )
             lines.append(RESULT_LINE.format(id=task_id, data=as_data(body, source=f"${task_id}")))
-            lines.extend(NOTE.format(advice=note) for note in (advice_of(answer) if answer else []))
+            lines.extend(NOTE.format(advice=note) for note in (advice_of(shown) if shown else []))
     return "\n\n".join("\n".join(lines) for lines in sections.values())
 
 

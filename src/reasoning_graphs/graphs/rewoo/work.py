@@ -95,7 +95,7 @@ def step_results(state: RewooState, registry: ToolRegistry | None = None) -> dic
         answer = answers.get(call["id"] or "") if call else None  # work always gives an id
         if call is not None and answer is not None:
             value = result_value(state["messages"], full_texts, answer)
-            shown = answer if registry is None else cut_message(answer, registry)
+            shown = answer if registry is None else cut_message(answer, registry, call["name"])
             results[step["var"]] = _result(shown, value)
             continue
         failed = [
