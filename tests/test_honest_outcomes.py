@@ -154,7 +154,30 @@ def test_an_incomplete_answer_says_so_and_ends_the_question_without_another_call
     assert state["outcome"]["status"] == "incomplete"
     answer = state["messages"][-1]
     assert answer.response_metadata["outcome"]["status"] == "incomplete"
-    assert "lookup done with x" in answer.text  # the evidence gathered is quoted
+    assert "lookup done with x" in state["outcome"]["note"]  # the evidence gathered is quoted
+
+
+@pytest.mark.parametrize("pattern", list(ECHOES))
+def test_a_reply_that_is_no_answer_stays_as_written_and_its_note_rides_on_the_outcome(
+    pattern: str, log: ToolLog
+) -> None:
+    state = finished(pattern, ECHOES[pattern], log)
+
+    answer = state["messages"][-1]
+    note = state["outcome"]["note"]
+    assert note
+    assert note not in answer.text
+    assert answer.response_metadata["outcome"]["note"] == note
+
+
+@pytest.mark.parametrize(
+    "reply", [NO_ANSWER, "", "Final Answer: Answer:", "I c\u043euld not finish."]
+)
+def test_the_final_message_keeps_the_models_content_exactly(reply: str, log: ToolLog) -> None:
+    state = finished("react", reply, log)
+
+    assert state["outcome"]["status"] == "incomplete"
+    assert state["messages"][-1].content == reply
 
 
 def test_a_reflexion_attempt_that_stopped_short_stays_incomplete_when_it_passes(

@@ -40,6 +40,7 @@ from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, gather_bodies
 from reasoning_graphs.nodes.budget import budget_stop_after, question_spending
 from reasoning_graphs.nodes.call_watch import TIME_SPENT, SharedTokens
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.stop import QuestionStopped
 from reasoning_graphs.nodes.turn import steps_used, turn_number
 from reasoning_graphs.state import ThoughtEvent
@@ -53,6 +54,8 @@ FINISHED_FEWER = (
     "{finished} of {planned} calls finished: the {budget} budget ran out while they ran"
 )
 BUDGET_WORDS: dict[BudgetName, str] = {"steps": "step", "tokens": "token", "time": "time"}
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(STARTED_FEWER, FINISHED_FEWER)
 
 
 class _Skipped(Enum):

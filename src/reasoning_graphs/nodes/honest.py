@@ -1,31 +1,38 @@
 """An answer that is no answer, and the note an incomplete answer carries.
 
 A weak model asked for an answer sometimes gives back what we wrote to it: the
-no-answer text (``I could not finish this task.``), an instruction (``The plan
-needed no tools: answer from what you know.``), the text format's template
-(``<your answer for the user>``), or nothing at all. Taken at its word, such a
-reply would end the question as *answered*. Every step that calls the model
-passes its update through :func:`honest_update` (in
-:func:`~reasoning_graphs.nodes.stop.model_node`), which turns such an answer
-into an incomplete one that says why and quotes the evidence; the question ends
-there (the outcome is ``concluded``: no closing call follows).
+no-answer text (``I could not finish this task.``) or a rewording of it, an
+instruction (``The plan needed no tools: answer from what you know.``), one of
+the runtime's notes (``Not run: the reviewer rejected this call. Reason: …``),
+the text format's template (``<your answer for the user>``), a bare label
+(``Final Answer:``), or nothing at all. Taken at its word, such a reply would
+end the question as *answered*. Every step that calls the model passes its
+update through :func:`honest_update` (in
+:func:`~reasoning_graphs.nodes.stop.model_node`), which then marks the outcome
+incomplete, with the reason and a note quoting the evidence; the model's
+message stays as the model wrote it, and the question ends there (the outcome
+is ``concluded``: no closing call follows).
 
-A reply is no answer when, leaving out a leading label (``Final Answer:``),
-quotes, markup, case and spacing, it is empty, it is our no-answer text, or at
-least :data:`COPIED_SHARE` of its words are runs of :data:`RUN_WORDS` words
-copied from one of our texts. An answer that quotes one of our sentences among
-words of its own is still an answer. The shared steps' texts are read here; a
-pattern's prompts module and the text format declare theirs with
-:func:`own_texts`, since nothing in ``nodes`` imports a pattern. The text
+The reply is compared as a reader sees it (:func:`~reasoning_graphs.nodes.plain_text.plain`:
+no zero-width characters, look-alike letters folded, no case). It is no answer
+when it is empty or labels alone, when all it says is that the task could not
+be done, or when, leaving out a leading label or courtesy (``Sure.``), it says
+nothing but what it copies from our texts (:mod:`~reasoning_graphs.nodes.copied`:
+runs of their words, templates with their fields filled in, a word or two
+changed). A reply with words of its own — ``Based on the observations, 395.`` —
+is an answer, even when it quotes us.
+The shared steps' texts are read here; a pattern's prompts module, the text
+format and the steps that call the model through :func:`honest_update` declare
+theirs with :func:`own_texts`, since nothing here imports them. The text
 format's worked examples are not ours in this sense: their answers are real
 answers to their questions.
 
 Example:
-    >>> no_answer_reason("Final Answer: I could not finish this task.")
+    >>> no_answer_reason("Final Answer: I could not fin\u200bish this task.")
     'the model gave no answer'
-    >>> no_answer_reason("Use a tool only when it gives you something you cannot work out")
+    >>> no_answer_reason("Not run: the reviewer rejected this call. Reason: unsafe")
     "the model's reply repeated our own instructions instead of answering"
-    >>> no_answer_reason("I could not finish this task yesterday, but the total is 395.") is None
+    >>> no_answer_reason("Based on the observations, 395.") is None
     True
 """
 
@@ -39,33 +46,73 @@ from langchain_core.messages import AIMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.nodes import prompts
+from reasoning_graphs.nodes import advice, approve, budget, call_watch, progress, prompts, seal
+from reasoning_graphs.nodes.context_window import SUMMARY_HEADING, SUMMARY_INSTRUCTIONS
+from reasoning_graphs.nodes.copied import CJK_LETTERS, WORD, TextIndex
+from reasoning_graphs.nodes.plain_text import plain
 from reasoning_graphs.nodes.turn import successful_observations
+from reasoning_graphs.nodes.unknown_outcome import UNKNOWN_OUTCOME
 from reasoning_graphs.nodes.untrusted import DATA_RULE
 from reasoning_graphs.state import Outcome
+from reasoning_graphs.tools import execute, output, policy
 
 NO_REPLY = "the model gave no answer"
 ECHOED = "the model's reply repeated our own instructions instead of answering"
 
-RUN_WORDS = 4
-"""Words in a row that count as copied when one of our texts has them in that order."""
-COPIED_SHARE = 0.8
-"""The share of a reply's words copied from our texts that makes the reply ours."""
 EVIDENCE_CHARS = 200
 """How much of each tool result an incomplete note quotes."""
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
-"""A word as compared here: a run of letters and digits, or one CJK character."""
-FIELD = re.compile(r"\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}")
-"""A field of a template (``{reason}``): what fills it is not our text."""
-LABEL = re.compile(rf"^\W*(?:[^\W\d_]+(?:[ \t]+[^\W\d_]+){{0,2}}|[{_CJK}]{{1,6}})\W*?[:：]")
-"""A short leading label: ``Final Answer:``, ``**Answer:**``, ``最终答案：``."""
+LABEL = re.compile(
+    rf"[\W_]*(?:[^\W\d_{CJK_LETTERS}]+(?:[ \t]+[^\W\d_{CJK_LETTERS}]+){{0,3}}"
+    rf"|[{CJK_LETTERS}]{{1,6}})[\W_]*?:"
+)
+"""A short leading label (in plain text): ``Final Answer:``, ``**Answer:**``, ``最终答案：``."""
+COURTESY = re.compile(
+    r"[\W_]*(?:sure|ok(?:ay)?|alright|certainly|of course|understood|noted|got it"
+    r"|here it is|here you go|好的|当然|明白了?|收到)(?!\w)[\W_]*"
+)
+"""A leading word of courtesy, which says nothing of its own."""
+THANKS = re.compile(r"(?:thanks|thank you|谢谢)[\W_]*$")
+"""Closing thanks, which say nothing of their own."""
+LABEL_ONLY = re.compile(
+    r"(?:[\W_]|\b(?:final|answer|response|reply|result|output|thought|action|input|observation"
+    r"|the|my|here|is)\b|最终|答案是|答案|回答|结果|思考|行动|输入|观察)*"
+)
+"""Words a reply made of labels alone is made of (``Answer: Answer:``, ``最终答案：``)."""
+ANSWER_LABEL = re.compile(r"\b(?:answer|response|reply|result|output)\b|答案|回答|结果")
+BARE_LABEL = re.compile(r"[\W_]*(?:final answer|最终答案)[\W_]*")
+"""The answer label without its colon."""
+
+_SORRY = r"(?:(?:i m |i am )?sorry|unfortunately|apologies|regrettably)(?: but)?"
+_UNABLE = (
+    r"(?:(?:was|were|am|m|are|re|have been|ve been) )?(?:not able|unable) to"
+    r"|(?:wasn t|weren t|aren t|haven t been|have not been) able to"
+    r"|failed to|did not manage to|didn t manage to"
+)
+_CANNOT = rf"(?:could not|couldn t|cannot|can not|can t|{_UNABLE})"
+_DO = r"(?:finish|complete|answer|solve|do|accomplish|(?:find|give) (?:an|the) answer to)"
+_WHAT = r"(?:(?:this|the|that|your) (?:task|question|request|problem|query)|it|that|this)"
+GAVE_UP = re.compile(
+    rf"(?:{_SORRY} )?(?:(?:(?:i|we) )?{_CANNOT} {_DO}(?: {_WHAT})?"
+    r"|(?:i|we) (?:do not|don t) know(?: the answer)?|(?:i )?(?:have )?no answer"
+    r"|(?:the )?task (?:is )?not (?:finished|completed|done)"
+    r"|(?:i )?(?:could not|couldn t|cannot|can t) find (?:an|the|any) answer)(?: sorry)?"
+)
+"""An English reply saying only that the task could not be done (words joined by spaces)."""
+GAVE_UP_ZH = re.compile(
+    r"(?:很抱歉|非常抱歉|抱歉|对不起|不好意思)?(?:我们|我)?"
+    r"(?:(?:无法|没能|未能|不能|没法|没办法|没有办法)(?:完成|回答|解答|解决|做完|处理)"
+    r"|(?:回答不了|完成不了|答不上来|做不到|做不了))"
+    r"(?:这个|此|该|这项|这一|本|您的|你的|这道)?(?:任务|问题|请求|题)?"
+    r"|我?不知道(?:答案)?|(?:此|该)?任务未完成|没有答案"
+)
+"""A Chinese reply saying only that the task could not be done (characters joined)."""
 
 _texts: list[str] = [
     prompts.REACT_SYSTEM,
     prompts.ANSWER_NOW,
     prompts.INCOMPLETE_NOTE,
+    prompts.INCOMPLETE_NOTE.format(reason="{reason}", evidence=prompts.EVIDENCE_LINE),
     prompts.NO_ANSWER,
     prompts.NO_TOOLS,
     prompts.CANNOT_RUN_NOTE,
@@ -73,9 +120,41 @@ _texts: list[str] = [
     prompts.JUDGE_SYSTEM,
     prompts.JUDGE_REQUEST,
     DATA_RULE,
+    SUMMARY_HEADING,
+    SUMMARY_INSTRUCTIONS,
+    # what the runtime writes in place of a tool's result, and its advice
+    approve.OVER_CALL_LIMIT,
+    approve.OVER_QUESTION_LIMIT,
+    approve.REJECTED_BEFORE,
+    approve.REJECTED_NOW,
+    approve.INVALID_CALL,
+    approve.POSSIBLY_RAN,
+    seal.NOT_APPROVED,
+    UNKNOWN_OUTCOME,
+    progress.STOPPED_CALL,
+    advice.NOTE,
+    advice.CHANGE_STRATEGY,
+    advice.REUSED,
+    execute.UNKNOWN_TOOL,
+    execute.INVALID_ARGUMENTS,
+    execute.TOOL_FAILED,
+    execute.TOOL_TIMED_OUT,
+    policy.DENIED,
+    policy.MISSING_ARGUMENTS,
+    output.NOT_APPLIED,
+    # why a question stopped, as its note gives it
+    progress.REPEATED_FAILURE,
+    progress.STALE_ROUNDS,
+    budget.STEP_LIMIT,
+    budget.TOKEN_LIMIT,
+    budget.TOOL_LIMIT,
+    budget.TIME_LIMIT,
+    call_watch.CALL_TIMED_OUT,
+    call_watch.CALL_IDLE,
+    call_watch.TIME_SPENT,
+    call_watch.TOKENS_SPENT,
 ]
-_runs: set[tuple[str, ...]] = set()
-_indexed = 0  # how many of _texts are in _runs
+_index = TextIndex()
 
 
 def own_texts(*texts: str) -> None:
@@ -84,35 +163,43 @@ def own_texts(*texts: str) -> None:
     _texts.extend(texts)
 
 
-def words(text: str) -> list[str]:
-    """``text`` as the words compared here: no case, punctuation, quotes or markup."""
-    return WORD.findall(text.casefold())
+def _our_texts() -> TextIndex:
+    """The index of our texts, with those declared since it was last read."""
+    for text in _texts[_index.size :]:
+        _index.add(text)
+    return _index
 
 
 def no_answer_reason(answer: str) -> str | None:
-    """Why ``answer`` is no answer (empty, or our own words), or ``None`` for a real one."""
-    said = words(LABEL.sub("", answer.strip(), count=1))
-    if not said or said == words(prompts.NO_ANSWER):
+    """Why ``answer`` is no answer (empty, labels only, giving up, or our own words),
+    or ``None`` for a real one."""
+    text = plain(answer)
+    found = list(WORD.finditer(text))
+    if not found or _labels_only(text):
         return NO_REPLY
-    if len(said) < RUN_WORDS:
-        return None  # too short to tell a copy from a coincidence
-    runs = _copied_runs()
-    copied = [False] * len(said)
-    for start in range(len(said) - RUN_WORDS + 1):
-        if tuple(said[start : start + RUN_WORDS]) in runs:
-            copied[start : start + RUN_WORDS] = [True] * RUN_WORDS
-    return ECHOED if sum(copied) >= COPIED_SHARE * len(said) else None
+    start, end = _framed(text)
+    said = [word.group() for word in found if start <= word.start() and word.end() <= end]
+    if GAVE_UP.fullmatch(" ".join(said)) or GAVE_UP_ZH.fullmatch("".join(said)):
+        return NO_REPLY
+    return ECHOED if said and _our_texts().copies(text, start, end) else None
 
 
-def _copied_runs() -> set[tuple[str, ...]]:
-    """Every run of :data:`RUN_WORDS` words in our texts; a template's fields break runs."""
-    global _indexed
-    for text in _texts[_indexed:]:
-        for part in FIELD.split(text):
-            found = words(part)
-            _runs.update(tuple(found[i : i + RUN_WORDS]) for i in range(len(found) - RUN_WORDS + 1))
-    _indexed = len(_texts)
-    return _runs
+def _labels_only(text: str) -> bool:
+    """Whether ``text`` (plain) is an answer's label alone, or labels, with no answer."""
+    labelled = ":" in text and ANSWER_LABEL.search(text) is not None
+    return bool(LABEL_ONLY.fullmatch(text)) and (labelled or bool(BARE_LABEL.fullmatch(text)))
+
+
+def _framed(text: str) -> tuple[int, int]:
+    """Where a reply's own say starts and ends: after leading labels and courtesy,
+    before closing thanks."""
+    start = 0
+    while match := LABEL.match(text, start) or COURTESY.match(text, start):
+        if match.end() == start:
+            break
+        start = match.end()
+    thanks = THANKS.search(text, start)
+    return start, thanks.start() if thanks else len(text)
 
 
 def incomplete_note(reason: str, evidence: Sequence[tuple[str, str]]) -> str:
@@ -131,9 +218,9 @@ def _clip(text: str) -> str:
 def honest_update(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """``update`` as it is, unless it answers the question with no answer.
 
-    Then its answer keeps what the model wrote (or says there was nothing),
-    gains the incomplete note with the reason and the question's tool results,
-    and its outcome is incomplete and ``concluded``.
+    Then its outcome is incomplete and ``concluded``, with the reason and a note
+    that quotes the question's tool results; the answer's message keeps what the
+    model wrote, even nothing, and only its metadata gains the outcome.
     """
     outcome: Outcome | None = update.get("outcome")
     messages = list(update.get("messages") or [])
@@ -145,14 +232,10 @@ def honest_update(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str,
     reason = no_answer_reason(answer.text)
     if reason is None:
         return update
-    honest: Outcome = {"status": "incomplete", "reason": reason, "concluded": True}
     note = incomplete_note(reason, successful_observations(state["messages"]))
-    messages[-1] = answer.model_copy(
-        update={
-            "content": f"{answer.text.strip() or prompts.NO_ANSWER}\n\n{note}",
-            "response_metadata": {**answer.response_metadata, **answered(honest)},
-        }
-    )
+    honest: Outcome = {"status": "incomplete", "reason": reason, "concluded": True, "note": note}
+    metadata = {**answer.response_metadata, **answered(honest)}
+    messages[-1] = answer.model_copy(update={"response_metadata": metadata})
     return {**update, "messages": messages, "outcome": honest}
 
 

@@ -18,12 +18,15 @@ from typing_extensions import TypedDict
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.call_watch import SharedTokens
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import JUDGE_REQUEST, JUDGE_SYSTEM
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.state import ThoughtEvent
 
 UNREADABLE_JUDGEMENT = "The judge's reply could not be read as a score."
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(UNREADABLE_JUDGEMENT)
 
 
 class Judgement(BaseModel):

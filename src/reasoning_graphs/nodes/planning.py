@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import Mark, is_bookkeeping, reused_from
 from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.prompts import CANNOT_RUN_NOTE, NO_TOOLS, PLAN_FAILED_REPORT, TOOL_ENTRY
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -40,6 +41,8 @@ from reasoning_graphs.tools.spec import ToolSpec
 UNREADABLE_PLAN = "The reply could not be read as a plan ({detail})."
 
 NO_VALID_PLAN = "no usable plan after {attempts} attempts ({problem})"
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+own_texts(UNREADABLE_PLAN, NO_VALID_PLAN)
 
 Step = TypeVar("Step")
 TextParser = Callable[[str, Sequence[ToolSpec]], tuple[list[Step], list[str]]]
