@@ -10,14 +10,17 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
+from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 from reasoning_graphs.metadata import settled
 from reasoning_graphs.nodes import grounding
 from reasoning_graphs.nodes.grounding import find_claims, grounding_report
+from reasoning_graphs.nodes.judge import Judgement
 from reasoning_graphs.nodes.trajectory import action_event
 from reasoning_graphs.state import AgentState, Claim, GroundingReport
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tools.execute import observation_ref
 
 
@@ -466,3 +469,48 @@ def test_chain_of_thought_stores_the_report_of_its_vote() -> None:
     state = build_cot(model).invoke(ask_paris())
 
     assert not claims_by_text(assert_reported(state))["2,102,650"]["supported"]  # no tool ran
+
+
+# --- an incomplete answer: the model's words only ---------------------------------
+
+TOTAL = tool_call("calculator", id="c1", expression="23*17+4")
+UNSURE = Judgement(feedback="Unsure.", score=0.3)
+STOPPED_SHORT: dict[str, tuple[list[Any], dict[str, Any]]] = {
+    "react": ([TOTAL, "The total is 395."], {"max_steps": 1}),
+    "reflexion": (
+        [TOTAL, "The total is 395."],
+        {"max_trials": 1, "evaluator": lambda task, answer: {"score": 0.3, "feedback": "Unsure."}},
+    ),
+    "lats": ([TOTAL, UNSURE, "The total is 395.", UNSURE], {"candidates": 1, "max_expansions": 2}),
+}
+"""Runs that end incomplete with the model's answer "The total is 395.": a spent step
+budget, a best attempt below the threshold, a search that found nothing better."""
+
+
+def stopped_short(pattern: str, final: Any = "The total is 395.") -> dict[str, Any]:
+    script, options = STOPPED_SHORT[pattern]
+    model = ScriptedChatModel(script=[*script[:-1], final])
+    graph = graph_builder(pattern)(model, [calculator()], **options)
+    return graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
+
+
+@pytest.mark.parametrize("pattern", list(STOPPED_SHORT))
+def test_an_incomplete_answer_is_grounded_on_the_models_words_only(pattern: str) -> None:
+    state = stopped_short(pattern)
+
+    answer = state["messages"][-1]
+    assert state["outcome"]["status"] == "incomplete"
+    assert answer.text == "The total is 395."
+    assert answer.response_metadata["outcome"]["note"]  # why it stopped, beside the answer
+    report = assert_reported(state)
+    assert [claim["text"] for claim in report["claims"]] == ["395"]
+    assert report["claims"][0]["support"]["tool"] == "calculator"
+
+
+def test_a_stop_note_written_in_place_of_a_reply_makes_no_claims() -> None:
+    state = stopped_short("react", final=RuntimeError("the model is down"))
+
+    answer = state["messages"][-1]
+    assert answer.text == answer.response_metadata["outcome"]["note"]  # no reply: ours
+    assert "395" in answer.text  # the evidence the note quotes
+    assert assert_reported(state)["claims"] == []

@@ -133,8 +133,10 @@ def test_the_trial_bound_returns_the_best_attempt_with_its_score() -> None:
     reason = "no attempt reached the score threshold 0.80 in 3 trials; best score 0.60"
     assert state["outcome"] == {"status": "incomplete", "reason": reason}
     final = state["messages"][-1]
-    assert final.content.startswith("B\n\n[Best of 3 attempts, score 0.60;")
-    assert "B is not right." in final.content
+    assert final.content == "B"
+    note = final.response_metadata["outcome"]["note"]
+    assert "0.60" in note  # its score
+    assert "B is not right." in note  # what is left to fix
     assert final.response_metadata["score"] == 0.6
     assert final.response_metadata["trial"] == 2
     assert len(state["reflections"]) == 2  # no reflection after the last trial

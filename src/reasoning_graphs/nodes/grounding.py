@@ -41,7 +41,7 @@ from typing import Any, TypeVar, cast
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.metadata import raw_reply_of
+from reasoning_graphs.metadata import outcome_of, raw_reply_of
 from reasoning_graphs.nodes.turn import (
     latest_request,
     this_question,
@@ -569,13 +569,21 @@ def final_answer(messages: Sequence[AnyMessage]) -> AIMessage | None:
     return None
 
 
+def models_words(answer: AIMessage) -> str:
+    """What the model said in a final answer: nothing when the runtime wrote the
+    message in place of a reply (its text is then the outcome's note). The note an
+    incomplete answer carries beside the model's words is not read."""
+    outcome = outcome_of(answer)
+    return "" if outcome and outcome.get("note") == answer.text else answer.text
+
+
 def report_for(state: AgentState) -> GroundingReport | None:
     """The grounding report of the question ``state`` has just answered (``None``: no answer)."""
     answer = final_answer(state["messages"])
     if answer is None:
         return None
     return grounding_report(
-        answer.text,
+        models_words(answer),
         state["messages"],
         trajectory=state.get("trajectory") or [],
         full_texts=state.get("observations") or {},

@@ -1,11 +1,12 @@
 """LATS's ``finish``: the search's answer, with its score — complete or honestly not.
 
 A solved search answers with the final answer that reached the threshold.
-Otherwise the best-scored final answer found is returned, marked incomplete
-with its score and why the search stopped. When no branch reached an answer
-at all, the shared :func:`~reasoning_graphs.nodes.finish.make_finish` asks the
-model once more, tools off, along the best-scored branch, and gives that
-answer with the branch's evidence.
+Otherwise the best-scored final answer found is returned as the model wrote
+it, marked incomplete, with a note on its score and why the search stopped.
+When no branch reached an answer at all, the shared
+:func:`~reasoning_graphs.nodes.finish.make_finish` asks the model once more,
+tools off, along the best-scored branch, and gives that answer with the
+branch's evidence.
 """
 
 from __future__ import annotations
@@ -52,17 +53,17 @@ def make_lats_finish(
                 outcome = {**outcome, "reason": reason}
             with_reason: LatsState = {**state, "outcome": outcome}
             return (yield from from_best_branch(with_reason))
-        content = best["answer"] or ""
-        if outcome["status"] != "answered":
+        shown = outcome
+        if outcome["status"] != "answered":  # the note is shown beside the model's answer
             note = BELOW_THRESHOLD_NOTE.format(
                 score=best["score"],
                 threshold=settings.for_run(get_runtime().context).threshold,
                 reason=outcome.get("reason"),
             )
-            content = f"{content}\n\n{note}"
+            shown = {**outcome, "note": note}
         final = AIMessage(
-            content=content,
-            response_metadata=answered(outcome, lats={"node": best["id"], "score": best["score"]}),
+            content=best["answer"] or "",
+            response_metadata=answered(shown, lats={"node": best["id"], "score": best["score"]}),
         )
         return {"messages": [final], "outcome": outcome}
 

@@ -5,9 +5,10 @@ function of the task and the answer — for instance one that runs unit tests on
 generated code, which is the signal Reflexion was shown to learn best from. The
 node ends the question itself — with the passing answer, or, when the trials
 are spent, with the best attempt marked incomplete and scored — so a run never
-loops past its bound and the user always gets the strongest answer found. A
-passing attempt that stopped short of an answer (its answer says "Stopped …")
-ends the question incomplete, as it stopped: a grade does not make it complete.
+loops past its bound and the user always gets the strongest answer found, as
+the model wrote it (why it is incomplete is a note on its outcome). A passing
+attempt that stopped short of an answer (its outcome is incomplete) ends the
+question incomplete, as it stopped: a grade does not make it complete.
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ def _passed(done: Trial, trials: list[Trial]) -> dict[str, Any]:
         return {"messages": [final], "outcome": {"status": "answered"}}
     reason = done["outcome"].get("reason", "stopped")
     outcome: Outcome = {"status": "incomplete", "reason": reason, "concluded": True}
+    if "note" in done["outcome"]:  # what the attempt's own stop says, shown beside its answer
+        outcome["note"] = done["outcome"]["note"]
     final = AIMessage(done["answer"], response_metadata=answered(outcome, **metadata))
     return {"messages": [final], "outcome": outcome}
 
@@ -121,7 +124,7 @@ def _below(threshold: float, trials: list[Trial]) -> Outcome:
 def _ungraded(answer: str, outcome: Outcome) -> dict[str, Any]:
     """End with the latest attempt as it is: the budget leaves no call to grade it."""
     note = UNGRADED_NOTE.format(reason=outcome.get("reason", "stopped"))
-    final = AIMessage(f"{answer}\n\n{note}", response_metadata=answered(outcome))
+    final = AIMessage(answer, response_metadata=answered({**outcome, "note": note}))
     return {"messages": [final], "outcome": outcome}
 
 
@@ -135,8 +138,8 @@ def _best_of(trials: list[Trial], outcome: Outcome) -> dict[str, Any]:
         feedback=best["feedback"],
     )
     final = AIMessage(
-        f"{best['answer']}\n\n{note}",
-        response_metadata=answered(outcome, **grade_metadata(best, trials)),
+        best["answer"],
+        response_metadata=answered({**outcome, "note": note}, **grade_metadata(best, trials)),
     )
     return {"messages": [final], "outcome": outcome}
 
