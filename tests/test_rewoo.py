@@ -19,7 +19,7 @@ from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
 
-from conftest import sleeping_tool
+from conftest import sleeping_tool, without_note
 
 AGENT = Path(__file__).with_name("rewoo_agent.py")
 
@@ -383,7 +383,7 @@ def test_the_step_budget_ends_with_an_honest_answer(tools, log) -> None:
 
     assert len(log.runs) == 1  # the plan spent the one model call; no wave after the first
     assert len(model.calls) == 2  # plus the one closing call past the budget
-    assert state["outcome"] == {
+    assert without_note(state["outcome"]) == {
         "status": "incomplete",
         "reason": "reached the limit of 1 model steps",
     }

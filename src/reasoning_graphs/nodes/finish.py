@@ -81,10 +81,11 @@ def make_finish(
             except Exception:  # the evidence below still makes an honest answer
                 reply = None
         note = incomplete_note(reason, evidence(state))
+        outcome = {**outcome, "note": note}
         final = AIMessage(
             content=reply.message.content if reply else note,
             usage_metadata=reply.message.usage_metadata if reply else None,
-            response_metadata=answered({**outcome, "note": note}),
+            response_metadata=answered(outcome),
         )
         if not asked:  # no model call: nothing to count against the budgets
             return {"messages": [final], "outcome": outcome}

@@ -51,15 +51,14 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
         vote = majority(chains)
         agreement = AGREEMENT.format(count=vote["count"], total=vote["total"])
         outcome: Outcome = {"status": "answered"}
-        shown = outcome
         if not vote["answer"]:
-            outcome = {"status": "incomplete", "reason": NO_FINAL_ANSWER}
-            shown = {**outcome, "note": incomplete_note(NO_FINAL_ANSWER, [])}
+            note = incomplete_note(NO_FINAL_ANSWER, [])
+            outcome = {"status": "incomplete", "reason": NO_FINAL_ANSWER, "note": note}
         chosen = next((c for c in chains if c["answer"] == vote["answer"]), chains[0])
         final = AIMessage(
             vote["answer"] or chosen["reasoning"],  # no answer: the model's own reasoning
             response_metadata=answered(
-                shown,
+                outcome,
                 answer=vote["answer"],
                 agreement=agreement,
                 votes=vote["votes"],

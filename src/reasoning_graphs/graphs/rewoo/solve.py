@@ -102,9 +102,8 @@ def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]
         outcome: Outcome = {"status": "answered"}
         if problem:
             outcome = no_valid_plan(state.get("replans", 0) + 1, problem)
-            note = incomplete_note(outcome["reason"], [])
-            shown: Outcome = {**outcome, "note": note}
-            reply = reply.model_copy(update={"response_metadata": answered(shown)})
+            outcome = {**outcome, "note": incomplete_note(outcome["reason"], [])}
+            reply = reply.model_copy(update={"response_metadata": answered(outcome)})
         event = {**solver.event, "text": reply.text}
         return {"messages": [reply], "trajectory": [event], "outcome": outcome}
 
