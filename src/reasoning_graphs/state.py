@@ -208,9 +208,9 @@ class Outcome(TypedDict):
         concluded: The node already wrote the question's incomplete answer (the
             model's reply was no answer: see :mod:`reasoning_graphs.nodes.honest`),
             so the question ends there, with no closing call.
-        note: On an incomplete final answer's outcome (its metadata, not the state's
-            ``outcome``): what a reader is told besides the model's own words, why it
-            stopped and the evidence the tools gave. Shown after the answer, never
+        note: On an incomplete answer's outcome (the state's, and the final message's
+            ``response_metadata``): what a reader is told besides the model's own words,
+            why it stopped and the evidence the tools gave. Shown after the answer, never
             written into the model's message.
     """
 
