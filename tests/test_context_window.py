@@ -234,7 +234,10 @@ def test_a_summary_is_a_model_call_with_its_thought_event() -> None:
     assert reply.message.text == "Report 18, in March."
     assert [e["kind"] for e in reply.events] == ["thought", "thought"]
     assert reply.events[0]["text"] == SUMMARY
-    assert reply.events[0]["step"] < reply.event["step"]
+    assert reply.events[0].get("summary")
+    assert not reply.event.get("summary")
+    assert reply.event["step"] == 1, "a summary is no step"
+    assert reply.event["context_summary"]["text"] == SUMMARY
     assert all(e["input_tokens"] > 0 for e in reply.events)
 
 

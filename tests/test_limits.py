@@ -143,10 +143,11 @@ def tool_runs(state: dict[str, Any]) -> int:
 @pytest.mark.parametrize(
     ("mode", "documented", "attempts"),
     [
-        ("chat", {"max_steps": 2, "max_tool_calls_per_turn": 5}, 3),
+        ("chat", {"max_tool_rounds": 1, "max_steps": 2, "max_tool_calls_per_turn": 5}, 3),
         (
             "agent",
             {
+                "max_tool_rounds": 20,
                 "max_steps": 21,
                 "max_tool_calls_per_turn": 5,
                 "max_tool_calls": 200,
@@ -194,7 +195,13 @@ def no_looser(after: Limits, before: Limits) -> bool:
 
 
 def test_a_runs_mode_never_loosens_the_graphs_limits() -> None:
-    strict = Limits(max_steps=1, max_tool_calls_per_turn=2, max_tool_calls=3, token_budget=100)
+    strict = Limits(
+        max_steps=1,
+        max_tool_rounds=1,
+        max_tool_calls_per_turn=2,
+        max_tool_calls=3,
+        token_budget=100,
+    )
     assert replace(strict.apply({"mode": "agent"}), mode=None) == strict
     for graph_limits in (Limits(), Limits.preset("chat"), Limits.preset("agent")):
         for mode in ("chat", "agent"):

@@ -440,7 +440,9 @@ async def test_the_graph_itself_refuses_a_model_the_deployment_does_not_allow(
         state = await client.threads.get_state(thread_id)
 
     assert failed["__error__"]["error"] == RunInputError.__name__
-    assert failed["__error__"]["message"] == MODEL_NOT_ALLOWED.format(allowed=[DEPLOYED])
+    assert failed["__error__"]["message"] == MODEL_NOT_ALLOWED.format(
+        name="model", allowed=[DEPLOYED]
+    )
     assert state["values"] == {}
 
 

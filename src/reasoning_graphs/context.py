@@ -9,8 +9,8 @@ graph stricter: its budgets may lower the graph's, never raise or remove them
 (at build time ``max_steps=None`` and ``token_budget=None`` mean "no limit");
 its ``approve`` and ``deny`` lists add to the graph's; its ``tools`` pick among
 the graph's tools; a ``mode`` is a preset of budgets and tightens the same way.
-Only ``model`` and the options that shape the prompt (``context_*``,
-``keep_messages``) replace the graph's choice.
+Only ``model``, ``summary_model`` and the options that shape the prompt
+(``context_*``, ``keep_messages``) replace the graph's choice.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar, get_args
 BAD_CONTEXT = "Unknown run option(s) {names}; known options: {known}."
 BAD_BUDGET = "Run option {name!r} must be a whole number, not {value!r}."
 BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
-BAD_MODEL = "Run option 'model' must be a model spec string, not {value!r}."
+BAD_MODEL = "Run option {name!r} must be a model spec string, not {value!r}."
 BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
 BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
 BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
@@ -34,6 +34,7 @@ ContextStrategy = Literal["none", "window", "summary", "protective", "hybrid"]
 
 BUDGETS = (
     "max_steps",
+    "max_tool_rounds",
     "max_tool_calls_per_turn",
     "token_budget",
     "max_tool_calls",
@@ -55,10 +56,13 @@ PROMPT_OPTIONS = ("context_strategy", "context_window", "context_threshold", "ke
 """Options that shape the prompt, not what the agent may do: a run sets them freely."""
 FREE_NUMBERS = ("context_window", "keep_messages")
 """Whole numbers a run may set freely: they shape the prompt, not what the agent may do."""
+MODEL_OPTIONS = ("model", "summary_model")
+"""Options that name a model by its spec."""
 
 MODES: dict[str, dict[str, Any]] = {
-    "chat": {"max_steps": 2, "max_tool_calls_per_turn": 5, "retries": 3},
+    "chat": {"max_tool_rounds": 1, "max_steps": 2, "max_tool_calls_per_turn": 5, "retries": 3},
     "agent": {
+        "max_tool_rounds": 20,
         "max_steps": 21,
         "max_tool_calls_per_turn": 5,
         "max_tool_calls": 200,
@@ -66,10 +70,14 @@ MODES: dict[str, dict[str, Any]] = {
         "retries": 5,
     },
 }
-"""Presets over the explicit options. ``chat``: one round of tool calls, then the answer
-(two model calls), at most 5 calls in the round. ``agent``: 20 rounds of at most 5 calls
-and the answer, 200 tool calls and 200,000 tokens per question. ``retries``: attempts of a
-model call that failed for a transient reason (rate limit, timeout, server error)."""
+"""Presets over the explicit options.
+
+``chat``: one round of at most 5 tool calls, then the answer (2 model calls).
+``agent``: 20 rounds of at most 5 calls, then the answer (21 model calls), 200 tool calls
+and 200,000 tokens per question. The model call after the last round is asked with tools
+off, and its reply is the answer (``max_tool_rounds``); ``max_steps`` bounds the model
+calls of patterns that make no tool rounds alike. ``retries``: attempts of a model call
+that failed for a transient reason (rate limit, timeout, server error): 3 and 5."""
 PATTERN_LIMITS = {
     "max_replans": 0,
     "max_rounds": 1,
@@ -108,11 +116,26 @@ class AgentContext:
             "Empty: the graph's model."
         },
     )
+    summary_model: str | None = field(
+        default=None,
+        metadata={
+            "description": "Model spec for the summaries that keep the prompt within the "
+            "context window (a cheaper model may do). Empty: the graph's, else the run's model."
+        },
+    )
     max_steps: int | None = field(
         default=None,
         metadata={
             "description": "Model calls per question (all of them, in every step and trial) "
             "before the run must answer. "
+            "May lower the graph's limit, not raise it."
+        },
+    )
+    max_tool_rounds: int | None = field(
+        default=None,
+        metadata={
+            "description": "Rounds of tool calls per question; the model call after the last "
+            "is asked with tools off and its reply is the answer. "
             "May lower the graph's limit, not raise it."
         },
     )
@@ -151,9 +174,9 @@ class AgentContext:
     mode: Mode | None = field(
         default=None,
         metadata={
-            "description": "'chat' (one round of at most 5 tool calls) or 'agent' (20 rounds "
-            "of 5, 200 tool calls and 200k tokens per question): presets that only "
-            "tighten the graph's limits."
+            "description": "'chat' (one round of at most 5 tool calls, then the answer) or "
+            "'agent' (20 rounds of 5, then the answer; 200 tool calls and 200k tokens per "
+            "question): presets that only tighten the graph's limits."
         },
     )
     max_tool_calls: int | None = field(
@@ -196,12 +219,17 @@ class AgentContext:
         metadata={
             "description": "How the prompt is kept within the model's window: 'none', "
             "'window' (last messages), 'summary', 'protective' (question and recent steps "
-            "verbatim, the middle summarised) or 'hybrid' (each as the prompt grows)."
+            "verbatim, the middle summarised) or 'hybrid' (each as the prompt grows; the "
+            "default, active wherever the context window is known)."
         },
     )
     context_window: int | None = field(
         default=None,
-        metadata={"description": "The model's context window in tokens (for 'hybrid')."},
+        metadata={
+            "description": "The model's context window in tokens (for 'hybrid'). Empty: what "
+            "the model declares (its LangChain profile, the embedded model's n_ctx, or the "
+            "context an OpenAI-compatible server reports)."
+        },
     )
     context_threshold: float | None = field(
         default=None,
@@ -253,8 +281,8 @@ class AgentContext:
                 not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value)
             ):
                 raise ValueError(BAD_NAMES.format(name=item.name, value=value))
-            if item.name == "model" and not isinstance(value, str):
-                raise ValueError(BAD_MODEL.format(value=value))
+            if item.name in MODEL_OPTIONS and not isinstance(value, str):
+                raise ValueError(BAD_MODEL.format(name=item.name, value=value))
 
 
 @dataclass(frozen=True)
@@ -263,6 +291,7 @@ class Limits:
 
     model: str | None = None
     max_steps: int | None = 10
+    max_tool_rounds: int | None = None
     max_tool_calls_per_turn: int = 8
     token_budget: int | None = None
     max_tool_calls: int | None = None
@@ -274,10 +303,11 @@ class Limits:
     deny: tuple[str, ...] = ()
     tools: tuple[str, ...] | None = None
     mode: Mode | None = None
-    context_strategy: ContextStrategy = "none"
+    context_strategy: ContextStrategy = "hybrid"
     context_window: int | None = None
     context_threshold: float = 0.8
     keep_messages: int = 20
+    summary_model: str | None = None
     model_timeout: float | None = None
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
 

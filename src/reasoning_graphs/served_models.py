@@ -1,6 +1,7 @@
 """Which models a run that the LangGraph server starts may choose.
 
-A run's ``model`` option picks its chat model. In Python that is the caller's
+A run's ``model`` option picks its chat model (and ``summary_model`` the one that
+writes its summaries). In Python that is the caller's
 own choice. Over HTTP any client of the server sends it, so ``local:<path>``
 would have llama.cpp open whatever file the client names (and answer, by its
 errors, whether that file exists), and ``provider:model`` would move the
@@ -32,13 +33,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 
+from reasoning_graphs.context import MODEL_OPTIONS
 from reasoning_graphs.models.resolve import default_model_spec
 from reasoning_graphs.run_input import RunInputError
 
 ALLOWED_MODELS_ENV = "REASONING_GRAPHS_ALLOWED_MODELS"
 SERVER_RUN_MARK = "langgraph_api_version"
 """The metadata key langgraph-api sets on every run it starts."""
-MODEL_NOT_ALLOWED = "Run option 'model' may only name a model this server allows: {allowed}."
+MODEL_NOT_ALLOWED = "Run option {name!r} may only name a model this server allows: {allowed}."
 
 
 def allowed_models() -> list[str]:
@@ -48,19 +50,19 @@ def allowed_models() -> list[str]:
 
 
 def check_served_model(options: Any) -> None:
-    """Raise :class:`RunInputError` when a served run's ``options`` name a model not allowed.
+    """Raise :class:`RunInputError` when a served run's ``options`` name a model not allowed
+    (as ``model`` or ``summary_model``).
 
     Unset (``None``, ``""``) means the graph's own model; a value that is not a
     string is the run-options check's to refuse.
     """
-    chosen = (
-        options.get("model") if isinstance(options, Mapping) else getattr(options, "model", None)
-    )
-    if not isinstance(chosen, str) or not chosen.strip():
-        return
-    allowed = allowed_models()
-    if chosen.strip() not in allowed:
-        raise RunInputError(MODEL_NOT_ALLOWED.format(allowed=allowed))
+    for name in MODEL_OPTIONS:
+        chosen = options.get(name) if isinstance(options, Mapping) else getattr(options, name, None)
+        if not isinstance(chosen, str) or not chosen.strip():
+            continue
+        allowed = allowed_models()
+        if chosen.strip() not in allowed:
+            raise RunInputError(MODEL_NOT_ALLOWED.format(name=name, allowed=allowed))
 
 
 def is_server_run(config: RunnableConfig | None) -> bool:

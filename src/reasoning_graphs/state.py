@@ -129,6 +129,22 @@ class ClearedCall(TypedDict):
     seal: NotRequired[str]
 
 
+class ContextSummary(TypedDict):
+    """A summary of messages a prompt left out, kept so that later prompts reuse it.
+
+    Attributes:
+        text: The summary.
+        covers: How many of the left-out messages it covers, from the first of them.
+        first, last: Fingerprints of the first and the last message it covers: a later
+            prompt reuses it only where its left-out messages begin with the same ones.
+    """
+
+    text: str
+    covers: int
+    first: str
+    last: str
+
+
 class ThoughtEvent(TypedDict):
     """One model call, as the trajectory records it.
 
@@ -147,6 +163,10 @@ class ThoughtEvent(TypedDict):
             timeout while it ran); ``text`` is what it had written by then.
         halt: Set when the question must end without asking the model again (it
             timed out, went silent or kept failing): the reason.
+        summary: Set on a call that summarised messages to fit a prompt to the
+            context window: it costs tokens and time, but is not a model step.
+        context_summary: The summary made for this call's prompt, which later
+            prompts reuse (the latest in the trajectory is the one in force).
     """
 
     kind: Literal["thought"]
@@ -160,6 +180,8 @@ class ThoughtEvent(TypedDict):
     seam_calls: NotRequired[list[Work]]
     stopped: NotRequired[str]
     halt: NotRequired[str]
+    summary: NotRequired[bool]
+    context_summary: NotRequired[ContextSummary]
 
 
 class ActionEvent(TypedDict):
@@ -293,12 +315,16 @@ class Work(TypedDict):
         tokens: The call's prompt plus completion tokens (0 for a tool).
         ms: The call's latency, or how long the tool ran.
         halt: Set when the question must end here without another model call: why.
+        summary: A summary call: its tokens and time count, but it is no model step.
+        tool_round: A model call that proposed tool calls: it began a round of them.
     """
 
     kind: Literal["thought", "action"]
     tokens: int
     ms: float
     halt: NotRequired[str]
+    summary: NotRequired[bool]
+    tool_round: NotRequired[bool]
 
 
 class EffectDone(TypedDict):

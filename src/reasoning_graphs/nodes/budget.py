@@ -14,6 +14,12 @@ every later check reads it as a spent budget.
 The time budget counts work, not waiting: model-call latencies and tool
 durations, as the trajectory records them. Time spent waiting for a person
 is in neither, and a resumed run reads the same record from its state.
+
+A summary that fits a prompt to the context window is a model call that costs
+tokens and time, but it is no model step: ``max_steps`` counts the calls a run
+makes to think, not the upkeep of its prompt. ``max_tool_rounds`` is not a
+budget that stops the question: once its rounds are made, the next model call
+is asked with tools off and its reply is the answer (:func:`rounds_spent`).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any
 from reasoning_graphs.context import Limits
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.nodes.turn import executed_calls, this_question, turn_number
-from reasoning_graphs.state import EXECUTED, Outcome, TrajectoryEvent, Work
+from reasoning_graphs.state import EXECUTED, Outcome, ThoughtEvent, TrajectoryEvent, Work
 
 STEP_LIMIT = "reached the limit of {limit} model steps"
 TOKEN_LIMIT = "spent {used} of {budget} tokens"
@@ -35,13 +41,15 @@ TIME_LIMIT = "spent {used:.1f} of {budget} seconds of work"
 
 @dataclass(frozen=True)
 class Spending:
-    """What a question has spent so far: model calls, tokens, tool calls, milliseconds."""
+    """What a question has spent so far: model calls (summaries apart), tokens, tool calls,
+    milliseconds, and the rounds of tool calls the model began."""
 
     calls: int = 0
     tokens: int = 0
     tool_calls: int = 0
     ms: float = 0.0
     halt: str | None = None
+    rounds: int = 0
 
     def after(self, work: Work) -> Spending:
         halt = self.halt or work.get("halt")
@@ -49,10 +57,11 @@ class Spending:
             return replace(self, tool_calls=self.tool_calls + 1, ms=self.ms + work["ms"], halt=halt)
         return replace(
             self,
-            calls=self.calls + 1,
+            calls=self.calls + (not work.get("summary")),
             tokens=self.tokens + work["tokens"],
             ms=self.ms + work["ms"],
             halt=halt,
+            rounds=self.rounds + bool(work.get("tool_round")),
         )
 
     def plus(self, later: Spending) -> Spending:
@@ -63,6 +72,7 @@ class Spending:
             tool_calls=self.tool_calls + later.tool_calls,
             ms=self.ms + later.ms,
             halt=self.halt or later.halt,
+            rounds=self.rounds + later.rounds,
         )
 
 
@@ -109,11 +119,19 @@ def budget_stop_after(
     return exhausted(limits, question_spending(state).plus(later))
 
 
+def rounds_spent(state: Mapping[str, Any], limits: Limits) -> bool:
+    """Whether the question has made every round of tool calls it may (``max_tool_rounds``),
+    so that its next model call is asked with tools off, for the answer."""
+    limit = limits.max_tool_rounds
+    return limit is not None and question_spending(state).rounds >= limit
+
+
 def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
     """How many model calls of the question started when a budget was already spent."""
     past, spending = 0, Spending()
     for work in question_work(state):
-        if work["kind"] == "thought" and exhausted(limits, spending) is not None:
+        is_step = work["kind"] == "thought" and not work.get("summary")
+        if is_step and exhausted(limits, spending) is not None:
             past += 1
         spending = spending.after(work)
     return past
@@ -182,8 +200,9 @@ def _as_work(event: TrajectoryEvent) -> list[Work]:
     (summaries, continuations); a call that never ran, or a record of something else
     (a trial's evaluation), costs nothing."""
     if event["kind"] == "thought":
-        tokens = event["input_tokens"] + event["output_tokens"]
-        call = _model_call(tokens, event.get("latency_ms", 0.0))
+        call = thought_work(event)
+        if event["tool_calls"]:
+            call["tool_round"] = True
         if "halt" in event:
             call["halt"] = event["halt"]
         return [*event.get("seam_calls", []), call]
@@ -192,8 +211,17 @@ def _as_work(event: TrajectoryEvent) -> list[Work]:
     return []
 
 
-def _model_call(tokens: int, ms: float = 0.0) -> Work:
-    return {"kind": "thought", "tokens": tokens, "ms": ms}
+def thought_work(event: ThoughtEvent) -> Work:
+    """One model call as the budgets count it: its tokens and time, and whether it was a
+    summary (which is no step)."""
+    work = Work(
+        kind="thought",
+        tokens=event["input_tokens"] + event["output_tokens"],
+        ms=event.get("latency_ms", 0.0),
+    )
+    if event.get("summary"):
+        work["summary"] = True
+    return work
 
 
 def _incomplete(reason: str) -> Outcome:

@@ -11,9 +11,19 @@ checkpoint, and every model call starts from it again. The strategies
 - ``protective``: the system prompt, the question and the last 3 steps verbatim;
   the middle is summarised, each message clipped first, once it holds more than
   6 messages;
-- ``hybrid``: nothing while the estimated prompt is within ``context_threshold``
-  of ``context_window``; past it ``protective``, then ``window``, then fewer
-  steps and clipped results, until it fits.
+- ``hybrid`` (the default): nothing while the estimated prompt is within
+  ``context_threshold`` of ``context_window`` (the run's, else the one the model
+  declares); past it ``protective``, then ``window``, then fewer steps and
+  clipped results, until it fits. With no window known it sends the prompt as it is.
+
+A summary is made once and reused: it covers a stated range of the messages a
+prompt leaves out (:class:`~reasoning_graphs.state.ContextSummary`), travels on
+the thought event of the call it served, and so lives in the state. A later
+prompt whose left-out messages begin with that range shows the summary in their
+place; the messages left out after it are shown as they are until they hold
+:data:`SUMMARY_EVERY` steps, and then one summary call folds them into it. So a
+long run makes at most one summary call per :data:`SUMMARY_EVERY` rounds, and a
+resumed one makes none for what it already summarised.
 
 :func:`emergency_fit` is what a provider's "request too large" error gets: the
 last 2 steps verbatim and the rest summarised. Whatever the strategy, a step is
@@ -35,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import operator
 from collections.abc import Callable, Sequence
@@ -57,7 +68,7 @@ from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.turn import request_index
-from reasoning_graphs.state import ThoughtEvent
+from reasoning_graphs.state import ContextSummary, ThoughtEvent, TrajectoryEvent
 
 PROTECTED_STEPS = 3
 """Steps the protective strategy keeps verbatim."""
@@ -71,13 +82,20 @@ SUMMARY_CLIP_CHARS = 2000
 """Length each message is clipped to before the plain summary."""
 SHORTEST_CLIP_CHARS = 80
 """The least of a message the last resort of ``hybrid`` keeps."""
+SUMMARY_EVERY = 4
+"""Steps left out after the summary in force before a summary call folds them into it:
+a run makes at most one summary call per this many rounds."""
 
 SUMMARY_INSTRUCTIONS = (
     "You compress an agent's working notes. Summarise the transcript below in a few "
     "short lines: the goal, every tool result that matters (names, numbers, dates, "
-    "file names exactly), and what is done and what is left. Write only the summary."
+    "file names exactly), and what is done and what is left. When a summary so far "
+    "comes first, fold the new steps into it. Write only the summary."
 )
+SUMMARY_SO_FAR = "Summary so far:\n{summary}\n\nNew steps:\n{transcript}"
 SUMMARY_HEADING = "Summary of earlier steps (the full record is kept):"
+SUMMARY_MARK = "context_summary"
+"""Set in a summary message's ``response_metadata``: every strategy keeps it."""
 CLIPPED = " …[clipped]"
 
 OVERFLOW_NAMES = frozenset({"ContextOverflowError", "ContextWindowExceededError"})
@@ -104,10 +122,12 @@ spent (the question's budget is): what would be summarised is left out instead."
 
 @dataclass
 class Fitted:
-    """A fitted prompt and the thought events of the summaries made for it."""
+    """A fitted prompt, the thought events of the summaries made for it, and the summary
+    made, if one was, for later prompts to reuse."""
 
     prompt: list[BaseMessage]
     events: list[ThoughtEvent] = field(default_factory=list)
+    summary: ContextSummary | None = None
 
 
 def fit_prompt(
@@ -116,13 +136,14 @@ def fit_prompt(
     summarise: Summarise | None,
     question: str | None = None,
     conversation: Sequence[BaseMessage] | None = None,
+    earlier: ContextSummary | None = None,
 ) -> Body[Fitted]:
     """``prompt`` fitted by the run's strategy (unchanged for ``none``).
 
     ``question``: the text of the question being worked on, which every strategy
     keeps (``None``: the prompt's latest human message). ``conversation``: the
     state's messages, which ``window`` reads from running folds when the prompt
-    ends with them.
+    ends with them. ``earlier``: the summary in force (:func:`summary_in_force`).
     """
     messages = list(prompt)
     strategy = limits.context_strategy
@@ -131,12 +152,25 @@ def fit_prompt(
     budget = prompt_limit(limits)
     if strategy == "summary":
         keep = limits.keep_messages
-        return (yield from summarised(messages, keep, summarise, budget, question))
+        return (yield from summarised(messages, keep, summarise, budget, question, earlier))
     if strategy == "protective":
-        return (yield from protected(messages, summarise, budget, question))
+        return (yield from protected(messages, summarise, budget, question, earlier))
     if strategy == "hybrid":
-        return (yield from hybrid(messages, limits, summarise, question))
+        return (yield from hybrid(messages, limits, summarise, question, earlier))
     return Fitted(messages)
+
+
+def _latest_summary(latest: ContextSummary | None, event: TrajectoryEvent) -> ContextSummary | None:
+    return event.get("context_summary") or latest  # type: ignore[return-value]
+
+
+SUMMARIES = Fold("context summaries", lambda: None, _latest_summary)
+
+
+def summary_in_force(trajectory: Sequence[TrajectoryEvent] | None) -> ContextSummary | None:
+    """The latest summary a model call of the thread made to fit its prompt (read from a
+    running fold of the trajectory)."""
+    return folded(trajectory, SUMMARIES)
 
 
 def is_context_overflow(error: BaseException) -> bool:
@@ -259,15 +293,16 @@ def summarised(
     summarise: Summarise | None,
     budget: int | None = None,
     question: str | None = None,
+    earlier: ContextSummary | None = None,
 ) -> Body[Fitted]:
     """The window of :func:`sliding_window`, with what it leaves out summarised.
 
     ``budget``: the estimated tokens the summary request may reach (``None``: any).
+    ``earlier``: the summary in force, reused for what it covers.
     """
     kept = _always_kept(messages, question) | _recent_steps(messages, keep)
-    return (
-        yield from _summarise_rest(messages, kept, SUMMARY_CLIP_CHARS, summarise, budget, question)
-    )
+    clip = SUMMARY_CLIP_CHARS
+    return (yield from _summarise_rest(messages, kept, clip, summarise, budget, question, earlier))
 
 
 def protected(
@@ -275,14 +310,16 @@ def protected(
     summarise: Summarise | None,
     budget: int | None = None,
     question: str | None = None,
+    earlier: ContextSummary | None = None,
 ) -> Body[Fitted]:
     """System prompt, question and the last 3 steps verbatim; a middle of more than
-    6 messages summarised, each clipped first (``budget`` as in :func:`summarised`)."""
+    6 messages summarised, each clipped first (``budget`` and ``earlier`` as in
+    :func:`summarised`)."""
     kept = _always_kept(messages, question) | _last_steps(messages, PROTECTED_STEPS, question)
     if len(messages) - len(kept) <= SUMMARY_MIN_MESSAGES:
         return Fitted(list(messages))
     clip = PROTECTIVE_CLIP_CHARS
-    return (yield from _summarise_rest(messages, kept, clip, summarise, budget, question))
+    return (yield from _summarise_rest(messages, kept, clip, summarise, budget, question, earlier))
 
 
 def emergency_fit(
@@ -290,13 +327,19 @@ def emergency_fit(
     summarise: Summarise | None,
     budget: int | None = None,
     question: str | None = None,
+    earlier: ContextSummary | None = None,
 ) -> Body[Fitted]:
     """After a provider refused the prompt as too large: the last 2 steps verbatim, the
-    rest summarised, and long messages clipped when there was nothing to summarise."""
+    rest summarised at once (whatever :data:`SUMMARY_EVERY` says), and long messages
+    clipped when there was nothing to summarise."""
     kept = _always_kept(messages, question) | _last_steps(messages, EMERGENCY_STEPS, question)
     if len(kept) < len(messages):
         clip = PROTECTIVE_CLIP_CHARS
-        return (yield from _summarise_rest(messages, kept, clip, summarise, budget, question))
+        return (
+            yield from _summarise_rest(
+                messages, kept, clip, summarise, budget, question, earlier, fold_every=1
+            )
+        )
     return Fitted(_clip_unprotected(messages, SUMMARY_CLIP_CHARS, question))
 
 
@@ -305,6 +348,7 @@ def hybrid(
     limits: Limits,
     summarise: Summarise | None,
     question: str | None = None,
+    earlier: ContextSummary | None = None,
 ) -> Body[Fitted]:
     """Each strategy in turn, from the gentlest, while the prompt is past the threshold.
 
@@ -314,7 +358,7 @@ def hybrid(
     limit = prompt_limit(limits)
     if limit is None or estimate_tokens(messages) <= limit:
         return Fitted(list(messages))
-    fitted = yield from protected(messages, summarise, limit, question)
+    fitted = yield from protected(messages, summarise, limit, question, earlier)
     if estimate_tokens(fitted.prompt) > limit:
         fitted.prompt = sliding_window(fitted.prompt, limits.keep_messages, question)
     if estimate_tokens(fitted.prompt) > limit:
@@ -339,9 +383,14 @@ def _shrunk(messages: list[BaseMessage], limit: int, question: str | None) -> li
 
 
 def _always_kept(messages: Sequence[BaseMessage], question: str | None) -> set[int]:
-    """System messages, the question, and every step that holds a call a person decided."""
+    """System messages, the question, a summary already made, and every step that holds a
+    call a person decided."""
     asked = _question_index(messages, question)
-    kept = {i for i, m in enumerate(messages) if isinstance(m, SystemMessage) or i == asked}
+    kept = {
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, SystemMessage) or i == asked or m.response_metadata.get(SUMMARY_MARK)
+    }
     for step in steps(messages):
         if any(_is_decided(messages[i]) for i in step):
             kept.update(step)
@@ -399,31 +448,92 @@ def _summarise_rest(
     summarise: Summarise | None,
     budget: int | None,
     question: str | None,
+    earlier: ContextSummary | None,
+    *,
+    fold_every: int = SUMMARY_EVERY,
 ) -> Body[Fitted]:
-    """``messages`` with those not ``kept`` replaced by one summary, placed where they began
-    (after the question when some of them follow it)."""
+    """``messages`` with those not ``kept`` left out and summarised in one message, placed
+    where they began (after the question when some of them follow it).
+
+    Where the left-out messages begin with those ``earlier`` covers, its text stands
+    for them; the ones after are folded into it by one summary call once they hold
+    ``fold_every`` steps, and shown as they are until then. Without ``summarise`` (no
+    call may be spent) those are left out instead.
+    """
     dropped = [i for i in range(len(messages)) if i not in kept]
     if not dropped:
         return Fitted(list(messages))
-    if summarise is None:
-        return Fitted([m for i, m in enumerate(messages) if i in kept])
-    request = _summary_prompt([messages[i] for i in dropped], clip, budget)
+    covered = _covered(messages, dropped, earlier)
+    text = earlier["text"] if earlier is not None and covered else None
+    new = dropped[covered:]
+    if not new or summarise is None:
+        return Fitted(_with_summary(messages, kept, text, dropped, question))
+    if covered and _step_count(messages, new) < fold_every:
+        return Fitted(_with_summary(messages, kept | set(new), text, dropped, question))
+    request = _summary_prompt([messages[i] for i in new], clip, budget, text)
     text, event = yield from summarise(request)
-    summary = AIMessage(f"{SUMMARY_HEADING}\n{text}")
+    summary = ContextSummary(
+        text=text,
+        covers=len(dropped),
+        first=fingerprint(messages[dropped[0]]),
+        last=fingerprint(messages[dropped[-1]]),
+    )
+    return Fitted(_with_summary(messages, kept, text, dropped, question), [event], summary)
+
+
+def _covered(
+    messages: Sequence[BaseMessage], dropped: list[int], earlier: ContextSummary | None
+) -> int:
+    """How many of the ``dropped`` messages, from the first, ``earlier`` covers (0: none)."""
+    if earlier is None or not 0 < earlier["covers"] <= len(dropped):
+        return 0
+    first, last = messages[dropped[0]], messages[dropped[earlier["covers"] - 1]]
+    if fingerprint(first) != earlier["first"] or fingerprint(last) != earlier["last"]:
+        return 0
+    return earlier["covers"]
+
+
+def _step_count(messages: Sequence[BaseMessage], indexes: list[int]) -> int:
+    """How many steps begin among ``indexes`` (a step begins with any message but a result)."""
+    return sum(not isinstance(messages[i], ToolMessage) for i in indexes)
+
+
+def _with_summary(
+    messages: Sequence[BaseMessage],
+    shown: set[int],
+    text: str | None,
+    dropped: list[int],
+    question: str | None,
+) -> list[BaseMessage]:
+    """The ``shown`` messages, with a summary of ``text`` where the ``dropped`` began."""
+    if text is None:
+        return [m for i, m in enumerate(messages) if i in shown]
+    summary = AIMessage(f"{SUMMARY_HEADING}\n{text}", response_metadata={SUMMARY_MARK: True})
     asked = _question_index(messages, question)
     place = dropped[0]
     if asked is not None and dropped[-1] > asked:
         place = max(place, asked + 1)
-    fitted = [m for i, m in enumerate(messages) if i in kept and i < place]
+    fitted = [m for i, m in enumerate(messages) if i in shown and i < place]
     fitted.append(summary)
-    fitted.extend(m for i, m in enumerate(messages) if i in kept and i >= place)
-    return Fitted(fitted, [event])
+    fitted.extend(m for i, m in enumerate(messages) if i in shown and i >= place)
+    return fitted
+
+
+def fingerprint(message: BaseMessage) -> str:
+    """A short digest of what a message says and which calls it makes or answers, by which
+    a later prompt finds the messages a summary covers."""
+    calls = message.tool_calls if isinstance(message, AIMessage) else []
+    answers = message.tool_call_id if isinstance(message, ToolMessage) else ""
+    ids = ",".join(call["id"] or "" for call in calls)
+    said = f"{message.type}\0{message.text}\0{ids}\0{answers}"
+    return hashlib.blake2b(said.encode(), digest_size=8).hexdigest()
 
 
 def _summary_prompt(
-    messages: Sequence[BaseMessage], clip: int, budget: int | None
+    messages: Sequence[BaseMessage], clip: int, budget: int | None, so_far: str | None = None
 ) -> list[BaseMessage]:
-    """The request for a summary of ``messages``, each clipped to ``clip`` characters.
+    """The request for a summary of ``messages``, each clipped to ``clip`` characters, folded
+    into the summary ``so_far`` when there is one.
 
     Past ``budget`` the messages are clipped shorter, then the oldest left out, so the
     summary call itself stays within the window.
@@ -431,6 +541,8 @@ def _summary_prompt(
     entries = [f"{_role(m)}: {_described(m)}" for m in messages]
     while True:
         transcript = "\n".join(_clipped(entry, clip) for entry in entries)
+        if so_far is not None:
+            transcript = SUMMARY_SO_FAR.format(summary=so_far, transcript=transcript)
         request = [SystemMessage(SUMMARY_INSTRUCTIONS), HumanMessage(transcript)]
         if budget is None or estimate_tokens(request) <= budget or len(entries) == 1:
             return request

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -44,11 +45,13 @@ from pydantic import BaseModel
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary
+from reasoning_graphs.models.context_size import context_window_of
 from reasoning_graphs.nodes.budget import (
     Spending,
     budget_stop_after,
     exhausted,
     question_spending,
+    thought_work,
 )
 from reasoning_graphs.nodes.call_watch import (
     CallAllowance,
@@ -64,6 +67,7 @@ from reasoning_graphs.nodes.context_window import (
     fit_prompt,
     is_context_overflow,
     prompt_limit,
+    summary_in_force,
 )
 from reasoning_graphs.nodes.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.setup import RunScope
@@ -71,7 +75,7 @@ from reasoning_graphs.nodes.stop import QuestionStopped
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import call_ids, latest_request
-from reasoning_graphs.state import Outcome, ThoughtEvent, Work, message_ids
+from reasoning_graphs.state import ContextSummary, Outcome, ThoughtEvent, message_ids
 
 logger = logging.getLogger(__name__)
 
@@ -158,10 +162,12 @@ def call_model(
 
     ``state`` places the thought event in its turn and step; ``run`` gives the
     model and the options its guards read. The prompt is first fitted to the
-    context window by the run's strategy; a provider that still refuses it as
-    too large gets an emergency summary and one more try. A summary is a model
-    call too: the reply's event carries its cost, and its own event is in
-    :attr:`ModelReply.events`. A reply
+    context window by the run's strategy (the window the run sets, else the one
+    the model declares: :func:`fitting_limits`); a provider that still refuses it
+    as too large gets an emergency summary and one more try. A summary is a model
+    call of the run's ``summary_model`` that costs tokens and time but is no step:
+    the reply's event carries its cost and the summary itself (for later prompts
+    to reuse), and its own event is in :attr:`ModelReply.events`. A reply
     cut by the length limit is continued, or retried when it was calling tools
     (see :func:`_completed`). Once the question's budget is spent, the one
     closing call gets no summary or continuation: what would be summarised is
@@ -195,8 +201,11 @@ def _call(
     closing = exhausted(run.limits, spending) is not None
     summarise = None if closing else summariser(run, state, spending)
     question = latest_request(state["messages"]) or None
+    limits = yield from fitting_limits(run)
+    earlier = summary_in_force(state.get("trajectory"))
+    conversation = state.get("messages")
     fitted = yield from fit_prompt(
-        request.prompt, run.limits, summarise, question, state.get("messages")
+        request.prompt, limits, summarise, question, conversation, earlier
     )
     made.extend(fitted.events)
     try:
@@ -206,15 +215,29 @@ def _call(
             raise
         logger.warning("the provider refused the prompt as too long; summarising and retrying")
         # the summary request must fit where the refused prompt did not
-        limit = prompt_limit(run.limits) or estimate_tokens(fitted.prompt) // 2
-        emergency = yield from emergency_fit(fitted.prompt, summarise, limit, question)
+        limit = prompt_limit(limits) or estimate_tokens(fitted.prompt) // 2
+        emergency = yield from emergency_fit(
+            request.prompt, summarise, limit, question, fitted.summary or earlier
+        )
         made.extend(emergency.events)
-        fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events])
+        summary = emergency.summary or fitted.summary
+        fitted = Fitted(emergency.prompt, [*fitted.events, *emergency.events], summary)
         reply = yield from _ask(run, request, fitted.prompt, state, spending, closing=closing)
     if closing:
-        return _after(fitted.events, reply)
+        return _after(fitted.events, reply, fitted.summary)
     reply, parts = yield from _completed(run, request, fitted.prompt, state, spending, reply, made)
-    return _after([*fitted.events, *parts], reply)
+    return _after([*fitted.events, *parts], reply, fitted.summary)
+
+
+def fitting_limits(run: RunScope) -> Body[Limits]:
+    """The run's limits, with the model's context window where the run sets none and the
+    strategy needs one: what the model declares, or what its server reports (asked
+    once per server and model, off the event loop)."""
+    limits = run.limits
+    if limits.context_window is not None or limits.context_strategy in ("none", "window"):
+        return limits
+    window = yield from context_window_of(run.model)
+    return limits if window is None else replace(limits, context_window=window)
 
 
 def _completed(
@@ -312,12 +335,14 @@ def _ask(
     spending: Spending,
     *,
     closing: bool = False,
+    model: BaseChatModel | None = None,
 ) -> Body[ModelReply]:
-    """One call of the model on ``prompt`` as given, with its thought event: watched while
-    it runs, and tried again after a failure that may pass, with the user told.
-    ``spending`` is the question's before this call (:func:`call_allowance`)."""
+    """One call of the model (the run's, unless ``model`` is given) on ``prompt`` as given,
+    with its thought event: watched while it runs, and tried again after a failure that
+    may pass, with the user told. ``spending`` is the question's before this call
+    (:func:`call_allowance`)."""
     runnable = run.setup.bindings.bound(
-        run.model,
+        model or run.model,
         tools=request.tools,
         tool_choice=request.tool_choice,
         schema=request.schema,
@@ -355,6 +380,8 @@ def _ask(
         message = result
     message = with_runtime_ids(message, state["messages"])
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
+    if request.schema is not None:  # a typed reply comes as a call, but calls no tool
+        event["tool_calls"] = []
     return ModelReply(message, parsed, unparsed, latency_ms, event)
 
 
@@ -457,34 +484,37 @@ def _record_stop(
 def summariser(
     run: RunScope, state: Mapping[str, Any] | None, spending: Spending | None = None
 ) -> Summarise:
-    """A summary call through this seam, as the fitting strategies ask for one;
-    ``spending`` is the question's so far, when the caller has already summed it."""
+    """A summary call of the run's summary model through this seam, as the fitting
+    strategies ask for one, its event marked ``summary``; ``spending`` is the
+    question's so far, when the caller has already summed it."""
     state = state or NO_STATE
     before = spending or question_spending(state)
 
     def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
-        reply = yield from _ask(run, ModelRequest(prompt=prompt), prompt, state, before)
-        return reply.message.text, reply.event
+        request = ModelRequest(prompt=prompt)
+        reply = yield from _ask(run, request, prompt, state, before, model=run.summary_model)
+        return reply.message.text, ThoughtEvent(**reply.event, summary=True)
 
     return summarise
 
 
-def _after(preceding: list[ThoughtEvent], reply: ModelReply) -> ModelReply:
-    """``reply`` numbered after the calls made before it, which it carries."""
-    if not preceding:
+def _after(
+    preceding: list[ThoughtEvent], reply: ModelReply, summary: ContextSummary | None = None
+) -> ModelReply:
+    """``reply`` numbered after the steps made before it (a summary is none), carrying their
+    cost and the ``summary`` made for its prompt."""
+    if not preceding and summary is None:
         return reply
-    numbered = [
-        ThoughtEvent(**{**event, "step": event["step"] + index})
-        for index, event in enumerate(preceding)
-    ]
-    event = ThoughtEvent(
-        **{**reply.event, "step": reply.event["step"] + len(preceding)},
-        seam_calls=[
-            Work(kind="thought", tokens=e["input_tokens"] + e["output_tokens"], ms=e["latency_ms"])
-            for e in numbered
-        ],
-    )
-    return replace(reply, event=event, preceding=tuple(numbered))
+    numbered, steps_before = [], 0
+    for event in preceding:
+        numbered.append(ThoughtEvent(**{**event, "step": event["step"] + steps_before}))
+        steps_before += not event.get("summary")
+    fields: dict[str, Any] = {**reply.event, "step": reply.event["step"] + steps_before}
+    if numbered:
+        fields["seam_calls"] = [thought_work(event) for event in numbered]
+    if summary is not None:
+        fields["context_summary"] = summary
+    return replace(reply, event=ThoughtEvent(**fields), preceding=tuple(numbered))
 
 
 def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) -> AIMessage:

@@ -14,6 +14,11 @@ Stop using tools now ({reason}). Using only what the observations above show, \
 give your best final answer to the user's last question. If the observations are \
 not enough to answer, say so plainly."""
 
+ROUNDS_SPENT = (
+    "You have made every round of tool calls this question allows: answer now from what "
+    "the observations show."
+)
+
 INCOMPLETE_NOTE = "[Stopped before a confident answer: {reason}.{evidence}]"
 EVIDENCE_LINE = " Evidence gathered: {items}."
 NO_ANSWER = "I could not finish this task."

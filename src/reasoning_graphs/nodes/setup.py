@@ -52,6 +52,9 @@ class AgentOptions(TypedDict, total=False):
         max_steps: Model calls per question — every call, in plan steps and
             trials too — before an incomplete answer (default 10; ``None``: no
             limit). At most one call more concludes (see :mod:`~reasoning_graphs.nodes.budget`).
+        max_tool_rounds: Rounds of tool calls per question; the model call after the
+            last is asked with tools off, and its reply is the answer (default and
+            ``None``: no limit).
         max_tool_calls_per_turn: Calls one model turn may make; extra calls are refused.
         token_budget: Prompt plus completion tokens per question (default and
             ``None``: no limit).
@@ -72,12 +75,15 @@ class AgentOptions(TypedDict, total=False):
             loop guards step in (see :class:`~reasoning_graphs.context.AgentContext`).
         context_strategy, context_window, context_threshold, keep_messages: How
             the prompt is kept within the model's window.
+        summary_model: The model (or its spec) that writes those summaries (default:
+            the run's model).
         model_timeout: Seconds one model call may take (default and ``None``: no limit).
         idle_timeout: Seconds a model call may send nothing, or a tool may run,
             before the question stops (default 600; ``None``: no limit).
     """
 
     max_steps: int | None
+    max_tool_rounds: int | None
     max_tool_calls_per_turn: int
     token_budget: int | None
     tool_timeout: float | None
@@ -96,6 +102,7 @@ class AgentOptions(TypedDict, total=False):
     context_window: int | None
     context_threshold: float
     keep_messages: int
+    summary_model: BaseChatModel | str | None
     model_timeout: float | None
     idle_timeout: float | None
 
@@ -109,6 +116,8 @@ def agent_setup(
     """The setup a pattern's nodes share; ``tools=None`` means the built-in tools, and
     ``retry=None`` the mode's retries of a failed model call."""
     spec_string = model if isinstance(model, str) else None
+    summary_model = options.get("summary_model")
+    summary_spec = summary_model if isinstance(summary_model, str) else None
     defaults = Limits.preset(options.get("mode"))
     given: Mapping[str, Any] = options
     tool_defaults = ToolDefaults(
@@ -120,11 +129,13 @@ def agent_setup(
         limits=replace(
             defaults,
             model=spec_string,
+            summary_model=summary_spec,
             approve=tuple(options.get("approve", ())),
             deny=tuple(options.get("deny", ())),
             **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
         ),
         model=None if spec_string else model,
+        summary_model=None if summary_spec else summary_model,
         rules=tuple(options.get("rules", ())),
         system_prompt=options.get("system_prompt", ""),
         retry_policy=retry or mode_retry_policy(options.get("mode")),
@@ -143,6 +154,7 @@ class AgentSetup:
     registry: ToolRegistry
     limits: Limits
     model: BaseChatModel | None = None
+    summary_model: BaseChatModel | None = None
     rules: Sequence[Rule] = ()
     system_prompt: str = ""
     retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
@@ -174,6 +186,14 @@ class RunScope:
         if self.limits.model or self.setup.model is None:
             return resolve_model(self.limits.model)
         return self.setup.model
+
+    @cached_property
+    def summary_model(self) -> BaseChatModel:
+        """The model that writes the summaries fitting a prompt to the window: the run's
+        ``summary_model``, else the graph's, else :attr:`model`."""
+        if self.limits.summary_model:
+            return resolve_model(self.limits.summary_model)
+        return self.setup.summary_model or self.model
 
     @cached_property
     def registry(self) -> ToolRegistry:

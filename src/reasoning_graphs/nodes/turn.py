@@ -172,7 +172,7 @@ RECORDS_BY_TURN = Fold("records by turn", dict, _by_turn)
 
 
 def _count_thought(by_turn: dict[int, int], event: Mapping[str, Any]) -> dict[int, int]:
-    if event["kind"] == "thought":
+    if event["kind"] == "thought" and not event.get("summary"):  # a summary is no step
         by_turn[event["turn"]] = by_turn.get(event["turn"], 0) + 1
     return by_turn
 
