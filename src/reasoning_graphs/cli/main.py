@@ -14,13 +14,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.bench import add_bench_parser
 from reasoning_graphs.cli.errors import UsageError
 from reasoning_graphs.cli.store import DB_ENV
-from reasoning_graphs.context import MODES
+from reasoning_graphs.context import MODES, ContextStrategy
 from reasoning_graphs.graphs import PATTERNS
 
 USAGE_ERROR = exits.USAGE
@@ -85,7 +85,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--mode",
         choices=list(MODES),
-        help="'chat': one round of tool calls; 'agent': up to 20 rounds (kept with the thread)",
+        help=(
+            "'chat': one round of tool calls, then the answer; 'agent': up to 20 rounds, "
+            "then the answer (kept with the thread)"
+        ),
+    )
+    run.add_argument(
+        "--context",
+        choices=get_args(ContextStrategy),
+        metavar="STRATEGY",
+        help=(
+            "how the prompt is kept within the model's window: none, window, summary, "
+            "protective or hybrid (default: hybrid, once the window is known)"
+        ),
+    )
+    run.add_argument(
+        "--context-window",
+        type=int,
+        metavar="N",
+        help="the model's context window in tokens (default: what the model or its server says)",
     )
     run.add_argument(
         "--approve",

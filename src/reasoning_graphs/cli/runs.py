@@ -90,6 +90,8 @@ PATTERN_FLAGS = (
     "idle_timeout",
     "mode",
     "approve",
+    "context",
+    "context_window",
 )
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
@@ -97,8 +99,10 @@ OWN_MODEL = ""
 
 def run(store: Store, args: argparse.Namespace) -> int:
     """Ask ``args.question`` on a new thread, or on ``--thread`` as its next question."""
-    if args.max_steps is not None and args.max_steps < 1:
-        raise UsageError("--max-steps must be at least 1")
+    for flag in ("max_steps", "context_window"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be at least 1")
     for flag in ("time_budget", "model_timeout", "idle_timeout"):
         value = getattr(args, flag)
         if value is not None and value <= 0:
@@ -123,6 +127,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "idle_timeout": args.idle_timeout,
         "approve": args.approve,
         "mode": args.mode,
+        "context_strategy": args.context,
+        "context_window": args.context_window,
     }
     limits = {
         **(record.limits if record else {}),
