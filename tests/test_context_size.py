@@ -120,7 +120,7 @@ class FakeServer:
 
         self.port = free_port()
         self.http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        threading.Thread(target=self.http.serve_forever, args=(0.05,), daemon=True).start()
 
     def model(self, name: str = "smollm2") -> ChatOpenAI:
         return ChatOpenAI(model=name, base_url=f"http://127.0.0.1:{self.port}/v1", api_key="k")
@@ -162,6 +162,13 @@ def test_a_server_reports_its_context_once(serve, routes: dict[str, Any], window
     assert asked >= 1
     assert drive(context_window_of(server.model())) == window
     assert len(server.asked) == asked, "asked once per server and model"
+
+
+def test_the_server_may_be_named_by_openai_base_url(serve, monkeypatch) -> None:
+    server = serve(LLAMA_SERVER)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.port}/v1")
+
+    assert drive(context_window_of(ChatOpenAI(model="from-env", api_key="k"))) == 2048
 
 
 def test_an_unreachable_server_means_an_unknown_window() -> None:

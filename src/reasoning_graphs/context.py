@@ -126,8 +126,8 @@ class AgentContext:
     max_steps: int | None = field(
         default=None,
         metadata={
-            "description": "Model calls per question (all of them, in every step and trial) "
-            "before the run must answer. "
+            "description": "Model calls per question (in every step and trial; summaries "
+            "that fit the prompt to the window are not counted) before the run must answer. "
             "May lower the graph's limit, not raise it."
         },
     )

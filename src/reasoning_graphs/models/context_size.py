@@ -41,11 +41,16 @@ OPENAI_HOST = "api.openai.com"
 
 
 class Server(NamedTuple):
-    """An OpenAI-compatible server and the model asked of it."""
+    """An OpenAI-compatible server and the model asked of it (with the key it takes)."""
 
     base_url: str
     model: str
     api_key: str | None
+
+    @property
+    def asked(self) -> tuple[str, str]:
+        """What an answer is kept by: the server and the model, not the key."""
+        return self.base_url, self.model
 
 
 def declared_context_window(model: BaseChatModel) -> int | None:
@@ -62,7 +67,9 @@ def declared_context_window(model: BaseChatModel) -> int | None:
 
 def server_of(model: BaseChatModel) -> Server | None:
     """The OpenAI-compatible server ``model`` talks to, unless that is OpenAI's own API."""
-    base_url = getattr(model, "openai_api_base", None) or os.environ.get("OPENAI_BASE_URL")
+    if not hasattr(model, "openai_api_base"):  # not a client of the OpenAI API
+        return None
+    base_url = model.openai_api_base or os.environ.get("OPENAI_BASE_URL")
     name = getattr(model, "model_name", None)
     if not base_url or not isinstance(name, str) or urlsplit(base_url).hostname == OPENAI_HOST:
         return None
@@ -79,7 +86,7 @@ def context_window_of(model: BaseChatModel) -> Body[int | None]:
     server = server_of(model)
     if server is None:
         return None
-    known = _ASKED.get(server)
+    known = _ASKED.get(server.asked)
     if known is not None:
         return known.window
     return (yield Blocking(served_context_window, server))
@@ -89,16 +96,16 @@ class _Answer(NamedTuple):
     window: int | None
 
 
-_ASKED: dict[Server, _Answer] = {}
+_ASKED: dict[tuple[str, str], _Answer] = {}
 _ASKING = threading.Lock()
 
 
 def served_context_window(server: Server) -> int | None:
     """What ``server`` reports of its context for its model, asked once (blocking I/O)."""
     with _ASKING:
-        if server not in _ASKED:
-            _ASKED[server] = _Answer(_ask(server))
-        return _ASKED[server].window
+        if server.asked not in _ASKED:
+            _ASKED[server.asked] = _Answer(_ask(server))
+        return _ASKED[server.asked].window
 
 
 def _ask(server: Server) -> int | None:

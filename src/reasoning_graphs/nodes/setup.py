@@ -50,8 +50,9 @@ class AgentOptions(TypedDict, total=False):
 
     Attributes:
         max_steps: Model calls per question — every call, in plan steps and
-            trials too — before an incomplete answer (default 10; ``None``: no
-            limit). At most one call more concludes (see :mod:`~reasoning_graphs.nodes.budget`).
+            trials too, but for the summaries that fit a prompt to the window —
+            before an incomplete answer (default 10; ``None``: no limit). At most
+            one call more concludes (see :mod:`~reasoning_graphs.nodes.budget`).
         max_tool_rounds: Rounds of tool calls per question; the model call after the
             last is asked with tools off, and its reply is the answer (default and
             ``None``: no limit).
