@@ -268,13 +268,15 @@ async def test_the_graphs_observation_length_applies_unless_a_spec_sets_its_own(
 ) -> None:
     calls = [tool_call("dump", id="c1", lines=200), tool_call("long_dump", id="c2", lines=200)]
     tools = [dump, tool_spec(dump, name="long_dump", max_observation_chars=5000)]
-    graph = react.build_graph(
-        ScriptedChatModel(script=[*calls, "Done."]), tools=tools, max_observation_chars=300
-    )
+    model = ScriptedChatModel(script=[*calls, "Done."])
+    graph = react.build_graph(model, tools=tools, max_observation_chars=300)
 
     state = await run(graph, ask("Dump."), face)
 
-    cut, whole = observation(state, "c1"), observation(state, "c2")
+    # the state keeps both results whole; the model reads the first one cut
+    assert observation(state, "c1").content == dump.invoke({"lines": 200})
+    read = {m.tool_call_id: m for m in model.prompts[-1] if isinstance(m, ToolMessage)}
+    cut, whole = read["c1"], read["c2"]
     assert len(cut.content) <= 300
     assert "read_observation(ref='obs-c1')" in cut.content
     assert whole.content == dump.invoke({"lines": 200})
@@ -289,7 +291,10 @@ async def test_a_planning_pattern_takes_the_same_defaults(face: str) -> None:
     state = await run(graph, ask("Dump."), face)
 
     (message,) = [m for m in state["messages"] if isinstance(m, ToolMessage)]
-    assert len(message.content) <= 300
+    assert message.content == dump.invoke({"lines": 200})  # kept whole
+    solver = "\n".join(str(m.content) for m in model.prompts[-1])
+    assert "read_observation(ref=" in solver  # the solver reads it cut
+    assert "line 00100" not in solver
     assert list(state["observations"].values()) == [dump.invoke({"lines": 200})]
 
 
