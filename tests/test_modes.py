@@ -14,8 +14,9 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from reasoning_graphs.context import MODES, AgentContext, Limits
-from reasoning_graphs.graphs import plan_execute, react
+from reasoning_graphs.graphs import plan_execute, react, react_text
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.nodes.prompts import ROUNDS_SPENT
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call
 
 ANSWER = "Counted as far as I was allowed."
@@ -138,3 +139,24 @@ def test_plan_steps_share_the_questions_rounds() -> None:
 def test_the_round_option_is_a_whole_number() -> None:
     with pytest.raises(ValueError, match="max_tool_rounds"):
         AgentContext(max_tool_rounds="two")  # type: ignore[arg-type]
+
+
+class TextHungryModel(ScriptedChatModel):
+    """A text-format model that always writes another action, unless told the rounds are made."""
+
+    def _choose_reply(self, record: RecordedCall) -> Any:
+        if ROUNDS_SPENT in record.messages[-1].text:
+            return f"Final Answer: {ANSWER}"
+        return f'Thought: more\nAction: count\nAction Input: {{"n": {len(self.calls)}}}'
+
+
+@pytest.mark.parametrize(("mode", "rounds"), [("chat", 1), ("agent", 20)])
+def test_text_react_makes_the_modes_rounds_then_answers(mode: str, rounds: int) -> None:
+    model = TextHungryModel(script=[])
+    graph = react_text.build_graph(model, tools=[count], mode=mode)
+
+    state = graph.invoke(ask("Count."))
+
+    assert (tool_rounds(state), len(model.calls)) == (rounds, rounds + 1)
+    assert state["outcome"] == {"status": "answered"}
+    assert state["messages"][-1].content == ANSWER

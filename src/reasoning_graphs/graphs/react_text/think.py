@@ -24,9 +24,12 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
 from reasoning_graphs.nodes.advice import advice_for, advised
+from reasoning_graphs.nodes.budget import rounds_spent
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model_view import model_view
+from reasoning_graphs.nodes.prompts import ROUNDS_SPENT
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.think import answer_without_calls
 from reasoning_graphs.nodes.turn import request_index
 from reasoning_graphs.state import AgentState, Outcome
 from reasoning_graphs.text_format import (
@@ -110,7 +113,10 @@ class TextFormat:
         request = ModelRequest(prompt=prompt, stop=stop_sequences(self.labels))
         reply = yield from call_model(run, request, state)
         step = self.parse(reply.message.text, specs)
-        answer = step.answer if step.kind == "final" and step.answer else reply.message.text
+        if step.kind == "final" and step.answer:
+            answer = step.answer
+        else:  # an action asked for all the same is not run: its thought is all it said
+            answer = step.thought if step.kind == "action" else reply.message.text
         usage = reply.message.usage_metadata
         return replace(reply, message=AIMessage(content=answer, usage_metadata=usage))
 
@@ -123,6 +129,9 @@ def make_think_text(
     def think(state: AgentState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         specs = run.usable_specs(state)
+        if specs and rounds_spent(state, run.limits):  # the rounds are made: the answer now
+            final = yield from text_format.ask_final(run, state, ROUNDS_SPENT)
+            return answer_without_calls(final, run.limits.max_tool_rounds)
         messages = state["messages"]
         shown = model_view(messages, run.registry)
         prompt = advised(text_format.prompt(specs, shown), advice_for(messages, run.limits))
@@ -140,6 +149,8 @@ def make_think_text(
                 reason = FORMAT_DRIFT.format(count=count, error=step.error)
                 outcome = {"status": "incomplete", "reason": reason}
         event = {**replied.event, PARSE_LEVEL: step.level}
+        if step.kind == "action":  # a round of tool calls, as the budgets count rounds
+            event["tool_calls"] = [step.tool or ""]
         return {"messages": [message], "trajectory": [event], "outcome": outcome, "to_run": []}
 
     return think
