@@ -217,3 +217,37 @@ def test_a_write_repeated_after_another_write_runs_again(log: ToolLog) -> None:
 
     assert [r["args"]["item"] for r in log.runs] == ["x", "y", "x"]
     assert state["outcome"] == {"status": "answered"}
+
+
+def test_rounds_made_only_of_repeats_end_the_question_after_the_limit() -> None:
+    folder = Folder()
+    script = [*[tool_call("list_files") for _ in range(3)], "It holds a.txt."]
+    model = ScriptedChatModel(script=script)
+    graph = react.build_graph(model, tools=folder.tools())
+
+    state = graph.invoke(ask("List the folder."))
+
+    assert folder.listed == 1
+    assert state["outcome"]["status"] == "incomplete"
+    assert "list_files()" in state["outcome"]["reason"]
+    assert len(model.calls) == 4  # one listing, two rounds of repeats, the closing call
+    assert state["messages"][-1].content == "It holds a.txt."  # the closing reply
+
+
+def test_one_round_of_repeats_between_others_ends_nothing() -> None:
+    folder = Folder()
+    script = [
+        tool_call("list_files"),
+        tool_call("list_files"),
+        tool_call("read_file", path="a.txt"),
+        tool_call("read_file", path="a.txt"),  # a repeat again, after a stateful read ran
+        "a.txt holds A.",
+    ]
+    graph = react.build_graph(
+        ScriptedChatModel(script=script), folder.tools(), repeat_round_limit=2
+    )
+
+    state = graph.invoke(ask("What does the folder hold?"))
+
+    assert state["outcome"] == {"status": "answered"}
+    assert state["messages"][-1].content == "a.txt holds A."

@@ -42,6 +42,7 @@ BUDGETS = (
     "repeat_failure_limit",
     "empty_result_streak",
     "stale_round_limit",
+    "repeat_round_limit",
 )
 """Limits a run may lower, never raise or remove."""
 TIMEOUTS = ("model_timeout", "idle_timeout")
@@ -214,6 +215,14 @@ class AgentContext:
             "to summarise and answer (default 5). May be lowered, not raised."
         },
     )
+    repeat_round_limit: int | None = field(
+        default=None,
+        metadata={
+            "description": "Rounds in a row made only of calls answered from an earlier "
+            "identical call (nothing ran, nothing changed) before the model is asked to "
+            "answer (default 2). May be lowered, not raised."
+        },
+    )
     context_strategy: ContextStrategy | None = field(
         default=None,
         metadata={
@@ -299,6 +308,7 @@ class Limits:
     repeat_failure_limit: int = 2
     empty_result_streak: int = 3
     stale_round_limit: int = 5
+    repeat_round_limit: int = 2
     approve: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     tools: tuple[str, ...] | None = None

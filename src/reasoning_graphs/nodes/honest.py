@@ -111,6 +111,7 @@ GAVE_UP_ZH = re.compile(
 _texts: list[str] = [
     prompts.REACT_SYSTEM,
     prompts.ANSWER_NOW,
+    prompts.ROUNDS_SPENT,
     prompts.INCOMPLETE_NOTE,
     prompts.INCOMPLETE_NOTE.format(reason="{reason}", evidence=prompts.EVIDENCE_LINE),
     prompts.NO_ANSWER,
@@ -145,6 +146,7 @@ _texts: list[str] = [
     # why a question stopped, as its note gives it
     progress.REPEATED_FAILURE,
     progress.STALE_ROUNDS,
+    progress.REPEATED_ONLY,
     budget.STEP_LIMIT,
     budget.TOKEN_LIMIT,
     budget.TOOL_LIMIT,

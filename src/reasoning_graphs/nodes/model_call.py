@@ -69,6 +69,7 @@ from reasoning_graphs.nodes.context_window import (
     prompt_limit,
     summary_in_force,
 )
+from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.stop import QuestionStopped
@@ -91,6 +92,7 @@ CONTINUE_PROMPT = (
 )
 CUT_CALL = "The call's arguments were cut off by the length limit; it was not run."
 KEPT_FAILING = "the model call failed {attempts} times ({error})"
+own_texts(CONTINUE_PROMPT, CUT_CALL, KEPT_FAILING)  # a reply made of them is no answer
 CLOSING_TOKENS = 4000
 """Tokens the closing call past a token budget may stream: enough for an answer, not a flood."""
 CLOSING_SECONDS = 60.0

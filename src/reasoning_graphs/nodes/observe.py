@@ -5,9 +5,10 @@ record (:func:`round_update`); a round that ends in nothing but its
 observations goes straight back to the model, which checks the budgets again
 before its call.
 
-A progress guard reads the rounds here (:mod:`~reasoning_graphs.nodes.progress`):
-after ``stale_round_limit`` rounds in a row with no new information, the loop
-ends and ``finish`` asks the model to summarise and answer. The other guards'
+Two progress guards read the rounds here (:mod:`~reasoning_graphs.nodes.progress`):
+after ``stale_round_limit`` rounds in a row with no new information, or
+``repeat_round_limit`` rounds in a row made only of repeats answered from
+earlier results, the loop ends and ``finish`` asks the model to answer. The other guards'
 advice (empty results in a row, repeats answered from earlier results) goes to
 the model's next prompt, never into an observation (:mod:`~reasoning_graphs.nodes.advice`).
 
@@ -28,7 +29,7 @@ from reasoning_graphs.context import Limits
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.budget import budget_stop
 from reasoning_graphs.nodes.grounding import gives_answer, with_report
-from reasoning_graphs.nodes.progress import stale_stop
+from reasoning_graphs.nodes.progress import repeat_stop, stale_stop
 from reasoning_graphs.nodes.setup import AgentSetup
 from reasoning_graphs.nodes.turn import last_ai_message, turn_answers
 from reasoning_graphs.state import AgentState, Node, Outcome
@@ -64,7 +65,11 @@ def round_update(state: AgentState, limits: Limits) -> dict[str, Any] | None:
     answer = direct_answer(state)
     if answer is not None:
         return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
-    outcome = budget_stop(state, limits) or stale_stop(state, limits.stale_round_limit)
+    outcome = (
+        budget_stop(state, limits)
+        or stale_stop(state, limits.stale_round_limit)
+        or repeat_stop(state, limits.repeat_round_limit)
+    )
     if outcome is None:
         return None
     return {"to_run": [], "outcome": outcome}

@@ -13,6 +13,10 @@ question; their thresholds are run options (:class:`~reasoning_graphs.context.Li
 - :func:`stale_rounds` (``stale_round_limit``): the latest rounds in a row
   brought no observation that differs from every earlier one — ``observe``
   ends the loop and ``finish`` asks the model once to summarise and answer.
+- :func:`repeat_stop` (``repeat_round_limit``): the latest rounds in a row were
+  made only of calls answered from an earlier identical call — nothing ran,
+  nothing changed — so the model is going round in circles; it ends the same way.
+  One such round alone ends nothing: a correct run may read again what it read.
 
 A transient failure (a tool's own timeout or connection error) is retried once
 where the call runs (:mod:`reasoning_graphs.tools.execute`), and a result that
@@ -63,6 +67,10 @@ ROUND_BEFORE = "the round before"
 ROUNDS_BEFORE = "the {count} rounds before"
 STOPPED_CALL = "Not run: the run stopped because {reason}."
 STALE_ROUNDS = "{rounds} rounds in a row brought no new information; asked to summarise and answer"
+REPEATED_ONLY = (
+    "the model repeated {calls} in {rounds} rounds in a row, with nothing changed since, "
+    "instead of answering"
+)
 ERROR_CHARS = 160
 EMPTY_TEXTS = frozenset({"", "[]", "{}", "()", "null", "none", "nil", '""', "''", "n/a"})
 NOTHING_FOUND = re.compile(
@@ -236,3 +244,21 @@ def stale_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
     if stale < limit:
         return None
     return {"status": "incomplete", "reason": STALE_ROUNDS.format(rounds=stale)}
+
+
+def repeat_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
+    """An incomplete outcome once the latest ``limit`` rounds in a row were made only of
+    calls answered from an earlier identical call: nothing ran and nothing changed."""
+    rounds = tool_rounds(state["messages"])
+    streak = 0
+    for round_ in reversed(rounds):
+        calls = round_.message.tool_calls
+        answers = round_.answers
+        if len(answers) < len(calls) or not all(decision_of(a) == "reused" for a in answers):
+            break
+        streak += 1
+    if streak < limit:
+        return None
+    latest = rounds[-1].message.tool_calls
+    shown = ", ".join(describe_call(call["name"], call["args"]) for call in latest)
+    return {"status": "incomplete", "reason": REPEATED_ONLY.format(calls=shown, rounds=streak)}

@@ -72,7 +72,8 @@ class AgentOptions(TypedDict, total=False):
             :data:`~reasoning_graphs.context.MODES`).
         max_tool_calls: Tool calls per question (default and ``None``: no limit).
         time_budget: Seconds of work per question (default and ``None``: no limit).
-        repeat_failure_limit, empty_result_streak, stale_round_limit: When the
+        repeat_failure_limit, empty_result_streak, stale_round_limit,
+        repeat_round_limit: When the
             loop guards step in (see :class:`~reasoning_graphs.context.AgentContext`).
         context_strategy, context_window, context_threshold, keep_messages: How
             the prompt is kept within the model's window.
@@ -99,6 +100,7 @@ class AgentOptions(TypedDict, total=False):
     repeat_failure_limit: int
     empty_result_streak: int
     stale_round_limit: int
+    repeat_round_limit: int
     context_strategy: ContextStrategy
     context_window: int | None
     context_threshold: float
