@@ -114,41 +114,34 @@ class TurnTriage:
         status: Literal["success", "error"] = "error",
     ) -> None:
         """Settle a call without running it: its observation is ``content``."""
-        self.answered.append(
-            ToolMessage(
-                content,
-                tool_call_id=call["id"],
-                name=call["name"],
-                status=status,
-                response_metadata=settled(decision),
-            )
+        message = ToolMessage(
+            content,
+            tool_call_id=call["id"],
+            name=call["name"],
+            status=status,
+            response_metadata=settled(decision),
         )
-        self.events.append(
-            action_event(
-                turn=self.turn,
-                step=self.step,
-                call_id=call["id"],
-                tool=call["name"],
-                args=call["args"],
-                observation=content,
-                status=status,
-                decision=decision,
-            )
-        )
+        self._settle(call, message, content, decision)
 
     def reuse(self, call: ToolCall, earlier: EffectDone, message: ToolMessage | None) -> None:
         """Answer ``call`` with the result of the identical ``earlier`` call: its observation
-        as the tool gave it (content, artifact, status) when this conversation holds it."""
+        as the tool gave it (content, artifact, status, name) when this conversation holds it."""
         if message is None:
             message = ToolMessage(earlier["result"], name=call["name"], tool_call_id=call["id"])
         answer = ToolMessage(
             message.content,
             artifact=message.artifact,
             status=message.status,
-            name=call["name"],
+            name=message.name,
             tool_call_id=call["id"],
             response_metadata=settled("reused", reused=earlier["call_id"]),
         )
+        self._settle(call, answer, earlier["result"], "reused")
+
+    def _settle(
+        self, call: ToolCall, answer: ToolMessage, observation: str, decision: CallDecision
+    ) -> None:
+        """Record a call settled without running: its observation and its trajectory event."""
         self.answered.append(answer)
         self.events.append(
             action_event(
@@ -157,9 +150,9 @@ class TurnTriage:
                 call_id=call["id"],
                 tool=call["name"],
                 args=call["args"],
-                observation=earlier["result"],
+                observation=observation,
                 status=answer.status,
-                decision="reused",
+                decision=decision,
             )
         )
 
