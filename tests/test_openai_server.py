@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
 from reasoning_graphs.cli import exits
-from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.graphs import PATTERNS, graph_builder, react
 from reasoning_graphs.tools.builtins import calculator
 
 pytestmark = pytest.mark.openai_server
@@ -292,3 +292,32 @@ def test_the_bench_measures_a_real_server_from_concurrent_cells(
         assert record["tokens_estimated"], record
         assert record["prompt_tokens"] > 0, record
         assert record["completion_tokens"] > 0, record
+
+
+def test_the_guards_advice_reaches_a_real_server_after_the_tool_results(
+    openai_server: OpenAIServer,
+) -> None:
+    # a conversation whose latest round brought three empty results: the next prompt ends
+    # with the advice to change strategy, as a user turn after the tool messages
+    calls = [
+        {"name": "calculator", "args": {"expression": f"{n}*0"}, "id": f"c{n}", "type": "tool_call"}
+        for n in range(3)
+    ]
+    conversation = [
+        HumanMessage(QUESTION),
+        AIMessage("", tool_calls=calls),
+        *(ToolMessage("", tool_call_id=f"c{n}", name="calculator") for n in range(3)),
+    ]
+
+    def first_prompt_tokens(streak: int) -> int:
+        graph = react.build_graph(
+            model=MODEL_SPEC, tools=[calculator()], max_steps=1, empty_result_streak=streak
+        )
+        state = graph.invoke({"messages": conversation})
+        (thought, *_) = [e for e in state["trajectory"] if e["kind"] == "thought"]
+        assert isinstance(state["messages"][-1], AIMessage)  # the server's reply was read
+        return thought["input_tokens"]
+
+    advised, plain = first_prompt_tokens(3), first_prompt_tokens(10)
+
+    assert advised > plain + 20  # the advice was sent, and the server took it
