@@ -1,7 +1,7 @@
 """Loop and progress guards: signs, read from the messages, that tool rounds go nowhere.
 
 A round is one message of tool calls (a model's turn, or a plan's wave) with
-the observations that answer it. Three guards read the rounds of the current
+the observations that answer it. Four guards read the rounds of the current
 question; their thresholds are run options (:class:`~reasoning_graphs.context.Limits`):
 
 - :func:`repeated_failure` (``repeat_failure_limit``): the same call, same
