@@ -20,7 +20,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from reasoning_graphs.graphs import react
-from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
+from reasoning_graphs.tools.spec import tool_spec
 
 
 @tool
@@ -124,3 +125,28 @@ def test_empty_results_in_a_row_stay_as_returned_and_the_advice_goes_to_the_prom
     assert contents == [_under_tool_node_of([lookup], "lookup", key="a").content] * 3
     assert "Change strategy" in model.prompts[3][-1].text  # told once, in the next prompt
     assert all("Change strategy" not in str(m.content) for m in state["messages"])
+
+
+@tool
+def find(key: str) -> str:
+    """Finds a key."""
+    return f"found {key}"
+
+
+def test_observations_keep_the_order_of_the_models_calls() -> None:
+    reads = tool_spec(find, concurrency_safe=True)
+    second = tool_calls(
+        ("find", {"key": "b"}, "c2"),  # runs
+        ("find", {"key": "a"}, "c3"),  # answered from c1, which nothing changed since
+        ("find", {"wrong": 1}, "c4"),  # arguments off the schema: answered with the error
+    )
+    model = ScriptedChatModel(script=[tool_call("find", id="c1", key="a"), second, "Done."])
+    graph = react.build_graph(model, tools=[reads])
+
+    state = graph.invoke({"messages": [HumanMessage("Find a, then b and a.")]})
+
+    answers = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert [m.tool_call_id for m in answers] == ["c1", "c2", "c3", "c4"]
+    assert [m.content for m in answers[:3]] == ["found a", "found b", "found a"]
+    assert answers[2].response_metadata["decision"] == "reused"
+    assert answers[3].status == "error"

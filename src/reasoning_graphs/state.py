@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
 from typing_extensions import NotRequired, TypedDict
@@ -119,6 +119,9 @@ class ClearedCall(TypedDict):
     Attributes:
         nonce, seal: For a call a person cleared, the proof that they did, for
             exactly this call on this thread (see :mod:`reasoning_graphs.nodes.seal`).
+        answer: For a call settled without running that comes after a call that
+            runs, its observation: ``act`` records it in its place, so the
+            observations keep the order of the model's calls.
     """
 
     id: str
@@ -127,6 +130,7 @@ class ClearedCall(TypedDict):
     decision: CallDecision
     nonce: NotRequired[str]
     seal: NotRequired[str]
+    answer: NotRequired[ToolMessage]
 
 
 class ContextSummary(TypedDict):

@@ -68,8 +68,10 @@ def make_act(
     """Build the ``act`` node for ``setup``; ``state_keys`` are the keys its graph's state has."""
 
     def act(task: ActInput) -> Body[dict[str, Any] | list[Command]]:
-        run = setup.for_run()
         call = task["call"]
+        if "answer" in call:  # settled without running: its observation, in its place
+            return {"messages": [call["answer"]]}
+        run = setup.for_run()
         outcome = yield from checked_call(run, call, task["observations"], task.get("state"))
         result = _with_unapplied_noted(outcome.result, state_keys)
         message = with_decision(

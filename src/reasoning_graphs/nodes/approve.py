@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 
-from reasoning_graphs.metadata import RAW, settled
+from reasoning_graphs.metadata import RAW, decision_of, settled
 from reasoning_graphs.nodes.budget import turn_call_limit
 from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
 from reasoning_graphs.nodes.seal import sealed
@@ -89,6 +89,7 @@ class TurnTriage:
         events: Trajectory events of the calls settled without running.
         rejected: Calls a person rejected now, by signature, with the reason.
         edited: New arguments a person gave, by call id.
+        places: Each call's place in the model's order, and the call, by call id.
     """
 
     turn: int
@@ -98,6 +99,34 @@ class TurnTriage:
     events: list[ActionEvent] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
+    places: dict[str, tuple[int, ToolCall]] = field(default_factory=dict)
+
+    def in_model_order(self) -> tuple[list[ClearedCall], list[ToolMessage]]:
+        """What runs, and the observations to record now, keeping the model's order of calls.
+
+        A call settled without running that comes before every call that runs is
+        answered now; one that comes after is handed to ``act`` with its answer
+        (``ClearedCall.answer``), so its observation lands in its place, as under
+        LangGraph's ``ToolNode``.
+        """
+        first = min((index for index, _ in self.cleared), default=None)
+        now: list[ToolMessage] = []
+        later: list[tuple[int, ClearedCall]] = []
+        for answer in self.answered:
+            place, call = self.places.get(answer.tool_call_id, (-1, None))
+            if call is None or first is None or place < first:
+                now.append(answer)
+                continue
+            settled_call = ClearedCall(
+                id=call["id"],
+                name=call["name"],
+                args=call["args"],
+                decision=decision_of(answer),
+                answer=answer,
+            )
+            later.append((place, settled_call))
+        order = sorted([*self.cleared, *later], key=lambda item: item[0])
+        return [call for _, call in order], now
 
     def clear_to_run(
         self, index: int, call: ToolCall, args: dict[str, Any], decision: CallDecision
@@ -179,11 +208,11 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
             for call in reply.tool_calls:
                 triage.answer_without_running(call, STOPPED_CALL.format(reason=stop), "skipped")
 
-        to_run = [call for _, call in sorted(triage.cleared, key=lambda item: item[0])]
+        to_run, answered = triage.in_model_order()
         update: dict[str, Any] = {"to_run": to_run}
         messages = [_with_edited_args(reply, triage.edited)] if triage.edited else []
         for key, value in (
-            ("messages", [*messages, *triage.answered]),
+            ("messages", [*messages, *answered]),
             ("trajectory", triage.events),
             ("rejected", triage.rejected),
         ):
@@ -267,6 +296,7 @@ def _triage_calls(
     to_ask: list[tuple[int, ToolCall]] = []
     changing = False  # a stateful call of this turn runs before the rest: nothing holds after it
     for index, call in enumerate(calls):
+        triage.places[call["id"]] = (index, call)
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
         if index >= limit:
