@@ -209,9 +209,12 @@ async def test_every_pattern_runs_on_the_server_with_the_embedded_model(
     if state["next"]:  # stopped for a person: the approval request is well formed
         assert approval_of(state)["calls"]
         return
-    assert state["values"]["outcome"]["status"] in {"answered", "incomplete"}
-    assert state["values"]["messages"][-1]["type"] == "ai"
-    assert state["values"]["messages"][-1]["content"].strip()
+    outcome = state["values"]["outcome"]
+    assert outcome["status"] in {"answered", "incomplete"}
+    last = state["values"]["messages"][-1]
+    assert last["type"] == "ai"
+    # the model's own words, or an honest stop that says why (an empty reply stays empty)
+    assert last["content"].strip() or (outcome["status"] == "incomplete" and outcome["note"])
 
 
 @pytest.mark.parametrize("graph_id", list(SUBGRAPHS))

@@ -48,9 +48,10 @@ def test_the_embedded_model_calls_the_calculator_and_answers(tmp_path: Path) -> 
     assert "395" in observations
     answers = [e for e in events if e["event"] == "answer"]
     assert len(answers) == 1
-    assert answers[0]["text"]
-    # whatever the small model concludes, the tool's correct result is in the answer
-    assert "395" in answers[0]["text"]
+    # whatever the small model concludes, the tool's correct result is in the answer, or in
+    # the note of an incomplete one
+    shown = answers[0]["text"] + answers[0]["outcome"].get("note", "")
+    assert "395" in shown
 
 
 @pytest.mark.parametrize("grammar", [False, True])
@@ -64,8 +65,10 @@ def test_text_react_on_the_embedded_model(grammar: bool, tmp_path: Path) -> None
 
     state = graph.invoke({"messages": [("user", "What is 23*17+4?")]})
 
-    assert state["outcome"]["status"] in {"answered", "incomplete"}
-    assert state["messages"][-1].content.strip()
+    outcome = state["outcome"]
+    assert outcome["status"] in {"answered", "incomplete"}
+    # the model's own words, or an honest stop that says why (an empty reply stays empty)
+    assert state["messages"][-1].content.strip() or outcome.get("note")
     levels = [e["parse_level"] for e in state["trajectory"] if "parse_level" in e]
     assert levels
     if grammar:  # the grammar only admits the canonical format
