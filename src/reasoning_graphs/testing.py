@@ -98,6 +98,8 @@ class ScriptedChatModel(BaseChatModel):
         stream_tool_calls: Stream each tool call's arguments word by word, as
             providers that stream calls do (OpenAI's API, the embedded model), so a
             typed reply streams too; by default a call comes whole in the last chunk.
+        repeat_call_names: With ``stream_tool_calls``, send a call's name and id in
+            every chunk of it, as llama.cpp's server does (OpenAI sends them once).
         calls: Every call received, in order.
     """
 
@@ -109,6 +111,7 @@ class ScriptedChatModel(BaseChatModel):
     token_delay: float = 0.0
     count_tool_schemas: bool = False
     stream_tool_calls: bool = False
+    repeat_call_names: bool = False
     calls: list[RecordedCall] = Field(default_factory=list)
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -207,7 +210,7 @@ class ScriptedChatModel(BaseChatModel):
         The chunks add up to the reply :meth:`_generate` gives, and take as long.
         """
         message = self._reply(messages, stop, kwargs)
-        pieces = _stream_pieces(message, calls=self.stream_tool_calls)
+        pieces = _stream_pieces(message, calls=self.stream_tool_calls, names=self.repeat_call_names)
         per_piece = (self._latency(message) - self.delay) / len(pieces)
         time.sleep(self.delay)
         for chunk in pieces:
@@ -223,7 +226,7 @@ class ScriptedChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         """As :meth:`_stream`, sleeping without blocking the event loop."""
         message = self._reply(messages, stop, kwargs)
-        pieces = _stream_pieces(message, calls=self.stream_tool_calls)
+        pieces = _stream_pieces(message, calls=self.stream_tool_calls, names=self.repeat_call_names)
         per_piece = (self._latency(message) - self.delay) / len(pieces)
         await asyncio.sleep(self.delay)
         for chunk in pieces:
@@ -256,9 +259,12 @@ WORD = re.compile(r"\s*\S+\s*$|\s*\S+")
 """A word with the spaces before it (the last word keeps the spaces after it too)."""
 
 
-def _stream_pieces(message: AIMessage, *, calls: bool = False) -> list[ChatGenerationChunk]:
+def _stream_pieces(
+    message: AIMessage, *, calls: bool = False, names: bool = False
+) -> list[ChatGenerationChunk]:
     """A reply as stream chunks: each word of its text, then (with ``calls``) each word of each
-    tool call's arguments, then a last chunk with the calls not streamed, usage and metadata."""
+    tool call's arguments — its name and id in the first chunk, or in each with ``names`` —
+    then a last chunk with the calls not streamed, usage and metadata."""
     words = WORD.findall(message.content) if isinstance(message.content, str) else []
     if "".join(words) != message.content:
         words = []  # content blocks go out whole
@@ -269,7 +275,8 @@ def _stream_pieces(message: AIMessage, *, calls: bool = False) -> list[ChatGener
         whole = []
         for index, call in enumerate(message.tool_calls):
             for number, piece in enumerate(WORD.findall(json.dumps(call["args"]))):
-                name, call_id = (call["name"], call["id"]) if number == 0 else (None, None)
+                once = number == 0 or names
+                name, call_id = (call["name"], call["id"]) if once else (None, None)
                 part = tool_call_chunk(name=name, args=piece, id=call_id, index=index)
                 chunks.append(AIMessageChunk(content="", id=message.id, tool_call_chunks=[part]))
     last = AIMessageChunk(

@@ -73,6 +73,7 @@ from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.stop import QuestionStopped
+from reasoning_graphs.nodes.streamed_calls import named_calls, typed_reply
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import call_ids, latest_request
@@ -377,9 +378,9 @@ def _ask(
     latency_ms = (time.perf_counter() - started) * 1000
     parsed, unparsed = None, None
     if request.schema is not None:
-        message, parsed, unparsed = result["raw"], result["parsed"], result.get("parsing_error")
+        message, parsed, unparsed = typed_reply(result, request.schema)
     else:
-        message = result
+        message = named_calls(result, [tool.name for tool in request.tools])
     message = with_runtime_ids(message, state["messages"])
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
     if request.schema is not None:  # a typed reply comes as a call, but calls no tool
