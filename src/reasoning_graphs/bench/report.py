@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
+from reasoning_graphs.bench.charts import latency_figure, success_figure
 from reasoning_graphs.bench.metrics import PatternFigures
 from reasoning_graphs.bench.record import FAILURES, CellRecord
 
@@ -23,9 +24,6 @@ COLUMNS = (
     "wall p90 (s)",
     "cost ($)",
     "failures",
-)
-NO_MATPLOTLIB = (
-    "charts skipped: matplotlib is not installed (pip install 'reasoning-graphs[bench]')"
 )
 
 
@@ -119,56 +117,18 @@ def write_csv(path: Path, rows: Iterable[PatternFigures]) -> None:
 def write_charts(
     out: Path, rows: Sequence[PatternFigures], records: Sequence[CellRecord]
 ) -> list[Path]:
-    """``success_vs_tokens.png`` and ``latency.png``; none when matplotlib is missing.
+    """``success_vs_tokens.png`` and ``latency.png``, each with a panel per suite.
 
     Raises:
         ModuleNotFoundError: matplotlib is not installed (the message says how to get it).
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError(NO_MATPLOTLIB) from None
-    patterns = list(dict.fromkeys(row.pattern for row in rows))
-    suites = list(dict.fromkeys(row.suite for row in rows))
-    markers = "osD^vP*X"
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    for index, pattern in enumerate(patterns):
-        mine = [row for row in rows if row.pattern == pattern]
-        axes.scatter(
-            [row.tokens for row in mine],
-            [row.success_rate for row in mine],
-            label=pattern,
-            marker=markers[index % len(markers)],
-            s=50,
-        )
-    axes.set_xscale("log")
-    axes.set_xlabel("tokens per task (prompt + completion, mean)")
-    axes.set_ylabel("success rate")
-    axes.set_ylim(-0.05, 1.05)
-    axes.set_title(
-        f"Success against tokens, one point per pattern and suite ({len(suites)} suites)"
-    )
-    axes.legend(fontsize="small", ncol=2)
-    figure.tight_layout()
-    success_path = out / "success_vs_tokens.png"
-    figure.savefig(success_path, dpi=120)
-    plt.close(figure)
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    walls = [[r.wall_s for r in records if r.pattern == pattern] for pattern in patterns]
-    axes.boxplot(walls, tick_labels=patterns)
-    axes.set_ylabel("wall time per task (s)")
-    axes.set_title("Latency per pattern, all suites")
-    axes.tick_params(axis="x", labelrotation=30)
-    figure.tight_layout()
-    latency_path = out / "latency.png"
-    figure.savefig(latency_path, dpi=120)
-    plt.close(figure)
-    return [success_path, latency_path]
+    charts = {
+        "success_vs_tokens.png": success_figure(rows),
+        "latency.png": latency_figure(records),
+    }
+    for name, figure in charts.items():
+        figure.savefig(out / name, dpi=120)
+    return [out / name for name in charts]
 
 
 BASELINE = "react"
