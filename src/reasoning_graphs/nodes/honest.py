@@ -60,6 +60,8 @@ NO_REPLY = "the model gave no answer"
 ECHOED = "the model's reply repeated our own instructions instead of answering"
 
 EVIDENCE_CHARS = 200
+SENTENCE_MARKS = (".", "!", "?", "…", "。", "！", "？")
+"""Marks that already end a result, so the note's own period is not added after them."""
 """How much of each tool result an incomplete note quotes."""
 
 LABEL = re.compile(
@@ -208,8 +210,16 @@ def incomplete_note(reason: str, evidence: Sequence[tuple[str, str]]) -> str:
     """The note an incomplete answer ends with: why it stopped, and what the tools returned
     as (call, result) pairs, each result cut to :data:`EVIDENCE_CHARS`."""
     items = "; ".join(f"{done} returned {_clip(result)}" for done, result in evidence)
-    found = prompts.EVIDENCE_LINE.format(items=items) if items else ""
+    found = _one_mark(prompts.EVIDENCE_LINE.format(items=items), items) if items else ""
     return prompts.INCOMPLETE_NOTE.format(reason=reason, evidence=found)
+
+
+def _one_mark(sentence: str, filled: str) -> str:
+    """``sentence`` without the period its template closes ``filled`` with when ``filled``
+    ends with a mark of its own (``hi.txt.``, never ``hi.txt..``)."""
+    if filled.endswith(SENTENCE_MARKS) and sentence.endswith(filled + "."):
+        return sentence[:-1]
+    return sentence
 
 
 def _clip(text: str) -> str:
