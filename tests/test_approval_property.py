@@ -217,8 +217,8 @@ def settle(log: RunLog, calls: Sequence[Mapping[str, Any]], meant: Sequence[Mapp
     for call, decision in zip(calls, meant, strict=True):
         if decision["type"] == "approve":
             log.cleared[signature(call["name"], call["args"])] += 1
-        elif decision["type"] == "edit":
-            log.cleared[signature(call["name"], decision["args"])] += 1
+        elif decision["type"] == "edit":  # the edit's arguments over the proposed ones
+            log.cleared[signature(call["name"], {**call["args"], **decision["args"]})] += 1
         elif decision["type"] == "reject":
             log.rejected.add(signature(call["name"], call["args"]))
 

@@ -6,7 +6,8 @@ interrupt whose value is an :class:`ApprovalRequest`. Resume with
 listed call — a list in the listed order, or a mapping from call id:
 
 - ``{"type": "approve"}`` — run the call as proposed;
-- ``{"type": "edit", "args": {...}}`` — run it with these arguments (same call id);
+- ``{"type": "edit", "args": {...}}`` — run it with these arguments merged over the
+  proposed ones (same call id): name only what changes, the rest stays as proposed;
 - ``{"type": "reject", "reason": "..."}`` — never run it; the model sees the reason;
 - ``{"type": "respond", "content": "..."}`` — do not run it; the model sees this text
   as the observation.
@@ -18,10 +19,18 @@ middleware (``action_requests`` and ``review_configs``), which LangGraph Studio
 and Agent Chat UI draw as an approval panel, and a resume may answer in that
 shape too: ``{"decisions": [...]}`` with ``{"type": "edit", "edited_action":
 {"name": ..., "args": {...}}}`` for an edit and a ``message`` for a rejection's
-reason or a response. An edit may change the arguments, not the tool.
+reason or a response. An edit may change the arguments, not the tool: an edit
+that names another tool (``name`` here, ``edited_action.name`` there) does not fit.
 
-A value that does not fit is asked about again with an ``error``; nothing of
-the turn runs meanwhile. ``Command(resume=None)`` never reaches the graph:
+The merge is shallow: a key of the edit replaces the proposed one, the others
+stay. No key is removed; ``null`` is a value, which fits only where the tool's
+schema allows null. The merged arguments are checked before anything runs —
+against the tool's schema (naming no argument it does not take) and the run's
+block rules — and are exactly what runs (see :mod:`reasoning_graphs.nodes.edits`).
+
+A value that does not fit, an edit that cannot run included, is asked about
+again with an ``error`` and the same calls; nothing of the turn runs meanwhile
+and the model is told nothing. ``Command(resume=None)`` never reaches the graph:
 LangGraph (1.2) fails on it before the run starts and writes nothing, so the
 thread still waits for the same decisions. ``None`` addressed to the interrupt
 by id is asked about again like any other unfit value.
@@ -98,9 +107,10 @@ class ApprovalRequest(TypedDict):
     """The value of an approval interrupt.
 
     ``action_requests`` and ``review_configs`` list the same calls, in the same
-    order, for front ends that draw LangChain's approval panel. ``error`` is set
-    when the previous answer did not fit (wrong count, unknown decision type,
-    missing field); the calls are asked about again.
+    order, for front ends that draw LangChain's approval panel. ``error`` is set,
+    in one line, when the previous answer did not fit (wrong count, unknown
+    decision type, missing field, an edit whose merged arguments cannot run);
+    the same calls are asked about again.
     """
 
     kind: Literal["approval"]
@@ -112,7 +122,11 @@ class ApprovalRequest(TypedDict):
 
 
 class ReviewDecision(TypedDict):
-    """A person's answer for one pending call."""
+    """A person's answer for one pending call.
+
+    ``args`` of an edit: as the person gave them, until the approval merges them
+    over the proposed arguments; then the whole arguments that run.
+    """
 
     type: Literal["approve", "edit", "reject", "respond"]
     args: NotRequired[dict[str, Any]]
@@ -126,7 +140,8 @@ def approval_request(calls: Sequence[PendingCall]) -> ApprovalRequest:
         "calls": list(calls),
         "instructions": (
             "Resume with one decision per call, in this order or keyed by call id: "
-            "approve, edit (with 'args'), reject (with a 'reason') or respond (with 'content')."
+            "approve, edit (with 'args': only those to change), reject (with a 'reason') or "
+            "respond (with 'content')."
         ),
         "action_requests": [
             {"name": c["name"], "args": c["args"], "description": c["description"]} for c in calls
@@ -196,15 +211,17 @@ def _plain(index: int, item: Any, call: PendingCall) -> Any:
         return item
     plain = dict(item)
     edited = plain.pop("edited_action", None)
-    if plain.get("type") == "edit" and isinstance(edited, Mapping) and "args" not in plain:
-        renamed = edited.get("name", call["name"])
-        if renamed != call["name"]:
-            raise ApprovalError(
-                RENAMED_TOOL.format(
-                    index=index, call_id=call["id"], renamed=renamed, name=call["name"]
+    if plain.get("type") == "edit":
+        edited = edited if isinstance(edited, Mapping) else {}
+        for renamed in (plain.pop("name", call["name"]), edited.get("name", call["name"])):
+            if renamed != call["name"]:
+                raise ApprovalError(
+                    RENAMED_TOOL.format(
+                        index=index, call_id=call["id"], renamed=renamed, name=call["name"]
+                    )
                 )
-            )
-        plain["args"] = edited.get("args")
+        if "args" not in plain and "args" in edited:
+            plain["args"] = edited["args"]
     message = plain.pop("message", None)
     if plain.get("type") == "reject" and "reason" not in plain:
         plain["reason"] = message

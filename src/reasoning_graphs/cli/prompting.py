@@ -9,6 +9,11 @@ a person. Any other interrupt (a user's tool or node calling
 anything else as JSON) and the answer is the line the person types, as text:
 ``42`` stays the string a person typed, never a number the tool did not expect.
 (``resume --decisions`` gives a value as JSON, for a question that wants one.)
+
+An edit asks only for the arguments to change, as a JSON object; the others
+stay as proposed. The graph checks the merged arguments; when they cannot run,
+the request comes back with the reason, which is shown in one line before the
+calls are asked about again.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ CHOICES = {"a": "approve", "e": "edit", "r": "reject", "s": "respond"}
 LABELS = {"approve": "[a]pprove", "edit": "[e]dit", "reject": "[r]eject", "respond": "re[s]pond"}
 PROMPT = "Decision for {call} — {choices}: "
 AUTO_REJECT_REASON = "Rejected from the command line (--reject-all)."
+UNFIT_ANSWER = "The previous answer did not fit: {error}"
+EDIT_PROMPT = "Arguments to change, as a JSON object; the others stay (proposed: {args}): "
+NOT_AN_OBJECT = "That is not a JSON object; arguments to change: "
 ANSWER_PROMPT = "Your answer: "
 
 
@@ -81,7 +89,7 @@ def decide(
         NoAnswer: Input ended before every call had a decision.
     """
     if request.get("error"):
-        printer.notice(f"The previous answer did not fit: {request['error']}")
+        printer.notice(UNFIT_ANSWER.format(error=" ".join(str(request["error"]).split())))
     decisions: list[ReviewDecision] = []
     for call in request["calls"]:
         printer.emit("approval", call["description"], tool=call["name"], call_id=call["id"])
@@ -129,7 +137,8 @@ def _ask(call: PendingCall, read: Callable[[str], str]) -> ReviewDecision:
 
 
 def _read_arguments(call: PendingCall, read: Callable[[str], str]) -> dict[str, Any]:
-    prompt = f"New arguments as a JSON object (were {json.dumps(call['args'])}): "
+    """The arguments the person changes; the graph merges them over the proposed ones."""
+    prompt = EDIT_PROMPT.format(args=json.dumps(call["args"], ensure_ascii=False))
     while True:
         try:
             value = json.loads(_read(read, prompt))
@@ -137,7 +146,7 @@ def _read_arguments(call: PendingCall, read: Callable[[str], str]) -> dict[str, 
             value = None
         if isinstance(value, dict):
             return value
-        prompt = "That is not a JSON object; new arguments: "
+        prompt = NOT_AN_OBJECT
 
 
 def _read(read: Callable[[str], str], prompt: str) -> str:

@@ -16,7 +16,7 @@ node has no side effects, so LangGraph may re-run it on resume.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,6 +26,7 @@ from langgraph.types import interrupt
 
 from reasoning_graphs.metadata import RAW, decision_of, settled
 from reasoning_graphs.nodes.budget import turn_call_limit
+from reasoning_graphs.nodes.edits import merged_edits
 from reasoning_graphs.nodes.progress import STOPPED_CALL, repeated_failure, tool_rounds
 from reasoning_graphs.nodes.seal import sealed
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
@@ -88,7 +89,8 @@ class TurnTriage:
         answered: Observations of calls settled without running.
         events: Trajectory events of the calls settled without running.
         rejected: Calls a person rejected now, by signature, with the reason.
-        edited: New arguments a person gave, by call id.
+        edited: The arguments that run for a call a person edited (their edit merged
+            over the proposed arguments), by call id.
         places: Each call's place in the model's order, and the call, by call id.
     """
 
@@ -266,7 +268,7 @@ def settle_calls(
     """
     to_ask = _triage_calls(run, state, calls, triage)
     if to_ask:
-        _ask_person(to_ask, triage, run.registry)
+        _ask_person(to_ask, triage, run)
     return bool(to_ask)
 
 
@@ -322,21 +324,22 @@ def _triage_calls(
     return to_ask
 
 
-def _ask_person(
-    to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, registry: ToolRegistry
-) -> None:
-    """One interrupt for all dangerous calls of the turn; apply each decision."""
+def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:
+    """One interrupt for all dangerous calls of the turn; apply each decision (an edit's
+    arguments merged over the proposed ones and checked, see :mod:`~.edits`)."""
     pending = [
         PendingCall(
             id=call["id"],
             name=call["name"],
             args=call["args"],
-            description=_described(call, registry.get(call["name"])),
+            description=_described(call, run.registry.get(call["name"])),
             allowed_decisions=list(REVIEW_DECISIONS),
         )
         for _, call in to_ask
     ]
-    decisions = _decisions_for(pending)
+    decisions = _decisions_for(
+        pending, lambda answer: merged_edits(answer, pending, run.registry, run.policy)
+    )
     for (index, call), decision in zip(to_ask, decisions, strict=False):
         kind = decision["type"]
         if kind == "approve":
@@ -368,8 +371,12 @@ def ask_again(call: ClearedCall, registry: ToolRegistry) -> ReviewDecision:
     return decision
 
 
-def _decisions_for(pending: list[PendingCall]) -> list[ReviewDecision]:
-    """Ask until the answer fits: a malformed resume re-asks with the error, losing nothing.
+def _decisions_for(
+    pending: list[PendingCall],
+    fit: Callable[[list[ReviewDecision]], list[ReviewDecision]] = list,
+) -> list[ReviewDecision]:
+    """Ask until the answer fits: a malformed resume, or decisions that ``fit`` refuses
+    (:class:`ApprovalError`), re-asks with the error, losing nothing.
 
     LangGraph replays earlier resume values to earlier ``interrupt()`` calls of a
     re-run node, so a bad answer cannot simply be raised and retried; each
@@ -379,7 +386,7 @@ def _decisions_for(pending: list[PendingCall]) -> list[ReviewDecision]:
     answer = interrupt(request)
     while True:
         try:
-            return parse_decisions(answer, pending)
+            return fit(parse_decisions(answer, pending))
         except ApprovalError as error:
             answer = interrupt({**request, "error": str(error)})
 

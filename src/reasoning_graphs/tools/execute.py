@@ -63,6 +63,7 @@ __all__ = [
     "ToolCommand",
     "ToolResult",
     "ToolRun",
+    "argument_problems",
     "call_error",
     "cut_message",
     "execute_call",
@@ -167,7 +168,7 @@ def call_error(registry: ToolRegistry, name: str, args: Mapping[str, Any]) -> st
     spec = registry.get(name)
     if spec is None:
         return UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names()))
-    problems = _argument_problems(spec, args)
+    problems = argument_problems(spec, args)
     if problems:
         schema = json.dumps(spec.argument_schema())
         return INVALID_ARGUMENTS.format(name=name, problems=problems, schema=schema)
@@ -258,7 +259,8 @@ def _seconds(timeout: float | object | None) -> float | None:
     return timeout if isinstance(timeout, (int, float)) else None
 
 
-def _argument_problems(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
+def argument_problems(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
+    """What in ``args`` is off the tool's schema, in one line; ``None`` when they fit."""
     if not isinstance(args, Mapping):
         return f"expected an object of named arguments, got {type(args).__name__}"
     schema = spec.tool.tool_call_schema
