@@ -148,6 +148,36 @@ async def test_rejected_write_never_happens(app_server: DevServer) -> None:
     assert tool_message["content"] in answer["content"]
 
 
+async def test_an_edit_names_only_what_changes_and_one_that_cannot_run_is_asked_again(
+    app_server: DevServer,
+) -> None:
+    client = get_client(url=app_server.url)
+    thread_id, paused = await ask_to_write(client, app_server, "hi", "hi.txt")
+    [call] = approval_of(paused)["calls"]
+    target = app_server.workspace / "hi.txt"
+
+    misspelt = {"resume": [{"type": "edit", "args": {"contents": "hello"}}]}
+    state = await run_to_rest(client, app_server, thread_id, command=misspelt)
+
+    again = approval_of(state)
+    assert "contents" in again["error"]
+    assert again["calls"] == [call]
+    assert not target.exists()
+    assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]  # model not told
+
+    # the shape Studio's approval panel sends, naming the one argument that changes
+    changed = {"name": "write_file", "args": {"content": "hello"}}
+    edit = {"resume": {"decisions": [{"type": "edit", "edited_action": changed}]}}
+    state = await run_to_rest(client, app_server, thread_id, command=edit)
+
+    assert target.read_text() == "hello"
+    assert not state["interrupts"]
+    assert state["values"]["messages"][1]["tool_calls"][0]["args"] == {
+        "path": "hi.txt",
+        "content": "hello",
+    }
+
+
 async def assistant_for(client: LangGraphClient, server: DevServer, graph_id: str) -> str:
     """The id of the one assistant the server made for ``graph_id``."""
     assistants = await client.assistants.search(graph_id=graph_id)
