@@ -3,13 +3,22 @@
 llama.cpp's server sends a streamed call's name (and id) in every chunk, so LangChain's
 joined chunks name the call ``PlanPlanPlan…``. ``ScriptedChatModel(repeat_call_names=True)``
 streams the same way; every typed schema of the patterns must still parse, on both faces,
-and a tool call must still reach its tool.
+and a tool call must still reach its tool. That server also says a call cut at its
+length limit finished: a streamed call whose arguments stop before their JSON is complete
+is read as cut, never as the call LangChain's lenient reading makes of it.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
@@ -109,3 +118,64 @@ def test_a_name_that_repeats_no_offered_name_is_left_as_the_model_wrote_it() -> 
 
     assert [call["name"] for call in mended.tool_calls] == ["add", "addad", "add", "subsub", "ad"]
     assert named_calls(mended, ["add", "ad"]) is mended  # nothing left to mend
+
+
+class CutStream(ScriptedChatModel):
+    """Streams each scripted call's arguments up to ``keep`` characters only, then ends
+    the reply as finished, as llama.cpp's server does at its length limit."""
+
+    keep: int = 24
+
+    def _stream(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        message = self._reply(messages, stop, kwargs)
+        for index, call in enumerate(message.tool_calls):
+            text = json.dumps(call["args"])[: self.keep]
+            part = tool_call_chunk(name=call["name"], args=text, id=call["id"], index=index)
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[part]))
+        done = AIMessageChunk(
+            content="", response_metadata={"finish_reason": "tool_calls"}, chunk_position="last"
+        )
+        yield ChatGenerationChunk(message=done)
+
+
+def test_a_typed_reply_cut_while_it_streamed_is_not_read_and_is_asked_again() -> None:
+    plan = Plan(steps=["Multiply 23 by 17 with the calculator.", "Add 4 to the product."])
+    model = CutStream(script=[plan, plan, plan])
+    run = RunScope(agent_setup(model, []), Limits(token_budget=100_000))
+    request = ModelRequest(prompt=[HumanMessage("What is 23*17+4?")], schema=Plan)
+
+    reply = drive(call_model(run, request))
+
+    assert reply.parsed is None  # LangChain alone reads a one-step plan "Multiply 23 by"
+    assert reply.cut
+    assert reply.event["typed"] == "Plan"
+    assert reply.event["unread"]
+    assert len(model.calls) == 3  # asked again, as for a reply cut at the length limit
+
+
+written: list[str] = []
+
+
+@tool
+def write_note(path: str, text: str) -> str:
+    """Write a note to a file."""
+    written.append(path)
+    return "written"
+
+
+def test_a_tool_call_cut_while_it_streamed_never_runs() -> None:
+    call = tool_call("write_note", text="Buy milk", path="notes/today.txt")
+    # cut inside the last argument: read leniently, the call would write "notes/t"
+    model = CutStream(script=[call, call, call, "I could not write it."], keep=36)
+    graph = graph_builder("react")(
+        model=model, tools=[write_note], checkpointer=InMemorySaver(), token_budget=100_000
+    )
+    run = {"configurable": {"thread_id": "cut"}}
+
+    graph.invoke({"messages": [("user", "Note that I must buy milk.")]}, run)
+
+    assert written == []
+    events = graph.get_state(run).values["trajectory"]
+    assert not [e for e in events if e["kind"] == "action" and e.get("status") == "success"]

@@ -171,6 +171,8 @@ class ThoughtEvent(TypedDict):
             context window: it costs tokens and time, but is not a model step.
         context_summary: The summary made for this call's prompt, which later
             prompts reuse (the latest in the trajectory is the one in force).
+        typed: The schema a typed request asked for (its name).
+        unread: Why a typed reply did not fit its schema, when it did not.
     """
 
     kind: Literal["thought"]
@@ -186,6 +188,8 @@ class ThoughtEvent(TypedDict):
     halt: NotRequired[str]
     summary: NotRequired[bool]
     context_summary: NotRequired[ContextSummary]
+    typed: NotRequired[str]
+    unread: NotRequired[str]
 
 
 class ActionEvent(TypedDict):

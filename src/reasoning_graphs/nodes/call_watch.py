@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -162,6 +163,8 @@ class CallWatch(BaseCallbackHandler):
         self.allowance = allowance
         self.started = self.last_seen = time.monotonic()
         self.text, self._count = "", RunningEstimate()
+        self.arguments: dict[Any, str] = {}
+        """The argument text of each streamed call, by its index, as it arrived."""
         self.stop: CallStopped | None = None
         self.raises = True
         """Stop the stream by raising from the callback (the sync face); the async face
@@ -178,6 +181,7 @@ class CallWatch(BaseCallbackHandler):
         with self._lock:
             self.last_seen = time.monotonic()
             if self.stop is None:
+                self._note_arguments(chunk)
                 piece = _chunk_text(token, chunk)
                 self.text += piece
                 if self._tokens_spent(self._count.add(piece)):
@@ -187,6 +191,23 @@ class CallWatch(BaseCallbackHandler):
             stop = self.stop
         if stop is not None and self.raises:
             raise _StopStreaming(stop)
+
+    def _note_arguments(self, chunk: Any) -> None:
+        message = getattr(chunk, "message", None)
+        for part in getattr(message, "tool_call_chunks", ()):
+            index = part.get("index")  # without one, a chunk is a call of its own
+            key = ("whole", len(self.arguments)) if index is None else index
+            self.arguments[key] = self.arguments.get(key, "") + (part.get("args") or "")
+
+    def unfinished_call(self) -> bool:
+        """Whether a streamed call's arguments stopped before their JSON was complete.
+
+        LangChain reads streamed arguments leniently, closing what was left open, so
+        a call cut short would arrive with plausible, truncated arguments; and some
+        servers (llama.cpp's) report a cut call as finished rather than cut by the
+        length limit.
+        """
+        return any(not _complete_json(text) for text in self.arguments.values())
 
     @property
     def streamed_tokens(self) -> int:
@@ -370,3 +391,14 @@ def _chunk_text(token: Any, chunk: Any) -> str:
     args = "".join(part.get("args") or "" for part in message.tool_call_chunks)
     text = token if isinstance(token, str) and token else message.text
     return text + args
+
+
+def _complete_json(text: str) -> bool:
+    """Whether ``text`` is empty (a call without arguments) or one whole JSON value."""
+    if not text.strip():
+        return True
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

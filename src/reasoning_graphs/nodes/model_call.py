@@ -73,7 +73,7 @@ from reasoning_graphs.nodes.honest import own_texts
 from reasoning_graphs.nodes.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.setup import RunScope
 from reasoning_graphs.nodes.stop import QuestionStopped
-from reasoning_graphs.nodes.streamed_calls import named_calls, typed_reply
+from reasoning_graphs.nodes.streamed_calls import named_calls, schema_name, typed_reply
 from reasoning_graphs.nodes.tokens import estimate_tokens
 from reasoning_graphs.nodes.trajectory import thought_event
 from reasoning_graphs.nodes.turn import call_ids, latest_request
@@ -93,6 +93,10 @@ CONTINUE_PROMPT = (
 )
 CUT_CALL = "The call's arguments were cut off by the length limit; it was not run."
 KEPT_FAILING = "the model call failed {attempts} times ({error})"
+NO_TYPED_CALL = "the reply carried no call of the schema, or its arguments were not JSON"
+CUT_REPLY = "the reply was cut by the length limit before it was complete"
+UNREAD_LIMIT = 300
+"""Characters of a parsing error an event keeps."""
 own_texts(CONTINUE_PROMPT, CUT_CALL, KEPT_FAILING)  # a reply made of them is no answer
 CLOSING_TOKENS = 4000
 """Tokens the closing call past a token budget may stream: enough for an answer, not a flood."""
@@ -143,6 +147,8 @@ class ModelReply:
             node that records it has every call counted.
         preceding: The thought events of the calls made before the last one: summaries
             that fitted the prompt, and the parts of a reply cut by the length limit.
+        cut: Whether the reply stopped at the length limit (:func:`was_cut`) or its
+            streamed call arguments stopped before their JSON was complete.
     """
 
     message: AIMessage
@@ -151,6 +157,7 @@ class ModelReply:
     latency_ms: float
     event: ThoughtEvent
     preceding: tuple[ThoughtEvent, ...] = ()
+    cut: bool = False
 
     @property
     def events(self) -> list[ThoughtEvent]:
@@ -265,7 +272,7 @@ def _completed(
     before, parts = "", []
     for _ in range(MAX_CONTINUATIONS):
         message = reply.message
-        if not was_cut(message):
+        if not reply.cut:
             break
         if proposes_calls(message) or request.schema is not None:
             before, again = "", prompt
@@ -281,7 +288,7 @@ def _completed(
         reply = yield from _ask(run, request, again, state, spending)
     if before:
         reply = _joined(before, reply)
-    if was_cut(reply.message) and proposes_calls(reply.message):
+    if reply.cut and proposes_calls(reply.message):
         reply = replace(reply, message=_calls_invalidated(reply.message))
     return reply, parts
 
@@ -381,11 +388,17 @@ def _ask(
         message, parsed, unparsed = typed_reply(result, request.schema)
     else:
         message = named_calls(result, [tool.name for tool in request.tools])
+    cut = was_cut(message) or watch.unfinished_call()
+    if cut and request.schema is not None:  # never a typed object read from half a reply
+        parsed, unparsed = None, ValueError(CUT_REPLY)
     message = with_runtime_ids(message, state["messages"])
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
     if request.schema is not None:  # a typed reply comes as a call, but calls no tool
         event["tool_calls"] = []
-    return ModelReply(message, parsed, unparsed, latency_ms, event)
+        event["typed"] = schema_name(request.schema)
+        if parsed is None:
+            event["unread"] = str(unparsed)[:UNREAD_LIMIT] if unparsed else NO_TYPED_CALL
+    return ModelReply(message, parsed, unparsed, latency_ms, event, cut=cut)
 
 
 def call_allowance(
