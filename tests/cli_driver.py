@@ -1,8 +1,15 @@
-"""The console command run in this process, as the CLI tests drive it."""
+"""The console command as the CLI tests drive it: in this process, or on a pseudo-terminal."""
 
 from __future__ import annotations
 
 import io
+import os
+import pty
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
 
 import pytest
 
@@ -22,3 +29,54 @@ def run_cli(
 def thread_id_from(out: str) -> str:
     """The thread id the command announces on its first line."""
     return out.splitlines()[0].split()[-1]
+
+
+class Terminal:
+    """A command whose stdin, stdout and stderr are one pseudo-terminal, as a person's shell
+    runs it; what it writes is collected as it comes."""
+
+    def __init__(self, command: Sequence[str], env: dict[str, str]) -> None:
+        self._controller, terminal = pty.openpty()
+        self.process = subprocess.Popen(
+            list(command), stdin=terminal, stdout=terminal, stderr=terminal, env=env
+        )
+        os.close(terminal)
+        self._received: list[bytes] = []
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @property
+    def output(self) -> str:
+        """Everything written so far, terminal codes included."""
+        with self._lock:
+            return b"".join(self._received).decode(errors="replace")
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> None:
+        """Return once ``text`` has been written; fail after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output:
+            assert self.process.poll() is None, f"ended before writing {text!r}: {self.output}"
+            assert time.monotonic() < deadline, f"never wrote {text!r}: {self.output}"
+            time.sleep(0.02)
+
+    def ctrl_c(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+
+    def finish(self, timeout: float = 60.0) -> tuple[int, str]:
+        """Wait for the command to end: its exit code and all it wrote."""
+        code = self.process.wait(timeout=timeout)
+        self._reader.join(timeout=5)
+        os.close(self._controller)
+        return code, self.output
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = os.read(self._controller, 4096)
+            except OSError:  # the command closed its end
+                return
+            if not data:
+                return
+            with self._lock:
+                self._received.append(data)

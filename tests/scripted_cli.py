@@ -12,6 +12,9 @@ machine, picks up the first one's thread.
 ``{"token_delay": 0.02, "stream_tool_calls": true}``; ``STATUS_INTERVAL_S`` sets
 how often the status line is redrawn.
 
+``CONSOLE=1`` runs the command as the console script does (Ctrl-C handled as
+:func:`~reasoning_graphs.cli.main.entry` handles it).
+
 ``KILL_AT_PUT=N`` kills the process (SIGKILL, as ``kill -9`` would) when the
 checkpointer is about to save its Nth checkpoint: the step before it has
 finished and its writes are saved, but the checkpoint after it is not.
@@ -110,6 +113,9 @@ def main() -> int:
         status_line.INTERVAL_S = float(os.environ["STATUS_INTERVAL_S"])
     model = ScriptedChatModel(script=[reply(item) for item in script], **options)
     runs.resolve_model = lambda spec: model
+    if os.environ.get("CONSOLE"):
+        sys.argv = ["reasoning-graphs", *argv]
+        cli.entry()
     return cli.main(argv)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -65,6 +66,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     ids=["help", "missing-question", "ill-typed-flag", "threads"],
 )
 def test_help_bad_input_and_threads_load_no_graph_machinery(argv, code, env) -> None:
+    sqlite3.connect(env["REASONING_GRAPHS_DB"]).close()  # a store to list: `threads` makes none
     result = loaded(*argv, env=env)
 
     assert result["code"] == code
@@ -73,6 +75,7 @@ def test_help_bad_input_and_threads_load_no_graph_machinery(argv, code, env) -> 
 
 def test_global_options_may_follow_the_command(tmp_path: Path, env) -> None:
     db = tmp_path / "elsewhere.sqlite"
+    sqlite3.connect(db).close()  # a store to list: `threads` makes none
 
     after = scripted([], "threads", "--db", str(db), "--log-level", "debug", env=env)
     before = scripted([], "--db", str(db), "threads", env=env)

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 
 from reasoning_graphs.cli.exits import INTERRUPTED
@@ -25,7 +26,10 @@ GRACE_S = 1.0
 """How long the run may take to stop cleanly after Ctrl-C before the process leaves."""
 
 resume_hint: str | None = None
-"""What to print if the process must leave before the run could say it: how to resume."""
+"""What to print, as a note, if the process must leave before the run could say it: how
+to resume."""
+clear_line: Callable[[], None] | None = None
+"""What erases the status line from the terminal, so that nothing is written after it."""
 
 _pressed = threading.Event()
 
@@ -40,8 +44,10 @@ def leave(code: int = INTERRUPTED, *, hint: str | None = None) -> None:
     dropped, and the commands they started are killed (they run in sessions of their own,
     out of the terminal's reach)."""
     process_groups.kill_all()
+    if clear_line is not None:
+        clear_line()
     if hint:
-        print(hint, file=sys.stderr)
+        print(f"Note: {hint}", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
             stream.flush()

@@ -8,7 +8,6 @@ a bad flag and ``threads`` answer at once.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Iterator, Sequence
@@ -27,6 +26,8 @@ USAGE_ERROR = exits.USAGE
 LIBRARY_LOGGER = "reasoning_graphs"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+PROGRESS_EVERY_S = 15.0
+"""Seconds of work between progress lines when stderr is no terminal."""
 BUSY = "thread {thread_id} is busy: another process is running it; try again later or pass --wait"
 EXIT_CODES = (
     "exit codes: 0 answered, 1 failed, 2 bad input (a flag, --graph, --decisions, --answer), "
@@ -62,7 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     run.add_argument("--model", help="'openai:<model>', 'local' or 'local:<path.gguf>'")
-    run.add_argument("--thread", help="continue the conversation of an existing thread")
+    run.add_argument(
+        "--thread",
+        metavar="ID",
+        help="ask on this existing thread (an unknown id is an error: see --new-thread)",
+    )
+    run.add_argument(
+        "--new-thread",
+        action="store_true",
+        help="start the thread --thread names (an error if it exists already)",
+    )
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     run.add_argument("--max-steps", type=int, help="model steps before an incomplete answer")
@@ -174,6 +184,16 @@ def _decision_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
     parser.add_argument(
+        "--progress-every",
+        type=_seconds_or_zero,
+        default=PROGRESS_EVERY_S,
+        metavar="SECONDS",
+        help=(
+            "when stderr is no terminal, write a line there each SECONDS of work: the step, "
+            f"its seconds and tokens (default {PROGRESS_EVERY_S:g}; 0: never)"
+        ),
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="show only progress lines and the final answer"
     )
     parser.add_argument(
@@ -186,6 +206,17 @@ def _decision_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _seconds_or_zero(text: str) -> float:
+    """A number of seconds, 0 or more (argparse reports the error as a usage error)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not seconds >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return seconds
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``reasoning-graphs`` command; returns its exit code (see :mod:`~.exits`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -196,14 +227,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             with _library_logs(args.log_level):
                 return run_bench(args, argv, UsageError)
-        from reasoning_graphs.cli.store import Store, StoreError, database_errors, db_spec
+        from reasoning_graphs.cli import listing
+        from reasoning_graphs.cli.store import (
+            MissingStore,
+            Store,
+            StoreError,
+            database_errors,
+            db_spec,
+            default_db,
+        )
         from reasoning_graphs.thread_lock import ThreadBusyError
 
+        spec = db_spec(args.db)
         try:
-            with _library_logs(args.log_level), Store(db_spec(args.db)) as store:
+            # only `run` writes a new thread; the other commands never create a database
+            with _library_logs(args.log_level), Store(spec, create=args.command == "run") as store:
                 if args.command == "threads":
-                    return _list_threads(store, as_json=args.json)
+                    return listing.list_threads(store, as_json=args.json)
                 return _run_or_resume(store, args)
+        except MissingStore as error:
+            if args.command == "threads" and spec == default_db():  # nothing was run here yet
+                return listing.print_threads([], as_json=args.json)
+            raise UsageError(str(error)) from error
         except StoreError as error:
             raise UsageError(str(error)) from error
         except ThreadBusyError as error:
@@ -253,29 +298,6 @@ def _library_logs(level: str) -> Iterator[None]:
     finally:
         library.removeHandler(handler)
         library.setLevel(previous)
-
-
-def _list_threads(store: Any, *, as_json: bool) -> int:
-    """Every thread, newest first, with its status read from its latest checkpoint."""
-    from reasoning_graphs.cli.status import thread_status
-
-    records = store.threads.all()
-    for record in records:
-        status = thread_status(record, store.latest(record.thread_id))
-        if as_json:
-            fields = {**record.__dict__, "status": status}
-            fields.pop("owner")
-            fields.pop("ended")
-            print(json.dumps(fields))
-        else:
-            question = record.question if len(record.question) <= 60 else record.question[:59] + "…"
-            print(
-                f"{record.thread_id}  {record.updated}  {record.pattern:<12} "
-                f"{status:<22} {question}"
-            )
-    if not records and not as_json:
-        print("No threads yet.")
-    return exits.ANSWERED
 
 
 if __name__ == "__main__":

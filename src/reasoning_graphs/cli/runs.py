@@ -24,13 +24,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
 from reasoning_graphs.cli import ctrl_c, exits
+from reasoning_graphs.cli.endings import closing_note, nothing_read
 from reasoning_graphs.cli.errors import UsageError
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer, automatic
 from reasoning_graphs.cli.render import ANSWER_NODES, Printer
 from reasoning_graphs.cli.status import (
     FAILED,
     INTERRUPTED,
-    WAITING,
     checkpoint_id,
     this_process,
     waiting_for,
@@ -52,19 +52,23 @@ DEFAULT_PATTERN = "react"
 logger = logging.getLogger(__name__)
 
 NO_THREAD = "No thread {thread_id!r} in {db}; `reasoning-graphs threads` lists them."
+UNKNOWN_THREAD = (
+    "No thread {thread_id!r} in {db}; `reasoning-graphs threads` lists them, "
+    "and --new-thread starts one by this id."
+)
+THREAD_EXISTS = "Thread {thread_id!r} already exists; leave out --new-thread to ask it a follow-up."
+NEW_THREAD_ID = "--new-thread starts the thread that --thread names: give --thread ID."
+EMPTY_THREAD_ID = "--thread needs a thread id."
 WAITING_NOTE = (
     "Thread {thread_id} is waiting for a decision or an answer; "
     "give it with `reasoning-graphs resume {thread_id}`."
 )
-RESUME_HINT = "Resume with: reasoning-graphs resume {thread_id}"
-ANSWER_HINT = "Answer with: reasoning-graphs resume {thread_id} --answer TEXT (or at its prompt)"
 LEFT_HINT = (
     "{calls} may already have run, so --approve-all leaves the decision to a person: "
     "decide at the prompt of `reasoning-graphs resume {thread_id}` or with "
     "`reasoning-graphs resume {thread_id} --decisions '{decisions}'` "
     "(approve runs it again, respond tells the model what happened)."
 )
-CONTINUE_HINT = "Thread: {thread_id} (ask a follow-up with --thread {thread_id})"
 FINISHED = "Thread {thread_id} has finished; nothing to resume."
 BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
 UNFIT_DECISIONS = "--decisions do not answer the pending calls: {error}"
@@ -107,7 +111,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None and value <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
-    record = store.threads.get(args.thread) if args.thread else None
+    record = _thread_to_continue(store, args)
     if args.graph:
         pattern = graph_reference(args.graph)
     else:
@@ -182,21 +186,40 @@ def resume(store: Store, args: argparse.Namespace) -> int:
         with _printer(args, pattern, args.thread_id) as printer:
             if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
                 printer.notice(FINISHED.format(thread_id=args.thread_id))
+                _close(printer, args, args.thread_id, "answered")
                 return exits.ANSWERED
             if record is not None:
                 store.threads.started(
                     args.thread_id, owner=this_process(), workspace=workspace, docs=docs
                 )
-            payload: Any = None  # run on from the last saved step
-            if snapshot.interrupts:
-                if decisions is None:
-                    mode = _decision_mode(args)
-                    try:
-                        decisions = _ask(snapshot.interrupts, mode, printer)
-                    except NoAnswer:
-                        return _waiting(store, args.thread_id, printer, snapshot.interrupts, mode)
+            if decisions is not None:
                 payload = Command(resume=decisions)
-            return _drive(store, graph, payload, args.thread_id, printer, args)
+                return _drive(store, graph, payload, args.thread_id, printer, args)
+            # run on from the last saved step, once the person answered what it waits for
+            pending = snapshot.interrupts
+            return _drive(store, graph, None, args.thread_id, printer, args, pending)
+
+
+def _thread_to_continue(store: Store, args: argparse.Namespace) -> ThreadRecord | None:
+    """The index's record of the thread ``--thread`` names (``None``: a new thread).
+
+    A follow-up goes only to a thread that exists, and ``--new-thread`` starts
+    only one that does not: a mistyped id never becomes a fresh conversation,
+    and a new one never joins another's.
+    """
+    if args.thread is None:
+        if args.new_thread:
+            raise UsageError(NEW_THREAD_ID)
+        return None
+    if not args.thread:
+        raise UsageError(EMPTY_THREAD_ID)
+    record = store.threads.get(args.thread)
+    exists = record is not None or store.latest(args.thread) is not None
+    if exists and args.new_thread:
+        raise UsageError(THREAD_EXISTS.format(thread_id=args.thread))
+    if not exists and not args.new_thread:
+        raise UsageError(UNKNOWN_THREAD.format(thread_id=args.thread, db=store.label))
+    return record
 
 
 def _refuse_pattern_flags(args: argparse.Namespace, pattern: str) -> None:
@@ -253,7 +276,7 @@ def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator
     """The run's printer, with the ``--trace`` file open while it runs."""
     trace = _open_trace(args.trace) if args.trace else None
     try:
-        with StatusLine(sys.stderr, enabled=False if args.json else None) as status:
+        with _status_line(args) as status:
             printer = Printer(
                 as_json=args.json,
                 answer_nodes=ANSWER_NODES.get(pattern, ()),
@@ -269,6 +292,18 @@ def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator
     finally:
         if trace is not None:
             trace.close()
+
+
+@contextmanager
+def _status_line(args: argparse.Namespace) -> Iterator[StatusLine]:
+    """The status line on stderr, which a forced exit after Ctrl-C erases too."""
+    enabled = False if args.json else None  # JSON lines on a terminal are left unmixed
+    with StatusLine(sys.stderr, enabled=enabled, every_s=args.progress_every) as status:
+        ctrl_c.clear_line = status.stop
+        try:
+            yield status
+        finally:
+            ctrl_c.clear_line = None
 
 
 def _open_trace(path: Path) -> TextIO:
@@ -309,6 +344,7 @@ def _read_stdin(prompt: str) -> str:
     print(prompt, end="", file=sys.stderr, flush=True)
     line = sys.stdin.readline()
     if not line:
+        print(file=sys.stderr)  # the prompt's line ends: what follows is said on its own
         raise EOFError
     return line.rstrip("\n")
 
@@ -320,59 +356,38 @@ def _drive(
     thread_id: str,
     printer: Printer,
     args: argparse.Namespace,
+    pending: Sequence[Interrupt] = (),
 ) -> int:
-    """Stream the run, answering its interrupts until it ends or nobody can answer."""
+    """Stream the run, answering its interrupts until it ends or nobody can answer; each
+    ending closes with the same note (:mod:`~reasoning_graphs.cli.endings`).
+
+    ``pending``: interrupts the thread already waits on, asked before the run goes on.
+    """
     # LangSmith groups the runs of one conversation by their metadata's thread_id
     config = {"configurable": {"thread_id": thread_id}, "metadata": {"thread_id": thread_id}}
     mode = _decision_mode(args)
-    ctrl_c.resume_hint = RESUME_HINT.format(thread_id=thread_id)
+    ctrl_c.resume_hint = closing_note(thread_id, INTERRUPTED, args.db)
     try:
         while True:
-            pending: dict[str, Interrupt] = {}  # each task that stopped reports its own
-            for namespace, kind, chunk in graph.stream(
-                payload,
-                config,
-                # messages: the answer's tokens, and every reply's for the status line;
-                # custom: progress reports (a retry's wait, how far a search has come);
-                # tasks: each step as it starts and ends, for the status line
-                stream_mode=["updates", "messages", "custom", "tasks"],
-                subgraphs=True,  # a pattern's inner ReAct steps stream too
-                durability="sync",
-            ):
-                if kind == "tasks":
-                    _follow_step(printer, namespace, chunk)
-                    continue
-                if kind == "messages":
-                    message, metadata = chunk
-                    if printer.status is not None:
-                        printer.status.streamed(message, metadata)
-                    printer.token(message, metadata, inner=bool(namespace))
-                    continue
-                if kind == "custom":
-                    printer.progress(chunk)
-                    continue
-                for node, update in chunk.items():
-                    if node == "__interrupt__":
-                        pending.update((item.id, item) for item in update)
-                    else:
-                        printer.update(node, update, inner=bool(namespace))
+            if pending:
+                try:
+                    payload = Command(resume=_ask(pending, mode, printer))
+                except NoAnswer:
+                    return _waiting(store, thread_id, printer, pending, args)
+            pending = _stream(graph, payload, config, printer)
             if not pending:
                 break
-            interrupts = list(pending.values())
-            try:
-                payload = Command(resume=_ask(interrupts, mode, printer))
-            except NoAnswer:
-                return _waiting(store, thread_id, printer, interrupts, mode)
     except KeyboardInterrupt:
         ctrl_c.resume_hint = None  # said here; a forced exit need not say it again
         store.threads.set_status(thread_id, INTERRUPTED)
-        printer.notice(RESUME_HINT.format(thread_id=thread_id))
+        _close(printer, args, thread_id, INTERRUPTED)
         return exits.INTERRUPTED
     except Exception as error:  # the user gets one line; the thread stays resumable
         logger.debug("thread %s failed", thread_id, exc_info=True)
         store.threads.set_status(thread_id, FAILED, ended=_latest(store, thread_id))
+        printer.release()
         print(f"reasoning-graphs: error: {type(error).__name__}: {error}", file=sys.stderr)
-        printer.notice(RESUME_HINT.format(thread_id=thread_id))
+        _close(printer, args, thread_id, FAILED)
         return exits.FAILED
     finally:
         ctrl_c.resume_hint = None
@@ -381,8 +396,49 @@ def _drive(
     store.threads.set_status(thread_id, outcome["status"], ended=_latest(store, thread_id))
     if args.explain:
         printer.grounding(_this_questions_report(values))
-    printer.notice(CONTINUE_HINT.format(thread_id=thread_id), thread_id=thread_id)
+    _close(printer, args, thread_id, outcome["status"])
     return exits.ANSWERED if outcome["status"] == "answered" else exits.INCOMPLETE
+
+
+def _stream(
+    graph: CompiledStateGraph, payload: Any, config: Mapping[str, Any], printer: Printer
+) -> list[Interrupt]:
+    """Run the graph from ``payload`` and print what it streams; the interrupts it stopped on."""
+    pending: dict[str, Interrupt] = {}  # each task that stopped reports its own
+    for namespace, kind, chunk in graph.stream(
+        payload,
+        config,
+        # messages: the answer's tokens, and every reply's for the status line;
+        # custom: progress reports (a retry's wait, how far a search has come);
+        # tasks: each step as it starts and ends, for the status line
+        stream_mode=["updates", "messages", "custom", "tasks"],
+        subgraphs=True,  # a pattern's inner ReAct steps stream too
+        durability="sync",
+    ):
+        if kind == "tasks":
+            _follow_step(printer, namespace, chunk)
+            continue
+        if kind == "messages":
+            message, metadata = chunk
+            if printer.status is not None:
+                printer.status.streamed(message, metadata)
+            printer.token(message, metadata, inner=bool(namespace))
+            continue
+        if kind == "custom":
+            printer.progress(chunk)
+            continue
+        for node, update in chunk.items():
+            if node == "__interrupt__":
+                pending.update((item.id, item) for item in update)
+            else:
+                printer.update(node, update, inner=bool(namespace))
+    return list(pending.values())
+
+
+def _close(printer: Printer, args: argparse.Namespace, thread_id: str, status: str) -> None:
+    """The note every ending closes with: the thread and what to do next."""
+    note = closing_note(thread_id, status, args.db)
+    printer.notice(note, thread_id=thread_id, status=status)
 
 
 def _follow_step(printer: Printer, namespace: tuple[str, ...], task: Mapping[str, Any]) -> None:
@@ -431,14 +487,21 @@ def _each(pending: Sequence[Interrupt], reply: Callable[[Any], Any]) -> Any:
 
 
 def _waiting(
-    store: Store, thread_id: str, printer: Printer, pending: Sequence[Interrupt], mode: Mode
+    store: Store,
+    thread_id: str,
+    printer: Printer,
+    pending: Sequence[Interrupt],
+    args: argparse.Namespace,
 ) -> int:
-    """Nobody at the terminal can answer the pending interrupts: the thread waits for
-    ``resume``."""
+    """Nobody could answer the pending interrupts (stdin ended): the thread waits for
+    ``resume``, and stderr says so in a line of its own."""
     status = waiting_for([item.value for item in pending])
     store.threads.set_status(thread_id, status, ended=_latest(store, thread_id))
-    hint = RESUME_HINT if status == WAITING else ANSWER_HINT
-    printer.notice(_left_hint(thread_id, pending, mode) or hint.format(thread_id=thread_id))
+    print(f"reasoning-graphs: {nothing_read(thread_id, status, args.db)}", file=sys.stderr)
+    left = _left_hint(thread_id, pending, _decision_mode(args))
+    if left:
+        printer.notice(left)
+    _close(printer, args, thread_id, status)
     return exits.WAITING
 
 

@@ -13,9 +13,12 @@ included: the model's own count where its chunks carry one (the embedded model's
 do), else an estimate from the text at about four characters a token, marked
 ``~``, until the call reports its usage at the end. A step that runs again is
 numbered (``think #4``, counted in this process) unless the run reports its own
-progress. The line is drawn only when stderr is a terminal, redrawn twice a
-second by a daemon thread, and wiped before anything else is printed, so it
-never mixes with the output.
+progress. On a terminal the line is redrawn in place twice a second by a daemon
+thread and wiped before anything else is printed, so it never mixes with the
+output. Where stderr is a file or a pipe nobody sees a line redrawn in place, so
+the same text is written there as a plain line of its own each time the steps
+have worked another ``every_s`` seconds (a wait for a person does not count):
+a log shows that a long run lives, however short each of its steps.
 """
 
 from __future__ import annotations
@@ -81,11 +84,15 @@ class StatusLine:
         enabled: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
         interval_s: float | None = None,
+        every_s: float = 0.0,
     ) -> None:
         """Draw on ``stream`` (by default only if it is a terminal), every ``interval_s``
-        seconds (default :data:`INTERVAL_S`)."""
+        seconds (default :data:`INTERVAL_S`). Where it is not drawn and ``stream`` is no
+        terminal, write it as a plain line after each ``every_s`` seconds of work (0: never)."""
+        terminal = stream.isatty()
         self.stream = stream
-        self.enabled = stream.isatty() if enabled is None else enabled
+        self.enabled = terminal if enabled is None else enabled
+        self.every_s = 0.0 if self.enabled or terminal else every_s
         self.clock = clock
         self.interval_s = INTERVAL_S if interval_s is None else interval_s
         self.paused: Callable[[], bool] = lambda: False
@@ -96,17 +103,27 @@ class StatusLine:
         self._progress: str | None = None
         self._shown = False
         self._stop = threading.Event()
+        self._due: float | None = None
+        """When the next plain line is due, counting only time in which a step runs."""
+        self._idle_since: float | None = None
 
     def started(self, task_id: str, name: str) -> None:
         """A step began: it becomes the one the line is about."""
         with self._lock:
+            now = self.clock()
+            if self._due is None:
+                self._due = now + self.every_s
+            elif self._idle_since is not None:  # a wait for a person is no work
+                self._due += now - self._idle_since
+            self._idle_since = None
             self._starts[name] += 1
-            self._running[task_id] = _Step(name, self.clock())
+            self._running[task_id] = _Step(name, now)
 
     def finished(self, task_id: str) -> None:
         with self._lock:
             self._running.pop(task_id, None)
             if not self._running:
+                self._idle_since = self.clock()
                 self.wipe()
 
     def streamed(self, chunk: BaseMessage, metadata: Mapping[str, Any] | None = None) -> None:
@@ -150,11 +167,24 @@ class StatusLine:
         """Draw the line now (when enabled, a step runs and nothing else is being written)."""
         with self._lock:
             text = self.text()
-            if not self.enabled or text is None or self.paused():
+            if not self.enabled or text is None or self.paused() or self._stop.is_set():
                 return
             self.stream.write(WIPE + text)
             self.stream.flush()
             self._shown = True
+
+    def write_if_due(self) -> None:
+        """Write the line as a plain line of its own if a step has worked ``every_s`` seconds
+        since the last one (when plain lines are on and nothing else is being written)."""
+        with self._lock:
+            now, text = self.clock(), self.text()
+            if not self.every_s or self._due is None or now < self._due or text is None:
+                return
+            if self.paused() or self._stop.is_set():
+                return
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self._due = now + self.every_s
 
     def wipe(self) -> None:
         """Erase the line, if it is shown, so that other output starts on a clean line."""
@@ -168,8 +198,14 @@ class StatusLine:
         """The step started last among those running: the one the line is about."""
         return next(reversed(self._running.values()), None)
 
+    def stop(self) -> None:
+        """Erase the line and never draw or write it again: the command is ending."""
+        with self._lock:
+            self._stop.set()
+            self.wipe()
+
     def __enter__(self) -> StatusLine:
-        if self.enabled:
+        if self.enabled or self.every_s:
             threading.Thread(target=self._redraw, name="status-line", daemon=True).start()
         return self
 
@@ -179,12 +215,15 @@ class StatusLine:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        self.wipe()
+        self.stop()
 
     def _redraw(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.draw()
+        if self.enabled:
+            tick, interval_s = self.draw, self.interval_s
+        else:
+            tick, interval_s = self.write_if_due, min(self.interval_s, self.every_s)
+        while not self._stop.wait(interval_s):
+            tick()
 
 
 def _task_of(metadata: Mapping[str, Any] | None) -> str:

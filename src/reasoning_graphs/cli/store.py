@@ -5,6 +5,9 @@ connection string. On PostgreSQL, CLI processes on several machines share
 their threads: one runs a question up to an approval, another resumes it.
 The checkpointers (and LangGraph with them) are imported when a store opens,
 so that the command line can name this module's settings without loading them.
+Only a command that writes a thread creates its database: one that reads
+(``threads``, ``resume`` of a thread that is not there) never leaves an empty
+file, or a folder, behind a mistyped ``--db``.
 """
 
 from __future__ import annotations
@@ -21,10 +24,15 @@ from reasoning_graphs.cli.threads import ThreadIndex
 
 DB_ENV = "REASONING_GRAPHS_DB"
 CANNOT_OPEN = "cannot open the thread store {where}: {error}"
+NO_STORE = "no thread store at {where}: it does not exist (a `run` creates it)"
 
 
 class StoreError(Exception):
     """The thread store cannot be opened: one line for the user, a usage error."""
+
+
+class MissingStore(StoreError):
+    """The SQLite file of the thread store does not exist, and the command would not create it."""
 
 
 def db_spec(value: str | None = None) -> str | Path:
@@ -34,8 +42,13 @@ def db_spec(value: str | None = None) -> str | Path:
 
     value = value or os.environ.get(DB_ENV)
     if not value:
-        return Path(user_data_dir("reasoning-graphs")) / "threads.sqlite"
+        return default_db()
     return value if url_scheme(value) else Path(value).expanduser()
+
+
+def default_db() -> Path:
+    """The SQLite file used when neither ``--db`` nor ``$REASONING_GRAPHS_DB`` names one."""
+    return Path(user_data_dir("reasoning-graphs")) / "threads.sqlite"
 
 
 def database_errors() -> tuple[type[Exception], ...]:
@@ -47,10 +60,14 @@ def database_errors() -> tuple[type[Exception], ...]:
 class Store:
     """The checkpointer and the thread index on its connection, open while the command runs."""
 
-    def __init__(self, spec: str | Path) -> None:
+    def __init__(self, spec: str | Path, *, create: bool = True) -> None:
+        """Open the store ``spec`` names; a SQLite file that is missing is created (with its
+        folder) only if ``create``, else :class:`MissingStore` is raised."""
         from reasoning_graphs.checkpointers import CheckpointerError, open_checkpointer, redacted
 
         self.label = redacted(str(spec))
+        if isinstance(spec, Path) and not create and not spec.exists():
+            raise MissingStore(NO_STORE.format(where=self.label))
         try:
             if isinstance(spec, Path):
                 spec.parent.mkdir(parents=True, exist_ok=True)
