@@ -153,6 +153,46 @@ def test_an_incomplete_step_sends_the_plan_back_to_the_replanner() -> None:
     assert state["messages"][-1].content == "4, then 8."
 
 
+def test_an_answer_right_after_a_step_that_stopped_short_is_incomplete() -> None:
+    script = [
+        Plan(steps=["Compute 2+2.", "Double it."]),
+        tool_call("calculator", expression="2+"),
+        tool_call("calculator", expression="2+"),  # the step stops
+        "Probably 4.",
+        Replan(response="4, then 8."),
+    ]
+    model = ScriptedChatModel(script=script)
+
+    state = build_graph(model, tools=[calculator()]).invoke(ask("What is (2+2)*2?"))
+
+    assert state["outcome"]["status"] == "incomplete"
+    assert "step 1" in state["outcome"]["reason"]
+    final = state["messages"][-1]
+    assert final.content == "4, then 8."  # the replanner's words, with no closing call
+    assert len(model.calls) == len(script)
+    assert "step(task='Compute 2+2.') returned Probably 4." in outcome_of(final)["note"]
+
+
+def test_a_revision_that_redoes_a_stopped_step_can_answer() -> None:
+    script = [
+        Plan(steps=["Compute 2+2."]),
+        tool_call("calculator", expression="2+"),
+        tool_call("calculator", expression="2+"),  # the step stops
+        "Probably 4.",
+        Replan(steps=["Compute 2+2 with a whole expression."]),
+        tool_call("calculator", expression="2+2"),
+        "2+2 = 4",
+        Replan(response="4"),
+    ]
+
+    state = build_graph(ScriptedChatModel(script=script), tools=[calculator()]).invoke(
+        ask("What is 2+2?")
+    )
+
+    assert state["outcome"] == {"status": "answered"}
+    assert state["messages"][-1].content == "4"
+
+
 def test_an_unreadable_plan_does_the_request_as_one_step() -> None:
     script = [{"not_steps": 1}, "It is 4.", Replan(response="4")]
     model = ScriptedChatModel(script=script)

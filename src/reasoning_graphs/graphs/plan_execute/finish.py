@@ -15,16 +15,13 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.plan_execute.progress import (
     conversation_prompt,
     progress_report,
-    steps_done,
+    step_evidence,
 )
 from reasoning_graphs.graphs.plan_execute.prompts import ANSWER_SYSTEM, FINISH_REQUEST
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.finish import make_finish
 from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import describe_call
-
-EVIDENCE_STEPS = 3
 
 
 def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
@@ -36,9 +33,3 @@ def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dic
         return (yield from call_model(run, ModelRequest(prompt=prompt), state))
 
     return make_finish(setup, ask, evidence=step_evidence)
-
-
-def step_evidence(state: PlanExecuteState) -> list[tuple[str, str]]:
-    """The latest finished steps of this question, each with its result."""
-    done = steps_done(state)[-EVIDENCE_STEPS:]
-    return [(describe_call("step", {"task": item["step"]}), item["result"]) for item in done]

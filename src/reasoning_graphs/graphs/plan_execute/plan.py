@@ -15,7 +15,12 @@ from langchain_core.messages import AIMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.plan_execute.progress import conversation_prompt, progress_report
+from reasoning_graphs.graphs.plan_execute.progress import (
+    conversation_prompt,
+    progress_report,
+    step_evidence,
+    steps_done,
+)
 from reasoning_graphs.graphs.plan_execute.prompts import (
     PLANNER_SYSTEM,
     PLANNER_TOOLS,
@@ -24,7 +29,9 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     TOOL_LINE,
 )
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.budget import budget_stop
+from reasoning_graphs.nodes.honest import incomplete_note
 from reasoning_graphs.nodes.model_call import ModelRequest, call_model
 from reasoning_graphs.nodes.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.turn import latest_request
@@ -33,6 +40,7 @@ from reasoning_graphs.state import Outcome
 REPLAN_LIMIT = "reached the limit of {limit} replans"
 NO_NEXT_STEP = "the replanner gave neither an answer nor further steps"
 UNREADABLE_REPLAN = "the replanner's reply could not be read as an answer or a plan"
+STEP_STOPPED = "the answer follows step {number}, which stopped short ({reason})"
 
 
 class Plan(BaseModel):
@@ -86,7 +94,8 @@ def make_replan(
 
     Past the bound the node does not plan again; it sets an incomplete outcome
     and leaves the closing answer to ``finish`` — as it does, without a model
-    call, when the question's budget is spent.
+    call, when the question's budget is spent. An answer is the question's
+    answer, incomplete when the step before it stopped short (:func:`_answer`).
     """
 
     def replan(state: PlanExecuteState) -> Body[dict[str, Any]]:
@@ -102,8 +111,7 @@ def make_replan(
         if not isinstance(parsed, Replan):
             return {**update, "outcome": _incomplete(UNREADABLE_REPLAN)}
         if parsed.response.strip():
-            answer = AIMessage(parsed.response.strip())
-            return {**update, "messages": [answer], "plan": [], "outcome": {"status": "answered"}}
+            return {**update, **_answer(state, parsed.response.strip())}
         steps = _clean(parsed.steps)
         if not steps:
             return {**update, "outcome": _incomplete(NO_NEXT_STEP)}
@@ -113,6 +121,25 @@ def make_replan(
         return {**update, "plan": steps[:max_steps], "replans": replans + 1}
 
     return replan
+
+
+def _answer(state: PlanExecuteState, text: str) -> dict[str, Any]:
+    """The replanner's answer, which ends the question.
+
+    When the latest step stopped short (a loop, a round limit, a reply that was
+    no answer), its part of the plan was never done and the answer rests on it:
+    the question ends incomplete, with the step's reason and what the steps
+    returned, and with no closing call (the replanner has written the answer).
+    """
+    done = steps_done(state)
+    stopped = done[-1]["outcome"] if done else None
+    if stopped is None or stopped["status"] == "answered":
+        return {"messages": [AIMessage(text)], "plan": [], "outcome": {"status": "answered"}}
+    reason = STEP_STOPPED.format(number=len(done), reason=stopped.get("reason", "stopped"))
+    note = incomplete_note(reason, step_evidence(state))
+    outcome: Outcome = {"status": "incomplete", "reason": reason, "concluded": True, "note": note}
+    answer = AIMessage(text, response_metadata=answered(outcome))
+    return {"messages": [answer], "plan": [], "outcome": outcome}
 
 
 def _planner_system(run: RunScope, state: PlanExecuteState) -> str:

@@ -19,13 +19,22 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     REMAINING,
 )
 from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
-from reasoning_graphs.nodes.turn import latest_request, this_question
+from reasoning_graphs.nodes.turn import describe_call, latest_request, this_question
 from reasoning_graphs.nodes.untrusted import as_data
+
+EVIDENCE_STEPS = 3
 
 
 def steps_done(state: PlanExecuteState) -> list[PastStep]:
     """The steps executed for the current question, in order."""
     return this_question(state.get("past_steps"), state["messages"])
+
+
+def step_evidence(state: PlanExecuteState) -> list[tuple[str, str]]:
+    """The latest finished steps of this question, each with its result (an incomplete
+    answer's evidence)."""
+    done = steps_done(state)[-EVIDENCE_STEPS:]
+    return [(describe_call("step", {"task": item["step"]}), item["result"]) for item in done]
 
 
 def describe_steps_done(steps: Sequence[PastStep]) -> str:
