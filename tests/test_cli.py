@@ -112,34 +112,21 @@ def test_an_incomplete_answer_streams_then_gets_its_note(db, monkeypatch, capsys
     assert "395" in note
 
 
-def test_the_printer_writes_each_token_as_it_arrives_and_completes_the_line() -> None:
-    out = io.StringIO()
-    printer = Printer(as_json=False, out=out, answer_nodes={"finish"})
+def test_the_printer_reports_answer_tokens_as_json_events_and_never_as_plain_lines() -> None:
     finish = {"langgraph_node": "finish"}
-
-    printer.token(AIMessageChunk(content=" It", id="m1"), finish)
-    assert out.getvalue() == "Answer: It"
-    printer.token(AIMessageChunk(content=" is 395. ", id="m1"), finish)
-    assert out.getvalue() == "Answer: It is 395. "
-    printer.token(AIMessageChunk(content="plan", id="m2"), {"langgraph_node": "plan"})
-    printer.token(AIMessageChunk(content="step", id="m3"), finish, inner=True)
-    assert out.getvalue() == "Answer: It is 395. "
-
-    final = AIMessage("It is 395.\n\n[Stopped early.]", response_metadata={"outcome": {}})
-    printer.update("finish", {"messages": [final]})
-    assert out.getvalue() == "Answer: It is 395. \n\n[Stopped early.]\n"
-
-
-def test_text_before_a_tool_call_ends_the_streamed_line() -> None:
-    out = io.StringIO()
-    printer = Printer(as_json=False, out=out, answer_nodes={"think"})
-    think = {"langgraph_node": "think"}
-
-    printer.token(AIMessageChunk(content="Let me add.", id="m1"), think)
     call = {"name": "calculator", "args": '{"expression": "1+1"}', "id": "c1", "index": 0}
-    printer.token(AIMessageChunk(content="", id="m1", tool_call_chunks=[call]), think)
+    plain, lines = io.StringIO(), io.StringIO()
+    for printer in (
+        Printer(as_json=False, out=plain, answer_nodes={"finish"}),
+        Printer(as_json=True, out=lines, answer_nodes={"finish"}),
+    ):
+        printer.token(AIMessageChunk(content=" It", id="m1"), finish)
+        printer.token(AIMessageChunk(content="plan", id="m2"), {"langgraph_node": "plan"})
+        printer.token(AIMessageChunk(content="step", id="m3"), finish, inner=True)
+        printer.token(AIMessageChunk(content="", id="m1", tool_call_chunks=[call]), finish)
 
-    assert out.getvalue() == "Answer: Let me add.\n"
+    assert plain.getvalue() == ""  # the answer is printed once the run has finished
+    assert [json.loads(line)["text"] for line in lines.getvalue().splitlines()] == [" It"]
 
 
 def test_only_the_answer_streams(db, monkeypatch, capsys) -> None:

@@ -150,8 +150,12 @@ def test_questions_asked_at_once_each_get_their_own_answer(db, monkeypatch, caps
     assert code == exits.ANSWERED, err
     asked = questions_in(out)
     assert sorted(asked) == ["Which colour?", "Which size?"]
-    told = {line.removeprefix("Answer: ") for line in out.splitlines() if "Answer: " in line}
-    assert told == {f"{asked[0]} first", f"{asked[1]} second"}
+    replies = [line for line in out.splitlines() if line.startswith(("Draft: ", "Answer: "))]
+    assert {line.split(": ", 1)[1] for line in replies} == {
+        f"{asked[0]} first",
+        f"{asked[1]} second",
+    }
+    assert len([line for line in replies if line.startswith("Answer: ")]) == 1  # the last reply
 
 
 def test_json_output_carries_the_question_and_how_to_answer_it(db, monkeypatch, capsys) -> None:

@@ -162,21 +162,6 @@ def test_the_printer_wipes_the_line_before_it_prints() -> None:
     assert out.getvalue() == "Observation: 395\n"
 
 
-def test_the_line_waits_while_an_answer_streams() -> None:
-    err, out = io.StringIO(), io.StringIO()
-    status = status_on(err, Clock())
-    printer = Printer(as_json=False, out=out, answer_nodes={"think"}, status=status)
-    status.started("t1", "think")
-    status.draw()
-
-    printer.token(AIMessageChunk(content="It is", id="m1"), {"langgraph_node": "think"})
-    status.draw()
-
-    assert err.getvalue().endswith(WIPE)  # wiped for the answer line, then not drawn over it
-    assert err.getvalue().count("… think") == 1
-    assert out.getvalue() == "Answer: It is"
-
-
 def test_nothing_is_drawn_on_a_stream_that_is_not_a_terminal() -> None:
     stream = io.StringIO()
     status = StatusLine(stream)

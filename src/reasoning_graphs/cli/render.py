@@ -1,7 +1,18 @@
 """How a run looks at the terminal: Thought / Action / Observation lines, or JSON lines.
 
-The answer streams: its tokens are printed as the model writes them, on the
-``Answer:`` line that the finished answer then completes.
+A question gets one ``Answer:`` line, printed once the run has finished: the
+run's final answer (:meth:`Printer.answer`). A run may write other replies
+before it — a reply cut at the length limit and continued, a joiner asking for
+another round, a closing call after a stop — so a reply is held until the next
+line shows it was not the answer, and then printed as a step: ``Draft:``, or
+the name of the step that wrote it (``Join:``).
+The answer's tokens are ``token`` events in ``--json`` output and the trace;
+the status line counts them while the model writes.
+
+Lines show the model's text as a person reads it (:mod:`~reasoning_graphs.cli.display`):
+HTML entities decoded, quotes of thousands of characters cut. Arguments a
+tool receives and results it returns are shown as they are; ``--json`` and
+the trace keep every text whole.
 
 Quiet output keeps what a person waits for: progress lines (``Calling
 calculator…``, a retry's ``retrying in 2 s``), approvals, notes and the final
@@ -21,15 +32,17 @@ import json
 import sys
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
+from reasoning_graphs.cli.display import decoded, shortened
 from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
+from reasoning_graphs.nodes.prompts import CANNOT_RUN_NOTE
 from reasoning_graphs.nodes.turn import describe_call
-from reasoning_graphs.state import Claim, GroundingReport
+from reasoning_graphs.state import Claim, GroundingReport, Outcome
 
 ANSWER_NODES: Mapping[str, frozenset[str]] = {
     "react": frozenset({"think", "finish"}),
@@ -38,35 +51,52 @@ ANSWER_NODES: Mapping[str, frozenset[str]] = {
     "plan_execute": frozenset({"finish"}),
     "lats": frozenset({"finish"}),
 }
-"""The top-level nodes of each pattern whose model text is the answer as it is written.
+"""The top-level nodes of each pattern whose model text may be the answer as it is written:
+their tokens are ``token`` events.
 
 Other model calls stream text that is not the answer: plans, joins, judgements and
 reflections are structured output; ``react_text`` writes its Thought/Action format;
 ``cot`` reasons before it answers (and samples several chains at once); Reflexion's
 attempts are judged before one becomes the answer; plan steps are results.
 """
+PLAN_NODES = frozenset({"plan", "replan"})
+"""The nodes whose ``plan`` update is a plan the model wrote (a step's update only moves
+the plan on)."""
 QUIET_EVENTS = frozenset(
     {"action", "approval", "decision", "question", "reply", "answer", "grounding", "note"}
 )
 """What quiet output shows: progress, what a person must answer, the answer and its report."""
 PROGRESS = "progress"
 """The event of a progress report that names no event of its own."""
+VERBATIM_EVENTS = frozenset({"action", "approval", "observation", "question", "reply"})
+"""Lines of what a tool receives or returns, or of what a person is asked or typed: shown
+as they are, entities and all."""
+WHOLE_EVENTS = frozenset({"answer", "draft", "thought", "result", "approval", "question"})
+"""Lines that are the model's own text, or what a person decides on: never cut."""
+UNLABELLED_EVENTS = frozenset({"plan_problem"})
+"""Lines whose text says what they are (``[This plan cannot run: …]``)."""
 NO_GROUNDING = "No grounding report for this answer."
 EMPTY_ANSWER = "(the model's reply was empty)"
 GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
 
 
 @dataclass
-class _StreamedAnswer:
-    """An answer line being printed token by token."""
+class _Held:
+    """A line not printed yet, in case the answer that follows says the same.
 
-    node: str
-    message_id: str | None
-    text: str = ""
+    A model's reply (``traced`` false) joins the trace when it is printed: a reply that
+    turns out to be the answer is traced once, as the answer. A step's result is traced
+    when it arrives, since the answer that repeats it is another step's.
+    """
+
+    event: str
+    text: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    traced: bool = False
 
 
 class Printer:
-    """Prints graph updates as they stream in, and the answer's tokens as they arrive."""
+    """Prints graph updates as they stream in, and the run's answer once it has finished."""
 
     def __init__(
         self,
@@ -82,7 +112,7 @@ class Printer:
         """Print to ``out`` (default stdout); ``trace`` gets every event as a JSON line.
 
         ``trace_fields`` (such as the thread id) are added to each trace line. A
-        ``status`` line is wiped before each print and waits while an answer streams.
+        ``status`` line is wiped before each print.
         """
         self.as_json = as_json
         self.out = out or sys.stdout
@@ -90,13 +120,8 @@ class Printer:
         self.quiet = quiet
         self.trace = trace
         self.trace_fields = dict(trace_fields or {})
-        self._streaming: _StreamedAnswer | None = None
-        self._held: str | None = None
-        """A step result not printed yet: when the answer that follows is the same text
-        (Reflexion's last trial), only the answer is printed."""
+        self._held: _Held | None = None
         self.status = status
-        if status is not None:
-            status.paused = lambda: self._streaming is not None
 
     def emit(self, event: str, text: str, **fields: Any) -> None:
         """Trace the event, and print it unless quiet output leaves it out."""
@@ -106,23 +131,52 @@ class Printer:
         self._record(event, text, fields)
         if self.quiet and not progress and event not in QUIET_EVENTS:
             return
-        if event == "answer" and text == self._held:
-            self._held = None  # the answer repeats the result: it is shown once, as the answer
         self.release()
         if event == "result" and not self.as_json:
-            self._held = text  # shown once the next line shows it is not also the answer
+            # shown once the next line shows it is not also the answer (Reflexion's last trial)
+            self._held = _Held(event, text, fields, traced=True)
             return
         self._print(event, text, fields, progress=progress)
 
+    def _hold(self, event: str, text: str, **fields: Any) -> None:
+        """Keep a model's reply back until the next line: it may be the run's answer.
+
+        A held line that says the same (the step result a Reflexion answer repeats) is
+        replaced, so that the text is shown once.
+        """
+        if self._held is None or self._held.text != text:
+            self.release()
+        self._held = _Held(event, text, fields)
+
     def release(self) -> None:
-        """Print a step result still held back (see :meth:`_emit`)."""
+        """Print a line still held back (see :meth:`_hold`): it was not the answer."""
         held, self._held = self._held, None
-        if held is not None:
-            self._print("result", held, {}, progress=False)
+        if held is None:
+            return
+        if held.traced:
+            self._print(held.event, held.text, held.fields, progress=False)
+        else:
+            self._emit(held.event, held.text, held.fields, progress=False)
+
+    def answer(self, final: AIMessage | None, outcome: Outcome) -> None:
+        """Print the run's final answer, once, with the note on why it is incomplete.
+
+        ``final`` is the question's last model message (``None``: the run wrote none)
+        and ``outcome`` the run's, completed by what the message says of it (its note);
+        a reply or result held back that says the same is not printed again.
+        """
+        text = final.text.strip() if final is not None else ""
+        if self._held is not None and self._held.text == text:
+            self._held = None
+        written = (outcome_of(final) if final is not None else None) or {}
+        shown = {**written, **outcome}
+        self.emit("answer", text, outcome=shown)
+        note = shown.get("note")
+        if note and note != text:  # why it is incomplete, shown beside the answer
+            self.notice(note)
 
     def _print(self, event: str, text: str, fields: Mapping[str, Any], *, progress: bool) -> None:
         self._wipe_status()
-        self._end_line()
         if self.as_json:
             print(json.dumps({"event": event, "text": text, **fields}, default=str), file=self.out)
         elif progress:
@@ -130,10 +184,9 @@ class Printer:
         elif self.quiet and event == "action":
             print(f"Calling {fields.get('tool') or text}…", file=self.out)
         else:
-            label = event.replace("_", " ").capitalize()
             if event == "answer" and not text:
                 text = EMPTY_ANSWER  # never a bare label where an answer belongs
-            print(f"{label}: {text}" if text else label, file=self.out)
+            print(_line(event, text), file=self.out)
         self.out.flush()
 
     def _record(self, event: str, text: str, fields: Mapping[str, Any]) -> None:
@@ -173,74 +226,38 @@ class Printer:
     def token(
         self, chunk: BaseMessage, metadata: Mapping[str, Any], *, inner: bool = False
     ) -> None:
-        """Print a piece of the answer from LangGraph's ``messages`` stream; ignore anything else.
+        """Report a piece of a reply that may be the answer, from LangGraph's ``messages``
+        stream: a ``token`` event in ``--json`` output and the trace; ignore anything else.
 
-        Only text chunks of an answer node at the top level count; a chunk that
-        starts a tool call shows that the text before it was a thought, so the
-        line ends and the ``think`` update prints the thought and its calls.
+        Only text chunks of an answer node at the top level count, not a tool call's.
         """
         node = metadata.get("langgraph_node", "")
         if inner or node not in self.answer_nodes or not isinstance(chunk, AIMessageChunk):
             return
-        if chunk.tool_call_chunks:
-            self._end_line()
+        if chunk.tool_call_chunks or not chunk.text:
             return
-        text = chunk.text
-        if not text:
-            return
-        if self.as_json or self.quiet:  # quiet output prints the answer once it is whole
-            self.emit("token", text, node=node, message_id=chunk.id)
-            return
-        self._record("token", text, {"node": node, "message_id": chunk.id})
-        streaming = self._streaming
-        if streaming is None or (streaming.node, streaming.message_id) != (node, chunk.id):
-            if not text.strip():
-                return  # the line starts with the first visible character
-            self.release()
-            self._wipe_status()
-            self._end_line()
-            streaming = self._streaming = _StreamedAnswer(node, chunk.id)
-            text = text.lstrip()
-            print("Answer: ", end="", file=self.out)
-        streaming.text += text
-        print(text, end="", file=self.out, flush=True)
+        fields = {"node": node, "message_id": chunk.id}
+        if self.as_json:
+            self.emit("token", chunk.text, **fields)
+        else:
+            self._record("token", chunk.text, fields)
 
     def _wipe_status(self) -> None:
         if self.status is not None:
             self.status.wipe()
 
-    def _end_line(self) -> None:
-        """End an answer line still being streamed, so that the next output starts a line."""
-        if self._streaming is not None:
-            self._streaming = None
-            print(file=self.out, flush=True)
-
-    def _finish_answer(self, node: str, text: str) -> bool:
-        """Complete the streamed answer line with the rest of ``text``, if it began it.
-
-        The node may add to what the model wrote (an incomplete answer's note);
-        if it changed the text instead, the line ends and the answer is printed whole.
-        """
-        streaming = self._streaming
-        if streaming is None or streaming.node != node:
-            return False
-        shown = streaming.text
-        if not text.startswith(shown):
-            shown = shown.rstrip()  # a space the model wrote last and the node stripped
-            if not text.startswith(shown):
-                return False
-        print(text[len(shown) :], end="", file=self.out)
-        self._end_line()
-        return True
-
     def update(self, node: str, update: dict[str, Any] | None, *, inner: bool = False) -> None:
         """Print what one node contributed; ``inner`` for a subgraph's node (a plan step)."""
         update = update or {}
-        steps = update.get("plan")
-        if isinstance(steps, list) and steps and all(isinstance(s, str) for s in steps):
+        steps, problem = update.get("plan"), update.get("plan_problem")
+        if node in PLAN_NODES and _is_written_plan(steps):
             self.emit("plan", " → ".join(steps), steps=steps)
         for message in update.get("messages", []):
-            self.message(node, message, inner=inner)
+            if mark_of(message).get("kind") == "plan" and problem and not steps:
+                # no step could be read: there is no plan to show, only why
+                self.emit("plan_problem", CANNOT_RUN_NOTE.format(problem=problem).strip())
+            else:
+                self.message(node, message, inner=inner)
 
     def message(self, node: str, message: BaseMessage, *, inner: bool = False) -> None:
         if isinstance(message, ToolMessage):
@@ -276,18 +293,10 @@ class Printer:
                     )
                 for bad in message.invalid_tool_calls:
                     self.emit("action", f"{bad.get('name')}(<malformed arguments>)")
-            else:
-                outcome = outcome_of(message) or {"status": "answered"}
-                if inner:
-                    self.emit("result", text, outcome=outcome)
-                    return
-                if self._finish_answer(node, text):
-                    self._record("answer", text, {"outcome": outcome})
-                else:
-                    self.emit("answer", text, outcome=outcome)
-                note = outcome.get("note")
-                if note and note != text:  # why it is incomplete, shown beside the answer
-                    self.notice(note)
+            elif inner:
+                self.emit("result", text, outcome=outcome_of(message) or {"status": "answered"})
+            else:  # the answer, or a reply before it: the run's end says which (answer())
+                self._hold(mark_of(message).get("kind") or "draft", text, node=node)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)
@@ -305,11 +314,27 @@ class Printer:
         self._record("grounding", summary, {"report": report})
         self.release()
         self._wipe_status()
-        self._end_line()
         print(f"Grounding: {summary}", file=self.out)
         for claim in claims:
             print(f"  {_claim_line(claim)}", file=self.out)
         self.out.flush()
+
+
+def _line(event: str, text: str) -> str:
+    """A plain line: the event's label, then the text as a person reads it."""
+    if event not in VERBATIM_EVENTS:
+        text = decoded(text)
+    if event not in WHOLE_EVENTS:
+        text = shortened(text)
+    if event in UNLABELLED_EVENTS:
+        return text
+    label = event.replace("_", " ").capitalize()
+    return f"{label}: {text}" if text else label
+
+
+def _is_written_plan(steps: Any) -> bool:
+    """Whether an update's ``plan`` is a list of step texts (Plan-and-Execute's form)."""
+    return isinstance(steps, list) and bool(steps) and all(isinstance(s, str) for s in steps)
 
 
 def _claim_line(claim: Claim) -> str:

@@ -41,6 +41,7 @@ from reasoning_graphs.cli.threads import ThreadRecord
 from reasoning_graphs.cli.user_graphs import graph_reference, is_graph_reference, load_graph
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
+from reasoning_graphs.nodes.grounding import final_answer
 from reasoning_graphs.nodes.turn import turn_number
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport
@@ -394,6 +395,7 @@ def _drive(
     values = graph.get_state(config).values
     outcome = values.get("outcome") or {"status": "answered"}
     store.threads.set_status(thread_id, outcome["status"], ended=_latest(store, thread_id))
+    printer.answer(final_answer(values.get("messages") or []), outcome)
     if args.explain:
         printer.grounding(_this_questions_report(values))
     _close(printer, args, thread_id, outcome["status"])
