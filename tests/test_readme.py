@@ -1,14 +1,13 @@
 """Every Python snippet in the README runs as written.
 
 The snippets are run in order in one namespace, as a reader pasting them into
-one session would, in a fresh folder. The dev-server snippet (top-level
-``await``, a server to talk to) runs against a real ``langgraph dev`` in
-``test_dev_server.py``; here it is only compiled.
+one session would, in a fresh folder. The dev-server snippet (a script that
+needs a server to talk to) runs against a real ``langgraph dev`` in
+``test_dev_server.py``; here it is only compiled, as plain Python.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -34,9 +33,9 @@ def test_the_readme_has_snippets_of_both_kinds() -> None:
     assert len(server_snippets()) == 1
 
 
-def test_every_snippet_compiles() -> None:
-    for snippet in python_snippets():
-        compile(snippet, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+def test_every_snippet_compiles_as_a_script() -> None:
+    for snippet in python_snippets():  # no top-level ``await``: each runs as written in a file
+        compile(snippet, "README.md", "exec")
 
 
 @pytest.mark.local_model
