@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from cli_driver import run_cli, thread_id_from
+from cli_driver import Terminal, run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
+from reasoning_graphs.cli.display import decoded, shortened
 from reasoning_graphs.cli.status_line import WIPE
 from reasoning_graphs.cli.store import Store
 from reasoning_graphs.graphs import PATTERNS, graph_builder
@@ -39,6 +38,17 @@ from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from scripted_cli import command_line
 
 LENGTH_CUT = {"finish_reason": "length"}
+ENCODED = "The user&#39;s product is 42 &amp; checked."
+DECODED = "The user's product is 42 & checked."
+QUOTE_LIMIT = 200
+LONG_NAME = "abacus_" * 310  # 2,170 characters, one made-up tool name
+STEP_STOPS_SHORT = [
+    {"steps": ["Compute 2+2.", "Double it."]},
+    {"tool": "calculator", "args": {"expression": "2+"}},
+    {"tool": "calculator", "args": {"expression": "2+"}},  # the failed call again: the step stops
+    "Probably 4.",
+    {"response": "4, then 8."},
+]
 
 
 def cut(text: str) -> AIMessage:
@@ -186,10 +196,6 @@ def test_a_thought_before_a_call_is_a_thought_only(db, monkeypatch, capsys) -> N
     ]
 
 
-ENCODED = "The user&#39;s product is 42 &amp; checked."
-DECODED = "The user's product is 42 & checked."
-
-
 def test_html_entities_are_decoded_on_screen_and_kept_in_the_state(
     db, tmp_path, monkeypatch, capsys
 ) -> None:
@@ -241,42 +247,12 @@ def test_a_step_that_stopped_short_leaves_the_question_incomplete(db, monkeypatc
     assert (entry["thread_id"], entry["status"]) == (thread_id, "incomplete")
 
 
-QUOTE_LIMIT = 200
-LONG_NAME = "abacus_" * 310  # 2,170 characters, one made-up tool name
-STEP_STOPS_SHORT = [
-    {"steps": ["Compute 2+2.", "Double it."]},
-    {"tool": "calculator", "args": {"expression": "2+"}},
-    {"tool": "calculator", "args": {"expression": "2+"}},  # the failed call again: the step stops
-    "Probably 4.",
-    {"response": "4, then 8."},
-]
-
-
 def run_on_terminal(command: list[str], env: dict[str, str]) -> tuple[int, str]:
     """``command`` with stdin, stdout and stderr on one pseudo-terminal: its exit code, and
     what a person sees (each line as the terminal shows it, the status line wiped)."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(command, stdin=terminal, stdout=terminal, stderr=terminal, env=env)
-    os.close(terminal)
-    received: list[bytes] = []
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(controller, 4096)
-            except OSError:  # the command closed its end
-                return
-            if not data:
-                return
-            received.append(data)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    code = process.wait(timeout=120)
-    reader.join(timeout=5)
-    os.close(controller)
-    text = b"".join(received).decode(errors="replace").replace("\r\n", "\n")
-    return code, "\n".join(line.split(WIPE)[-1] for line in text.split("\n"))
+    code, output = Terminal(command, env=env).finish(timeout=120)
+    lines = output.replace("\r\n", "\n").split("\n")
+    return code, "\n".join(line.split(WIPE)[-1] for line in lines)
 
 
 def run_to_file(command: list[str], env: dict[str, str], tmp_path: Path) -> tuple[int, str]:
@@ -360,3 +336,12 @@ def test_a_long_quote_is_cut_on_screen_and_whole_in_the_trace(shell, tmp_path: P
     assert re.search(rf"\b{left_out:,} more characters\b", shown), shown
     assert max(len(line) for line in shown.splitlines()) < 2 * QUOTE_LIMIT + 200
     assert LONG_NAME in trace.read_text()
+
+
+def test_prose_and_text_that_only_looks_like_an_entity_stay_as_written() -> None:
+    prose = "The model's reply, " + "and the user's next step " * 20 + "— it's all one sentence."
+    link = "https://example.com/?a=1&para=2 R&D"
+
+    assert shortened(prose) == prose  # apostrophes inside words open no quote
+    assert decoded(link) == link  # an entity ends with a semicolon
+    assert decoded("&lt;b&gt; &#x27;x&#x27;") == "<b> 'x'"

@@ -339,7 +339,7 @@ def _is_written_plan(steps: Any) -> bool:
 
 def _claim_line(claim: Claim) -> str:
     """``✓ 395 (number): calculator [call_1] "…395…"``, or where an unbacked claim was found."""
-    head = f"{claim['text']} ({claim['kind']})"
+    head = f"{decoded(claim['text'])} ({claim['kind']})"  # the answer's words, as shown
     support = claim["support"]
     if claim["supported"] and support:
         return f"✓ {head}: {support['tool']} [{support['call_id']}] {support['excerpt']!r}"
