@@ -314,6 +314,8 @@ def test_a_stopped_step_exits_as_incomplete(shell) -> None:
 
     assert code == exits.INCOMPLETE, shown
     assert answer_lines(shown) == ["Answer: 4, then 8."]
+    plans = [line for line in shown.splitlines() if line.startswith("Plan:")]
+    assert plans == ["Plan: Compute 2+2. → Double it."]  # a step moving the plan on is no plan
 
 
 def test_a_long_quote_is_cut_on_screen_and_whole_in_the_trace(shell, tmp_path: Path) -> None:
