@@ -7,29 +7,48 @@ because a client bound to one event loop used to break the next face ("Event
 loop is closed"). The CLI runs each pattern in a subprocess too, through the
 sync ``stream``.
 
-The model is tiny and its answers vary, so the tests check structure only: the
-run reaches its end without an exception, and the last message is an answer or
-the outcome says honestly that the run is incomplete.
+The model is tiny and its answers vary, so the tests check structure: the run
+reaches its end without an exception, the last message is an answer or the
+outcome says honestly that the run is incomplete, and every typed reply (plan,
+replan, task plan, join, judgement, reflection) was read. The server streams a
+call's name in every chunk and says a call cut at its length cap finished; a
+typed reply may go unread only when it was cut there (SmolLM2 can write ReWOO and
+LLM Compiler plans that never close within the cap), never because the call could
+not be read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
 
 from openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
+from reasoning_graphs.checkpointers import open_checkpointer
 from reasoning_graphs.cli import exits
+from reasoning_graphs.context import Limits
+from reasoning_graphs.effects import adrive, drive
 from reasoning_graphs.graphs import PATTERNS, graph_builder, react
+from reasoning_graphs.graphs.llm_compiler.dag import TaskPlan
+from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.reflexion.reflect import Reflection
+from reasoning_graphs.graphs.rewoo.steps import PlanSchema
+from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.model_call import CUT_REPLY, ModelRequest, call_model
+from reasoning_graphs.nodes.setup import RunScope, agent_setup
 from reasoning_graphs.tools.builtins import calculator
 
 pytestmark = pytest.mark.openai_server
@@ -50,6 +69,17 @@ PATTERN_OPTIONS: dict[str, dict[str, Any]] = {
 }
 """Small budgets per pattern: these tests check that runs end well, not what the model knows."""
 OUTCOMES = {"answered", "incomplete"}
+TYPED_CALLS = {
+    "plan_execute": {"Plan"},
+    "rewoo": {"PlanSchema"},
+    "llm_compiler": {"TaskPlan"},
+    "reflexion": {"Judgement"},
+    "lats": {"Judgement"},
+}
+"""The typed requests each pattern's run makes at least once with the small budgets."""
+LONG_PLANS = {"rewoo", "llm_compiler"}
+"""Patterns whose plans SmolLM2 may write on past the server's reply cap (a cut is read as
+one); their typed requests are each read whole in ``test_every_typed_request_is_read…``."""
 CLI_TIMEOUT = 240
 """Seconds a CLI run may take; below pytest's own timeout, so a slow run reports its output."""
 
@@ -73,7 +103,7 @@ def question() -> dict[str, Any]:
     return {"messages": [("user", QUESTION)]}
 
 
-def assert_ended(graph: CompiledStateGraph, run: dict[str, Any]) -> AIMessage:
+def assert_ended(graph: CompiledStateGraph, run: dict[str, Any], pattern: str) -> AIMessage:
     """The run reached END with an answer, or with an outcome that says it is incomplete."""
     snapshot = graph.get_state(run)
     assert not snapshot.next, f"stopped before the end, at {snapshot.next}"
@@ -85,7 +115,18 @@ def assert_ended(graph: CompiledStateGraph, run: dict[str, Any]) -> AIMessage:
     assert isinstance(last, AIMessage), last
     assert not last.tool_calls, last
     assert last.text.strip() or outcome["status"] == "incomplete", values
+    assert_typed_read(values, pattern)
     return last
+
+
+def assert_typed_read(values: dict[str, Any], pattern: str) -> None:
+    """The run made the pattern's typed requests, and read every reply that was not cut."""
+    typed = [e for e in values["trajectory"] if e["kind"] == "thought" and "typed" in e]
+    assert {e["typed"] for e in typed} >= TYPED_CALLS.get(pattern, set()), typed
+    for event in typed:
+        assert event.get("unread", CUT_REPLY) == CUT_REPLY, event
+    if pattern in TYPED_CALLS and pattern not in LONG_PLANS:
+        assert any("unread" not in e for e in typed), typed
 
 
 def test_the_environment_points_the_openai_client_at_the_server(
@@ -126,16 +167,91 @@ async def test_one_graph_runs_on_both_faces_in_mixed_order(
 
     run = config(pattern, "invoke")
     result = graph.invoke(question(), run)
-    assert result["messages"][-1] == assert_ended(graph, run)
+    assert result["messages"][-1] == assert_ended(graph, run, pattern)
 
     run = config(pattern, "ainvoke")
     result = await graph.ainvoke(question(), run)
-    assert result["messages"][-1] == assert_ended(graph, run)
+    assert result["messages"][-1] == assert_ended(graph, run, pattern)
 
     run = config(pattern, "astream")
     updates = [update async for update in graph.astream(question(), run, stream_mode="updates")]
     assert updates
-    assert_ended(graph, run)
+    assert_ended(graph, run, pattern)
+
+
+TYPED_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
+    Plan: {"steps": ["Compute 23*17+4."]},
+    Replan: {"response": "395", "steps": []},
+    PlanSchema: {
+        "steps": [
+            {
+                "reason": "Compute it.",
+                "var": "E1",
+                "tool": "calculator",
+                "args": {"expression": "23*17+4"},
+            }
+        ]
+    },
+    TaskPlan: {"tasks": [{"id": 1, "tool": "calculator", "args": {"expression": "23*17+4"}}]},
+    JoinDecision: {"replan": False, "answer": "395", "reason": ""},
+    Judgement: {"feedback": "Correct.", "score": 1.0},
+    Reflection: {"diagnosis": "The sum was wrong.", "advice": "Add again."},
+}
+"""Every typed request of the patterns, with the reply the prompt asks for."""
+FACES = {"streamed": ["sync", "async"], "whole": ["sync"]}
+"""A budget makes a call stream (as LangGraph's ``messages`` mode does); without one the
+reply comes whole."""
+
+
+def typed_prompt(schema: type[BaseModel]) -> list[BaseMessage]:
+    example = json.dumps(TYPED_EXAMPLES[schema])
+    order = f"Reply by calling {schema.__name__} with exactly these arguments: {example}"
+    return [SystemMessage(order), HumanMessage(QUESTION)]
+
+
+def named(reply_message: AIMessage) -> list[str | None]:
+    return [call["name"] for call in [*reply_message.tool_calls, *reply_message.invalid_tool_calls]]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("delivery", list(FACES))
+@pytest.mark.parametrize("schema", list(TYPED_EXAMPLES), ids=lambda schema: schema.__name__)
+async def test_every_typed_request_is_read_from_the_server(
+    openai_server: OpenAIServer, schema: type[BaseModel], delivery: str
+) -> None:
+    limits = Limits(token_budget=100_000) if delivery == "streamed" else Limits()
+    run = RunScope(agent_setup(resolve_model(MODEL_SPEC), []), limits)
+
+    for face in FACES[delivery]:
+        body = call_model(run, ModelRequest(prompt=typed_prompt(schema), schema=schema))
+        reply = drive(body) if face == "sync" else await adrive(body)
+
+        assert named(reply.message) == [schema.__name__], reply.message
+        if schema is PlanSchema:  # SmolLM2 goes on writing plan steps until the cap cuts it
+            assert reply.parsed is not None or reply.cut or reply.message.invalid_tool_calls
+        else:
+            assert isinstance(reply.parsed, schema), reply.event
+            assert "unread" not in reply.event
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("delivery", list(FACES))
+async def test_a_native_tool_call_is_read_from_the_server(
+    openai_server: OpenAIServer, delivery: str
+) -> None:
+    limits = Limits(token_budget=100_000) if delivery == "streamed" else Limits()
+    run = RunScope(agent_setup(resolve_model(MODEL_SPEC), [calculator()]), limits)
+    (tool,) = [tool for tool in run.setup.registry.tools() if tool.name == "calculator"]
+    order = 'Reply by calling calculator with exactly these arguments: {"expression": "23*17+4"}'
+    prompt = [SystemMessage(order), HumanMessage(QUESTION)]
+    request = ModelRequest(prompt=prompt, tools=[tool], tool_choice=tool.name)
+
+    for face in FACES[delivery]:
+        body = call_model(run, request)
+        reply = drive(body) if face == "sync" else await adrive(body)
+
+        assert [call["name"] for call in reply.message.tool_calls] == [tool.name], reply.message
+        assert reply.message.tool_calls[0]["args"] == {"expression": "23*17+4"}
 
 
 def cli_env(server: OpenAIServer) -> dict[str, str]:
@@ -196,7 +312,18 @@ def test_the_cli_runs_every_pattern_to_an_answer(
     assert done.returncode in (exits.ANSWERED, exits.INCOMPLETE), report
     lines = done.stdout.splitlines()
     assert any(line.startswith("Answer: ") for line in lines), report
-    assert lines[-1].startswith("Note: Thread: "), report
+    (thread,) = THREAD.findall(lines[-1])
+    assert_typed_read(saved_values(tmp_path / "threads.sqlite", pattern, thread), pattern)
+
+
+THREAD = re.compile(r"--thread (\w+)")
+
+
+def saved_values(db: Path, pattern: str, thread: str) -> dict[str, Any]:
+    """The state the CLI saved for ``thread``, read through the pattern's graph."""
+    with open_checkpointer(db) as saver:
+        graph = graph_builder(pattern)(model=MODEL_SPEC, checkpointer=saver)
+        return graph.get_state({"configurable": {"thread_id": thread}}).values
 
 
 LONG_QUESTION = "Write a long story about a cat who learns to sail."
@@ -253,10 +380,10 @@ async def test_a_real_call_past_its_timeout_is_left_and_the_client_still_works(
     # the abandoned streams left the client and the server usable, on both faces
     run = config("react", "after-timeouts")
     await graph.ainvoke(question(), run)
-    assert_ended(graph, run)
+    assert_ended(graph, run, "react")
     run = config("react", "after-timeouts-sync")
     graph.invoke(question(), run)
-    assert_ended(graph, run)
+    assert_ended(graph, run, "react")
 
 
 def test_a_spec_model_survives_one_event_loop_after_another(openai_server: OpenAIServer) -> None:
