@@ -95,8 +95,6 @@ class StatusLine:
         self.every_s = 0.0 if self.enabled or terminal else every_s
         self.clock = clock
         self.interval_s = INTERVAL_S if interval_s is None else interval_s
-        self.paused: Callable[[], bool] = lambda: False
-        """Whether drawing must wait (an answer is being written on the terminal's line)."""
         self._lock = threading.RLock()
         self._running: dict[str, _Step] = {}
         self._starts: Counter[str] = Counter()
@@ -164,10 +162,10 @@ class StatusLine:
             return "… " + " · ".join(parts)
 
     def draw(self) -> None:
-        """Draw the line now (when enabled, a step runs and nothing else is being written)."""
+        """Draw the line now (when enabled and a step runs)."""
         with self._lock:
             text = self.text()
-            if not self.enabled or text is None or self.paused() or self._stop.is_set():
+            if not self.enabled or text is None or self._stop.is_set():
                 return
             self.stream.write(WIPE + text)
             self.stream.flush()
@@ -175,12 +173,12 @@ class StatusLine:
 
     def write_if_due(self) -> None:
         """Write the line as a plain line of its own if a step has worked ``every_s`` seconds
-        since the last one (when plain lines are on and nothing else is being written)."""
+        since the last one (when plain lines are on)."""
         with self._lock:
             now, text = self.clock(), self.text()
             if not self.every_s or self._due is None or now < self._due or text is None:
                 return
-            if self.paused() or self._stop.is_set():
+            if self._stop.is_set():
                 return
             self.stream.write(text + "\n")
             self.stream.flush()
