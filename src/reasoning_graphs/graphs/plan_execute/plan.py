@@ -126,14 +126,17 @@ def make_replan(
 def _answer(state: PlanExecuteState, text: str) -> dict[str, Any]:
     """The replanner's answer, which ends the question.
 
-    When the latest step stopped short (a loop, a round limit, a reply that was
-    no answer), its part of the plan was never done and the answer rests on it:
-    the question ends incomplete, with the step's reason and what the steps
-    returned, and with no closing call (the replanner has written the answer).
+    When the latest step stopped short (a loop, a round limit, a budget), its
+    part of the plan was never done and the answer rests on it: the question ends
+    incomplete, with the step's reason and what the steps returned, and with no
+    closing call (the replanner has written the answer). A step that ran to its
+    end and only closed on a reply that was no answer (``concluded``, such as one
+    that quoted a rejection back) did its work: its result is what the replanner
+    read, and its answer stands.
     """
     done = steps_done(state)
     stopped = done[-1]["outcome"] if done else None
-    if stopped is None or stopped["status"] == "answered":
+    if stopped is None or stopped["status"] == "answered" or stopped.get("concluded"):
         return {"messages": [AIMessage(text)], "plan": [], "outcome": {"status": "answered"}}
     reason = STEP_STOPPED.format(number=len(done), reason=stopped.get("reason", "stopped"))
     note = incomplete_note(reason, step_evidence(state))
