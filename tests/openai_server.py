@@ -112,13 +112,15 @@ def server_command(model_path: str, port: int) -> list[str]:
         MODEL_ALIAS,
         "--n_ctx",
         "4096",
-        # One thread each: llama.cpp's threads spin while they wait, so two on two busy
-        # cores (the test process, a CLI subprocess, anything else) slow generation by
-        # 10-30x; one thread measured 13 tokens/s where two gave 0.4-1.1.
+        # One generation thread: llama.cpp's threads spin while they wait, so two on two
+        # busy cores (the test process, a CLI subprocess, anything else) slow generation
+        # by 10-30x; one thread measured 13 tokens/s where two gave 0.4-1.1. Reading a
+        # prompt takes both cores, as the client only waits then: the planners' long
+        # prompts ran 25% faster end to end (LLM Compiler's three runs, 109 s against 81 s).
         "--n_threads",
         "1",
         "--n_threads_batch",
-        "1",
+        "2",
     ]
 
 
