@@ -179,3 +179,12 @@ def test_a_tool_call_cut_while_it_streamed_never_runs() -> None:
     assert written == []
     events = graph.get_state(run).values["trajectory"]
     assert not [e for e in events if e["kind"] == "action" and e.get("status") == "success"]
+
+
+def test_a_reply_that_repeats_the_cut_notice_is_no_answer() -> None:
+    # the planners show the notice to the model as feedback; quoted back, it answers nothing
+    from reasoning_graphs.nodes.honest import no_answer_reason
+    from reasoning_graphs.nodes.model_call import CUT_REPLY
+
+    assert no_answer_reason(f"The plan cannot run: {CUT_REPLY}.")
+    assert no_answer_reason("The total is 395.") is None

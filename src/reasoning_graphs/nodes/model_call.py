@@ -97,7 +97,7 @@ NO_TYPED_CALL = "the reply carried no call of the schema, or its arguments were 
 CUT_REPLY = "the reply was cut by the length limit before it was complete"
 UNREAD_LIMIT = 300
 """Characters of a parsing error an event keeps."""
-own_texts(CONTINUE_PROMPT, CUT_CALL, KEPT_FAILING)  # a reply made of them is no answer
+own_texts(CONTINUE_PROMPT, CUT_CALL, KEPT_FAILING, CUT_REPLY)  # a reply of them is no answer
 CLOSING_TOKENS = 4000
 """Tokens the closing call past a token budget may stream: enough for an answer, not a flood."""
 CLOSING_SECONDS = 60.0
