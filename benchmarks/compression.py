@@ -28,10 +28,10 @@ from langchain_core.tools import tool
 from reasoning_graphs.context import ContextStrategy, Limits
 from reasoning_graphs.effects import drive
 from reasoning_graphs.graphs.react import build_graph
-from reasoning_graphs.nodes.context_window import SUMMARY_INSTRUCTIONS, fit_prompt
-from reasoning_graphs.nodes.model_call import summariser
-from reasoning_graphs.nodes.setup import RunScope, agent_setup
-from reasoning_graphs.nodes.tokens import estimate_tokens
+from reasoning_graphs.nodes.model.call import summariser
+from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
+from reasoning_graphs.nodes.model.window import SUMMARY_INSTRUCTIONS, fit_prompt
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call
 
 SYSTEM = "You are a research agent. Use the tools, cite what they return, answer concisely."

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
-from reasoning_graphs.nodes.honest import no_answer_reason
+from reasoning_graphs.nodes.guards.honest import no_answer_reason
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "honest_corpus.jsonl"
 

@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from reasoning_graphs.graphs import cot, lats
 from reasoning_graphs.graphs.lats.prompts import LATS_JUDGE_SYSTEM
-from reasoning_graphs.nodes.model_call import CLOSING_TOKENS
+from reasoning_graphs.nodes.model.call import CLOSING_TOKENS
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 

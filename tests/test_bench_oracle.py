@@ -25,7 +25,7 @@ from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.reflexion.reflect import Reflection
 from reasoning_graphs.graphs.rewoo.steps import PlanSchema
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.state import EXECUTED
 from reasoning_graphs.tools.builtins import calculator, write_file
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec

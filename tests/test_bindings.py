@@ -9,8 +9,8 @@ import pytest
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from reasoning_graphs.nodes import bindings
-from reasoning_graphs.nodes.bindings import Bindings
+from reasoning_graphs.nodes.model import bindings
+from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.testing import ScriptedChatModel
 
 from conftest import counted_calls

@@ -32,8 +32,8 @@ from reasoning_graphs.graphs import (
     rewoo,
 )
 from reasoning_graphs.graphs.plan_execute.plan import Plan
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.model.retry import model_retry_policy
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tools.spec import tool_spec

@@ -466,7 +466,7 @@ def test_planning_patterns_run_from_the_cli(db, monkeypatch, capsys, pattern, sc
 def test_reflective_and_search_patterns_run_from_the_cli(
     db, monkeypatch, capsys, pattern, script
 ) -> None:
-    from reasoning_graphs.nodes.judge import Judgement
+    from reasoning_graphs.nodes.steps.judge import Judgement
 
     replies = [
         Judgement(feedback="Correct.", score=float(item.split(":")[1]))

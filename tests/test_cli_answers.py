@@ -32,8 +32,8 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.llm_compiler.dag import TaskPlan, TaskSchema
 from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.grounding import final_answer
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.grounding.report import final_answer
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from scripted_cli import command_line
 

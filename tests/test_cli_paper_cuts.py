@@ -14,7 +14,7 @@ import pytest
 from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
-from reasoning_graphs.nodes.honest import incomplete_note
+from reasoning_graphs.nodes.guards.honest import incomplete_note
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 CALCULATE = tool_call("calculator", expression="6*7")

@@ -21,7 +21,7 @@ from compiler_kill_agent import agent as kill_agent
 from crash_harness import agent_env, wait_for
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.graphs.llm_compiler import build_graph
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.builtins.files import read_file
 from reasoning_graphs.tools.builtins.shell import shell

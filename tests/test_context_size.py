@@ -26,8 +26,8 @@ from reasoning_graphs.effects import adrive, drive
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.models.context_size import context_window_of, declared_context_window
 from reasoning_graphs.models.local import LocalChatModel
-from reasoning_graphs.nodes.context_window import SUMMARY_INSTRUCTIONS
-from reasoning_graphs.nodes.tokens import estimate_tokens
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
+from reasoning_graphs.nodes.model.window import SUMMARY_INSTRUCTIONS
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call
 
 WINDOW = 3000

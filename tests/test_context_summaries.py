@@ -2,7 +2,7 @@
 
 A summary covers a stated range of the messages a prompt leaves out; later calls
 reuse it and fold in only the new messages, at most once per
-:data:`~reasoning_graphs.nodes.context_window.SUMMARY_EVERY` rounds. Summary calls
+:data:`~reasoning_graphs.nodes.model.window.SUMMARY_EVERY` rounds. Summary calls
 cost tokens but are not model steps.
 """
 
@@ -21,8 +21,8 @@ from pydantic import Field
 
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.graphs.react import build_graph
-from reasoning_graphs.nodes.budget import question_spending
-from reasoning_graphs.nodes.context_window import SUMMARY_EVERY, SUMMARY_INSTRUCTIONS
+from reasoning_graphs.nodes.guards.budget import question_spending
+from reasoning_graphs.nodes.model.window import SUMMARY_EVERY, SUMMARY_INSTRUCTIONS
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.served_models import ALLOWED_MODELS_ENV, check_served_model
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call

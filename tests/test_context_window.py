@@ -25,7 +25,10 @@ from reasoning_graphs.graphs.react import build_graph as build_react
 from reasoning_graphs.graphs.reflexion import build_graph as build_reflexion
 from reasoning_graphs.graphs.rewoo import build_graph as build_rewoo
 from reasoning_graphs.metadata import settled
-from reasoning_graphs.nodes.context_window import (
+from reasoning_graphs.nodes.model.call import ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
+from reasoning_graphs.nodes.model.window import (
     SUMMARY_INSTRUCTIONS,
     emergency_fit,
     fit_prompt,
@@ -35,10 +38,7 @@ from reasoning_graphs.nodes.context_window import (
     sliding_window,
     steps,
 )
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.model_call import ModelRequest, call_model
-from reasoning_graphs.nodes.setup import RunScope, agent_setup
-from reasoning_graphs.nodes.tokens import estimate_tokens
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.state import ThoughtEvent
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 

@@ -1,7 +1,7 @@
 """Graphs with a checkpointer save each checkpoint before the next step starts.
 
 LangGraph has no public way to set a compiled graph's default durability, so
-reasoning_graphs.nodes.durability uses a private config key. These tests fail,
+reasoning_graphs.nodes.wiring.durability uses a private config key. These tests fail,
 with a message saying what changed, when a LangGraph upgrade breaks that.
 """
 
@@ -22,15 +22,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from reasoning_graphs.graphs import react
-from reasoning_graphs.nodes.durability import with_sync_durability
-from reasoning_graphs.nodes.tool_loop import compile_agent
+from reasoning_graphs.nodes.wiring.durability import with_sync_durability
+from reasoning_graphs.nodes.wiring.tool_loop import compile_agent
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
 
 SAVE_SECONDS = 0.05
 CHANGED = (
     f"LangGraph {version('langgraph')} changed how a graph's default durability is set: "
-    "update reasoning_graphs/nodes/durability.py (see its docstring)."
+    "update reasoning_graphs/nodes/wiring/durability.py (see its docstring)."
 )
 
 

@@ -14,10 +14,10 @@ from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 from reasoning_graphs.metadata import settled
-from reasoning_graphs.nodes import grounding
-from reasoning_graphs.nodes.grounding import find_claims, grounding_report
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.trajectory import action_event
+from reasoning_graphs.nodes.grounding.report import find_claims, grounding_report
+from reasoning_graphs.nodes.grounding.report import report as grounding
+from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.state import AgentState, Claim, GroundingReport
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator

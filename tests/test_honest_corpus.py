@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
-from reasoning_graphs.nodes.honest import no_answer_reason
+from reasoning_graphs.nodes.guards.honest import no_answer_reason
 
 CORPUS = Path(__file__).parent / "fixtures" / "honest_corpus.jsonl"
 RECALL_FLOOR = 0.97

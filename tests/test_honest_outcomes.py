@@ -23,9 +23,9 @@ from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.llm_compiler.prompts import NO_RESULTS
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.rewoo.prompts import NO_EVIDENCE
-from reasoning_graphs.nodes.honest import no_answer_reason
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.prompts import NO_ANSWER, REACT_SYSTEM
+from reasoning_graphs.nodes.guards.honest import NO_ANSWER, no_answer_reason
+from reasoning_graphs.nodes.steps.judge import Judgement
+from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.text_format import ENGLISH, format_reminder
 from scripted_cli import listed_threads, run_process

@@ -28,16 +28,16 @@ from langgraph.graph.message import _messages_delta_reducer
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.history import Fold, Indexed, folded
 from reasoning_graphs.metadata import mark
-from reasoning_graphs.nodes.budget import question_spending
-from reasoning_graphs.nodes.context_window import sliding_window
-from reasoning_graphs.nodes.progress import STALE_ROUNDS, stale_rounds, stale_stop, tool_rounds
-from reasoning_graphs.nodes.tokens import estimate_tokens, prompt_tokens
-from reasoning_graphs.nodes.turn import (
+from reasoning_graphs.nodes.guards.budget import question_spending
+from reasoning_graphs.nodes.guards.loops import STALE_ROUNDS, stale_rounds, stale_stop, tool_rounds
+from reasoning_graphs.nodes.model.tokens import estimate_tokens, prompt_tokens
+from reasoning_graphs.nodes.model.window import sliding_window
+from reasoning_graphs.question import (
     latest_request,
+    question_answers,
+    question_bookkeeping,
+    question_number,
     this_question,
-    turn_answers,
-    turn_bookkeeping,
-    turn_number,
 )
 from reasoning_graphs.state import CallDecision, add_messages_batches, extend_record
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
@@ -117,7 +117,7 @@ def test_a_resumed_thread_reads_the_same_history_and_spending() -> None:
     assert len(restored["trajectory"]) == len(state["trajectory"])
     # a follow-up question starts its own count
     after = graph.invoke({"messages": [HumanMessage("And now?")]}, config)
-    assert turn_number(after["messages"]) == 2
+    assert question_number(after["messages"]) == 2
     assert question_spending(after).calls == 1
 
 
@@ -125,13 +125,13 @@ def test_a_replaced_message_starts_the_folds_over() -> None:
     call = AIMessage("", id="a1", tool_calls=[{"name": "echo", "args": {"text": "x"}, "id": "c1"}])
     first = ToolMessage("", tool_call_id="c1", id="t1", status="success")
     history = Indexed([HumanMessage("q", id="h1"), call, first])
-    assert list(turn_answers(history)) == ["c1"]
+    assert list(question_answers(history)) == ["c1"]
     assert tool_rounds(history)[0].answers == [first]
 
     replaced = ToolMessage("found it", tool_call_id="c1", id="t1", status="success")
     edited = Indexed([*history[:2], replaced], extends=history)
     assert tool_rounds(edited)[0].answers == [replaced]
-    assert turn_answers(edited)["c1"] is replaced
+    assert question_answers(edited)["c1"] is replaced
     # the first list still reads its own items
     assert tool_rounds(history)[0].answers == [first]
 
@@ -239,11 +239,11 @@ def test_bookkeeping_of_the_turn_is_read_incrementally(items_read: list[int]) ->
         marked = AIMessage("", response_metadata=mark("rewoo", "work", vars={}))
         answer = ToolMessage("r", tool_call_id=f"c{wave}")
         history = Indexed([*history, marked, answer], extends=history)
-        assert len(turn_bookkeeping(history, "rewoo", "work")) == wave
-    assert turn_bookkeeping(history, "rewoo", "plan") == ()
+        assert len(question_bookkeeping(history, "rewoo", "work")) == wave
+    assert question_bookkeeping(history, "rewoo", "plan") == ()
     assert len(history) <= items_read[0] < 3 * len(history)
     follow_up = Indexed([*history, HumanMessage("again")], extends=history)
-    assert turn_bookkeeping(follow_up, "rewoo", "work") == ()  # a new question starts clean
+    assert question_bookkeeping(follow_up, "rewoo", "work") == ()  # a new question starts clean
 
 
 def rewoo_run(steps: int) -> dict[str, Any]:

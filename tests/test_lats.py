@@ -22,7 +22,7 @@ from langgraph.types import Command
 from reasoning_graphs.graphs.lats import build_graph
 from reasoning_graphs.graphs.lats.tree import SearchSettings, new_tree, select_leaf
 from reasoning_graphs.metadata import outcome_of
-from reasoning_graphs.nodes import grounding
+from reasoning_graphs.nodes.grounding.report import report as grounding
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 

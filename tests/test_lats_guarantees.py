@@ -16,7 +16,7 @@ from langgraph.types import Command
 
 from data_blocks import INJECTION, blocks_with
 from reasoning_graphs.graphs.lats import build_graph
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 

@@ -62,3 +62,38 @@ def test_graphs_holds_only_the_pattern_packages() -> None:
     }
     assert modules == {"__init__"}
     assert packages == set(PATTERNS)
+
+
+ROOMS = ("grounding", "guards", "model", "steps", "wiring")
+"""The rooms of ``nodes/``, from the bottom up: each imports only itself and the rooms below."""
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] == ["reasoning_graphs", "nodes"] and len(parts) > 2:
+        return parts[2]
+    return None
+
+
+def test_nodes_holds_only_its_rooms() -> None:
+    modules = {path.stem for path in (PACKAGE / "nodes").glob("*.py")}
+    rooms = {path.name for path in (PACKAGE / "nodes").iterdir() if (path / "__init__.py").exists()}
+    assert modules == {"__init__"}
+    assert rooms == set(ROOMS)
+
+
+@pytest.mark.parametrize("room", ROOMS)
+def test_a_room_imports_no_room_above_it(room: str) -> None:
+    above = set(ROOMS[ROOMS.index(room) + 1 :])
+    for path in (PACKAGE / "nodes" / room).glob("*.py"):
+        upward = {m for m in imported_modules(path) if room_of(m) in above}
+        assert not upward, f"nodes/{room}/{path.name} imports {sorted(upward)}"
+
+
+def test_code_below_the_nodes_imports_none_of_them() -> None:
+    """The state, history and tool modules are what nodes read; they never read a node."""
+    below = [*(PACKAGE / "tools").rglob("*.py"), *(PACKAGE / "models").rglob("*.py")]
+    below += [PACKAGE / f"{name}.py" for name in ("state", "history", "metadata", "question")]
+    for path in below:
+        nodes = {m for m in imported_modules(path) if room_of(m)}
+        assert not nodes, f"{path.relative_to(PACKAGE)} imports {sorted(nodes)}"

@@ -10,9 +10,9 @@ from langchain_core.tools import tool
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import drive
 from reasoning_graphs.graphs.react import build_graph as build_react
-from reasoning_graphs.nodes.budget import question_spending
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.guards.budget import question_spending
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 LENGTH = {"finish_reason": "length"}

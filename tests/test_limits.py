@@ -14,9 +14,9 @@ from langchain_core.tools import tool
 
 from reasoning_graphs.context import BUDGETS, AgentContext, Limits
 from reasoning_graphs.graphs import react, rewoo
-from reasoning_graphs.nodes.observe import budget_stop
-from reasoning_graphs.nodes.retry import model_retry_policy
-from reasoning_graphs.nodes.setup import agent_setup
+from reasoning_graphs.nodes.model.retry import model_retry_policy
+from reasoning_graphs.nodes.model.setup import agent_setup
+from reasoning_graphs.nodes.steps.observe import budget_stop
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator, read_observation
 from reasoning_graphs.tools.registry import ToolRegistry

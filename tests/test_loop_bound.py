@@ -26,7 +26,7 @@ from langgraph.types import Command
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import LoopBoundChatModel, LoopBoundError, tool_call, tool_calls
 from reasoning_graphs.tools.execute import TOOL_TIMED_OUT

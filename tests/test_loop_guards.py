@@ -27,8 +27,8 @@ from reasoning_graphs.graphs import plan_execute, react_text, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph as build_react
 from reasoning_graphs.metadata import failed_transiently
-from reasoning_graphs.nodes.advice import CHANGE_STRATEGY
-from reasoning_graphs.nodes.progress import (
+from reasoning_graphs.nodes.guards.advice import CHANGE_STRATEGY
+from reasoning_graphs.nodes.guards.loops import (
     REPEATED_FAILURE,
     ROUND_BEFORE,
     STALE_ROUNDS,

@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from reasoning_graphs.context import MODES, AgentContext, Limits
 from reasoning_graphs.graphs import plan_execute, react, react_text
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.prompts import ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call
 
 ANSWER = "Counted as far as I was allowed."

@@ -45,9 +45,9 @@ from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.reflexion.reflect import Reflection
 from reasoning_graphs.models.resolve import resolve_model
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.model_call import CUT_REPLY, ModelRequest, call_model
-from reasoning_graphs.nodes.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.model.call import CUT_REPLY, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.tools.builtins import calculator
 
 pytestmark = pytest.mark.openai_server
@@ -326,8 +326,8 @@ async def test_a_token_budget_cuts_a_real_reply_while_it_streams(
     from langchain_core.messages import HumanMessage, SystemMessage
 
     from reasoning_graphs.graphs import react
-    from reasoning_graphs.nodes.prompts import REACT_SYSTEM
-    from reasoning_graphs.nodes.tokens import estimate_tokens
+    from reasoning_graphs.nodes.model.tokens import estimate_tokens
+    from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 
     prompt = [SystemMessage(REACT_SYSTEM), HumanMessage(LONG_QUESTION)]
     budget = estimate_tokens(prompt) + 12  # room for a dozen streamed tokens

@@ -20,7 +20,7 @@ from reasoning_graphs.graphs.lats import build_graph as lats_graph
 from reasoning_graphs.graphs.plan_execute import build_graph as plan_execute_graph
 from reasoning_graphs.graphs.plan_execute.plan import REPLAN_LIMIT, Plan, Replan
 from reasoning_graphs.graphs.reflexion import build_graph as reflexion_graph
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 from conftest import without_note

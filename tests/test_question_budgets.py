@@ -20,14 +20,14 @@ from langgraph.types import Command
 from reasoning_graphs.context import Limits
 from reasoning_graphs.graphs import plan_execute, react, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.budget import (
+from reasoning_graphs.nodes.guards.budget import (
     TIME_LIMIT,
     TOOL_LIMIT,
     budget_stop,
     calls_past_budget,
     turn_call_limit,
 )
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 

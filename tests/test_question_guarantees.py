@@ -16,7 +16,7 @@ from langgraph.types import Command
 
 from reasoning_graphs.graphs import plan_execute, react, reflexion
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 
 from conftest import ToolLog, sleeping_tool

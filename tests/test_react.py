@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.metadata import outcome_of
-from reasoning_graphs.nodes.retry import model_retry_policy
+from reasoning_graphs.nodes.model.retry import model_retry_policy
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tools.spec import tool_spec

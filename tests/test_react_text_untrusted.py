@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 
 from data_blocks import INJECTION, blocks_with
 from reasoning_graphs.graphs.react_text import build_graph
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel
 
 

@@ -20,7 +20,7 @@ from reasoning_graphs.bench.scorers import unit_test_evaluator
 from reasoning_graphs.graphs.reflexion import build_graph
 from reasoning_graphs.graphs.reflexion.reflect import Reflection
 from reasoning_graphs.models.local import LocalChatModel, local_model_available
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec

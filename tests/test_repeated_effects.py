@@ -23,7 +23,7 @@ from langgraph.types import Command
 
 from reasoning_graphs.graphs import llm_compiler, plan_execute, react, react_text, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 from conftest import ToolLog, sleeping_tool

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reasoning_graphs.graphs.rewoo import build_graph
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 from test_rewoo import ask, plan, step

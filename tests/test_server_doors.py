@@ -34,7 +34,7 @@ from dev_server import (
 )
 from reasoning_graphs import server_checks
 from reasoning_graphs.graphs.react import build_graph
-from reasoning_graphs.nodes import setup
+from reasoning_graphs.nodes.model import setup
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.served_models import ALLOWED_MODELS_ENV, MODEL_NOT_ALLOWED, SERVER_RUN_MARK
 from reasoning_graphs.testing import ScriptedChatModel

@@ -30,10 +30,10 @@ from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.reflexion.reflect import Reflection
 from reasoning_graphs.graphs.rewoo.steps import PlanSchema
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.model_call import ModelRequest, call_model
-from reasoning_graphs.nodes.setup import RunScope, agent_setup
-from reasoning_graphs.nodes.streamed_calls import named_calls
+from reasoning_graphs.nodes.model.call import ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.model.streamed import named_calls
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
 
@@ -183,8 +183,8 @@ def test_a_tool_call_cut_while_it_streamed_never_runs() -> None:
 
 def test_a_reply_that_repeats_the_cut_notice_is_no_answer() -> None:
     # the planners show the notice to the model as feedback; quoted back, it answers nothing
-    from reasoning_graphs.nodes.honest import no_answer_reason
-    from reasoning_graphs.nodes.model_call import CUT_REPLY
+    from reasoning_graphs.nodes.guards.honest import no_answer_reason
+    from reasoning_graphs.nodes.model.call import CUT_REPLY
 
     assert no_answer_reason(f"The plan cannot run: {CUT_REPLY}.")
     assert no_answer_reason("The total is 395.") is None

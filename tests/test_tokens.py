@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from reasoning_graphs.nodes.tokens import estimate_tokens, text_tokens
-from reasoning_graphs.nodes.trajectory import thought_event
+from reasoning_graphs.nodes.model.tokens import estimate_tokens, text_tokens
+from reasoning_graphs.nodes.model.trajectory import thought_event
 
 CHINESE = "北京是中华人民共和国的首都，也是全国的政治和文化中心。"
 

@@ -6,7 +6,7 @@ no trace of the call, and the call runs again on resume. A call that must not
 simply run again therefore has its start recorded here first, synchronously and
 committed, in the database its checkpoints live in; a resumed run that finds
 the record knows the call may already have taken effect
-(:mod:`reasoning_graphs.nodes.unknown_outcome` decides what follows).
+(:mod:`reasoning_graphs.nodes.steps.unknown_outcome` decides what follows).
 
 A record is keyed by thread, checkpoint namespace and call id, and counts the
 times the call started there. A record is never read once the call's result is

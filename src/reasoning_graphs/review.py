@@ -26,7 +26,7 @@ The merge is shallow: a key of the edit replaces the proposed one, the others
 stay. No key is removed; ``null`` is a value, which fits only where the tool's
 schema allows null. The merged arguments are checked before anything runs —
 against the tool's schema (naming no argument it does not take) and the run's
-block rules — and are exactly what runs (see :mod:`reasoning_graphs.nodes.edits`).
+block rules — and are exactly what runs (see :mod:`reasoning_graphs.nodes.steps.edits`).
 
 A value that does not fit, an edit that cannot run included, is asked about
 again with an ``error`` and the same calls; nothing of the turn runs meanwhile

@@ -48,7 +48,7 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 from starlette.routing import compile_path
 
-from reasoning_graphs.nodes.checked_graph import CheckedGraph
+from reasoning_graphs.nodes.wiring.checked_graph import CheckedGraph
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.served_models import check_served_model
 

@@ -6,7 +6,7 @@ runtime's own records live in that state too — the calls cleared to run, the
 rejections a person made, the work that counts against the budgets, plans,
 search trees, outcomes — and a write to them could clear a rejection, give back
 spent budget or line up a call for ``act``. So every graph of ours
-(:class:`~reasoning_graphs.nodes.checked_graph.CheckedGraph`) refuses, before
+(:class:`~reasoning_graphs.nodes.wiring.checked_graph.CheckedGraph`) refuses, before
 LangGraph applies anything:
 
 - a write to any state key but the open ones (``messages``: a person may still
@@ -15,7 +15,7 @@ LangGraph applies anything:
   or addresses a parent graph.
 
 A person's decision is protected a second way, where the call runs: see
-:mod:`reasoning_graphs.nodes.seal`. Nested runs (a plan step's graph fed by
+:mod:`reasoning_graphs.nodes.steps.seal`. Nested runs (a plan step's graph fed by
 its pattern) are the runtime's own writes and are not checked here.
 """
 

@@ -22,7 +22,7 @@ from reasoning_graphs.graphs import (
     rewoo,
 )
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import WORKSPACE_ENV, write_file
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from reasoning_graphs.bench.suite import SuiteError, Task
 from reasoning_graphs.bench.unit_tests import TestRun, run_tests
-from reasoning_graphs.nodes.judge import Evaluation
+from reasoning_graphs.nodes.steps.judge import Evaluation
 
 DEFAULT_F1_THRESHOLD = 0.8
 DEFAULT_TOLERANCE = 1e-6

@@ -22,7 +22,7 @@ A node or tool reports progress through LangGraph's stream writer, e.g.
 ``get_stream_writer()({"event": "retry", "text": "retrying in 2 s"})``: the
 run streams it as a ``custom`` chunk and the printer shows it as a progress line.
 A report that counts how far the run has come (it has a ``done`` field, as
-:func:`~reasoning_graphs.nodes.reporting.report_progress` writes) goes to the
+:func:`~reasoning_graphs.nodes.steps.progress.send_progress` writes) goes to the
 status line instead, and to ``--json`` output and the trace as an event.
 """
 
@@ -40,8 +40,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from reasoning_graphs.cli.display import decoded, shortened
 from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
-from reasoning_graphs.nodes.prompts import CANNOT_RUN_NOTE
-from reasoning_graphs.nodes.turn import describe_call
+from reasoning_graphs.nodes.steps.prompts import CANNOT_RUN_NOTE
+from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import Claim, GroundingReport, Outcome
 
 ANSWER_NODES: Mapping[str, frozenset[str]] = {

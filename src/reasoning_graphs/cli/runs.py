@@ -41,8 +41,8 @@ from reasoning_graphs.cli.threads import ThreadRecord
 from reasoning_graphs.cli.user_graphs import graph_reference, is_graph_reference, load_graph
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
-from reasoning_graphs.nodes.grounding import final_answer
-from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.grounding.report import final_answer
+from reasoning_graphs.question import question_number
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport
 from reasoning_graphs.thread_lock import hold
@@ -536,6 +536,6 @@ def _latest(store: Store, thread_id: str) -> str | None:
 def _this_questions_report(values: Mapping[str, Any]) -> GroundingReport | None:
     """The grounding report of the question just answered, not one left by an earlier question."""
     report = values.get("grounding")
-    if report and report.get("turn") == turn_number(values.get("messages", [])):
+    if report and report.get("turn") == question_number(values.get("messages", [])):
         return report
     return None

@@ -34,7 +34,7 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
 
-from reasoning_graphs.nodes.tokens import CJK_TOKENS_PER_CHAR, LATIN_CHARS_PER_TOKEN, is_cjk
+from reasoning_graphs.nodes.model.tokens import CJK_TOKENS_PER_CHAR, LATIN_CHARS_PER_TOKEN, is_cjk
 
 WIPE = "\r\033[K"
 """Back to the start of the line and erase it."""

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reasoning_graphs.nodes.honest import own_texts
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.text_format.labels import CHINESE, ENGLISH, LABELS, Labels
 from reasoning_graphs.text_format.transcript import observation_line
 
@@ -395,6 +395,6 @@ def _example_lines(example: _Example, labels: Labels, prose: _Prose) -> list[str
 
 
 # A reply that only repeats the format's instructions or template is no answer
-# (see reasoning_graphs.nodes.honest).
+# (see reasoning_graphs.nodes.guards.honest).
 for _labels in LABELS.values():
     own_texts(*_instructions(_labels))

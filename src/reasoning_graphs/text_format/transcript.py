@@ -5,7 +5,7 @@ checkpoints work as in every pattern); only the model sees the text form:
 its own earlier replies verbatim, and each observation — from a tool or from
 the runtime correcting the format — as an Observation line the runtime wrote.
 A tool's output is untrusted data, never the person's words: after its label it
-sits in a data block naming the tool (see :mod:`reasoning_graphs.nodes.untrusted`).
+sits in a data block naming the tool (see :mod:`reasoning_graphs.nodes.guards.untrusted`).
 
 Example:
     >>> print(observation_line("42", "calculator", ENGLISH))
@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import format_error_of, raw_reply_of
-from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.nodes.guards.untrusted import as_data
 from reasoning_graphs.text_format.labels import ENGLISH, Labels
 
 

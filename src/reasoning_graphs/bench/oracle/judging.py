@@ -11,7 +11,7 @@ from __future__ import annotations
 from reasoning_graphs.bench.oracle.progress import Progress
 from reasoning_graphs.bench.scorers import score
 from reasoning_graphs.bench.suite import Task
-from reasoning_graphs.nodes.judge import Judgement
+from reasoning_graphs.nodes.steps.judge import Judgement
 
 UNFINISHED_CEILING = 0.6
 """The score of an unfinished branch with every gold step done: below any sane threshold,

@@ -27,8 +27,8 @@ from reasoning_graphs.bench.oracle.prompt import (
 from reasoning_graphs.bench.oracle.react import loop_reply
 from reasoning_graphs.bench.suite import Task
 from reasoning_graphs.graphs.lats.prompts import FINAL_ANSWER, LATS_JUDGE_REQUEST, NOT_FINISHED
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.untrusted import CLOSE
+from reasoning_graphs.nodes.guards.untrusted import CLOSE
+from reasoning_graphs.nodes.steps.judge import Judgement
 
 UNCHECKED_ANSWER = "I cannot say without checking."
 """The root's alternative for a task without a draft."""

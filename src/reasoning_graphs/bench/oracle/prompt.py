@@ -20,13 +20,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from pydantic import BaseModel
 
 from reasoning_graphs.metadata import decision_of
-from reasoning_graphs.nodes.approve import (
+from reasoning_graphs.nodes.guards.untrusted import CLOSE, OPEN
+from reasoning_graphs.nodes.steps.approve import (
     OVER_CALL_LIMIT,
     OVER_QUESTION_LIMIT,
     REJECTED_BEFORE,
     REJECTED_NOW,
 )
-from reasoning_graphs.nodes.untrusted import CLOSE, OPEN
 from reasoning_graphs.tools.execute import (
     CANNOT_USE,
     INVALID_ARGUMENTS,
@@ -45,7 +45,8 @@ DATA_BLOCK = re.compile(
     + re.escape(CLOSE),
     re.DOTALL,
 )
-"""One block of :func:`~reasoning_graphs.nodes.untrusted.as_data`: its source and its text."""
+"""One block of :func:`~reasoning_graphs.nodes.guards.untrusted.as_data`: its source and
+its text."""
 
 REJECTIONS = tuple(template.split("{")[0] for template in (REJECTED_NOW, REJECTED_BEFORE))
 """How the observation of a call the reviewer rejected begins."""

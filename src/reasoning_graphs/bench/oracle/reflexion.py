@@ -24,8 +24,8 @@ from reasoning_graphs.bench.oracle.react import loop_reply
 from reasoning_graphs.bench.suite import Task
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
 from reasoning_graphs.graphs.reflexion.reflect import Reflection
-from reasoning_graphs.nodes.judge import Judgement
-from reasoning_graphs.nodes.prompts import JUDGE_REQUEST
+from reasoning_graphs.nodes.steps.judge import Judgement
+from reasoning_graphs.nodes.steps.prompts import JUDGE_REQUEST
 
 LESSONS = literal_between(ATTEMPT_TASK, "task", "reflections").strip()
 """What an attempt's request carries once earlier trials fell short."""

@@ -27,11 +27,11 @@ from reasoning_graphs.graphs.cot.context import CotContext
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
-from reasoning_graphs.nodes.finish import make_finish
-from reasoning_graphs.nodes.grounding import always, reported
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node, not_stopped
-from reasoning_graphs.nodes.tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.grounding.report import always, reported
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_stopped
+from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.steps.finish import make_finish
+from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 

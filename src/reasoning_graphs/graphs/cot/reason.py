@@ -6,7 +6,7 @@ concurrently, and the majority answer wins, with the agreement (``"3/5"``)
 reported in the state and on the answer message. Self-consistency only helps
 when the samples differ: give it a model that samples (temperature above 0).
 
-The samples are a batch (:mod:`~reasoning_graphs.nodes.batch`): no more start
+The samples are a batch (:mod:`~reasoning_graphs.nodes.model.batch`): no more start
 than the step budget has left, and they share the tokens left. The vote is
 over the samples that finished; fewer than asked is recorded in the trajectory.
 """
@@ -22,11 +22,11 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
 from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.nodes.batch import plan_batch
-from reasoning_graphs.nodes.honest import incomplete_note
-from reasoning_graphs.nodes.model_call import ModelRequest, call_model
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.tokens import estimate_tokens
+from reasoning_graphs.nodes.guards.honest import incomplete_note
+from reasoning_graphs.nodes.model.batch import plan_batch
+from reasoning_graphs.nodes.model.call import ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
 NO_FINAL_ANSWER = "the model's reasoning gave no final answer"

@@ -1,7 +1,7 @@
 """``act``: settle and run the tool calls of a fresh expansion, one observation per child.
 
 The calls of all new children are settled together with the approve node's
-triage (:func:`~reasoning_graphs.nodes.approve.settle_calls`): one interrupt
+triage (:func:`~reasoning_graphs.nodes.steps.approve.settle_calls`): one interrupt
 for the dangerous ones, and a call rejected earlier — in any branch — is
 answered from that decision without asking again. Nothing runs before the
 decision, so re-running the node on resume repeats no side effect.
@@ -40,12 +40,12 @@ from reasoning_graphs.graphs.lats.tree import (
     update_nodes,
 )
 from reasoning_graphs.metadata import decision_of
-from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
-from reasoning_graphs.nodes.seal import proof
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.tool_task import ToolRun, run_cleared
-from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
+from reasoning_graphs.nodes.steps.seal import proof
+from reasoning_graphs.nodes.steps.tool_task import ToolRun, run_cleared
+from reasoning_graphs.question import question_number
 from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -63,7 +63,7 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
     def act(state: LatsState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         tree, leaf = state["tree"], selected_leaf(state)
-        turn, step = turn_number(state["messages"]), expansions(tree)
+        turn, step = question_number(state["messages"]), expansions(tree)
         undecided = [node for node in unobserved_calls(tree, leaf) if node["decision"] is None]
         changes: dict[int, NodeChange] = {}
         update: dict[str, Any] = {"trajectory": []}

@@ -2,10 +2,10 @@
 
 The judge reads the question and the child's whole trajectory as text and
 returns a typed score from 0 to 1 with a short reason
-(:class:`~reasoning_graphs.nodes.judge.Judgement`, via
+(:class:`~reasoning_graphs.nodes.steps.judge.Judgement`, via
 ``with_structured_output``, so the embedded model's grammar mode works too);
 the children are judged concurrently, a batch kept to the budgets
-(:mod:`~reasoning_graphs.nodes.batch`): a child left unjudged scores nothing.
+(:mod:`~reasoning_graphs.nodes.model.batch`): a child left unjudged scores nothing.
 ``backpropagate`` adds each score along its path and decides whether the
 search goes on: a final answer at or above the threshold solves the question;
 spent expansions or tokens end it incomplete.
@@ -39,13 +39,13 @@ from reasoning_graphs.graphs.lats.tree import (
     path,
     update_nodes,
 )
-from reasoning_graphs.nodes.batch import plan_batch
-from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.judge import grade
-from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.tokens import estimate_tokens
-from reasoning_graphs.nodes.turn import describe_call, latest_request, turn_number
-from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.nodes.guards.budget import budget_stop
+from reasoning_graphs.nodes.guards.untrusted import as_data
+from reasoning_graphs.nodes.model.batch import plan_batch
+from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
+from reasoning_graphs.nodes.steps.judge import grade
+from reasoning_graphs.question import describe_call, latest_request, question_number
 from reasoning_graphs.state import Node, Outcome
 
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
@@ -78,7 +78,7 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
             events.append(
                 EvaluationEvent(
                     kind="evaluation",
-                    turn=turn_number(state["messages"]),
+                    turn=question_number(state["messages"]),
                     step=step,
                     node=node["id"],
                     score=judgement["score"],

@@ -28,11 +28,11 @@ from reasoning_graphs.graphs.lats.tree import (
     path,
     select_leaf,
 )
-from reasoning_graphs.nodes.batch import plan_batch
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.tokens import estimate_tokens
-from reasoning_graphs.nodes.turn import turn_number
+from reasoning_graphs.nodes.model.batch import plan_batch
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
+from reasoning_graphs.question import question_number
 from reasoning_graphs.state import Node, Outcome
 
 EXHAUSTED = "every branch ended in an answer or reached the depth limit of {depth} actions"
@@ -47,7 +47,7 @@ def make_select(settings: SearchSettings) -> Node[LatsState]:
 
     def select(state: LatsState) -> dict[str, Any]:
         search = settings.for_run(get_runtime().context)
-        turn = turn_number(state["messages"])
+        turn = question_number(state["messages"])
         tree = state.get("tree")
         if tree is None or tree["turn"] != turn:
             tree = new_tree(turn, tree)
@@ -64,7 +64,7 @@ def make_expand(
     setup: AgentSetup, settings: SearchSettings
 ) -> Callable[[LatsState], Body[dict[str, Any]]]:
     """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
-    a batch (:mod:`~reasoning_graphs.nodes.batch`): fewer when the question's step budget
+    a batch (:mod:`~reasoning_graphs.nodes.model.batch`): fewer when the question's step budget
     has room for fewer (each is sampled and judged), sharing the tokens left."""
 
     def expand_node(state: LatsState) -> Body[dict[str, Any]]:

@@ -4,7 +4,7 @@ A solved search answers with the final answer that reached the threshold.
 Otherwise the best-scored final answer found is returned as the model wrote
 it, marked incomplete, with a note on its score and why the search stopped.
 When no branch reached an answer at all, the shared
-:func:`~reasoning_graphs.nodes.finish.make_finish` asks the model once more,
+:func:`~reasoning_graphs.nodes.steps.finish.make_finish` asks the model once more,
 tools off, along the best-scored branch, and gives that answer with the
 branch's evidence.
 """
@@ -28,10 +28,10 @@ from reasoning_graphs.graphs.lats.tree import (
     path,
 )
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.nodes.finish import ask_with_tools_off, make_finish
-from reasoning_graphs.nodes.model_call import ModelReply
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import successful_observations
+from reasoning_graphs.nodes.model.call import ModelReply
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.finish import ask_with_tools_off, make_finish
+from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import Outcome
 
 BEST_BRANCH = "{reason}; the best branch scored {score:.2f}"

@@ -46,11 +46,11 @@ from reasoning_graphs.graphs.lats.progress import search_progress
 from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
-from reasoning_graphs.nodes.grounding import always, reported
-from reasoning_graphs.nodes.reporting import reporting
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node
-from reasoning_graphs.nodes.tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.grounding.report import always, reported
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
+from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.steps.progress import with_progress
+from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -110,7 +110,7 @@ def build_graph(
         exploration: The UCT constant: higher revisits less-explored branches more.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Token budget, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel
@@ -132,10 +132,12 @@ def build_graph(
     progress = search_progress(settings)  # told as each step on the selected leaf starts
     builder = agent_graph_builder(LatsState, context_schema=LatsContext)
     builder.add_node("select", make_select(settings))
-    expand = reporting(make_expand(setup, settings), progress)
+    expand = with_progress(make_expand(setup, settings), progress)
     builder.add_node("expand", model_node("expand", expand))
-    builder.add_node("act", effect_node("act", reporting(make_act(setup), progress)))
-    builder.add_node("evaluate", model_node("evaluate", reporting(make_evaluate(setup), progress)))
+    builder.add_node("act", effect_node("act", with_progress(make_act(setup), progress)))
+    builder.add_node(
+        "evaluate", model_node("evaluate", with_progress(make_evaluate(setup), progress))
+    )
     builder.add_node("backpropagate", make_backpropagate(setup, settings))
     finish = reported(make_lats_finish(setup, settings), always)
     builder.add_node("finish", model_node("finish", finish))  # it gives the search's answer

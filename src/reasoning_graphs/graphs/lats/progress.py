@@ -2,7 +2,7 @@
 
 The count comes from the tree in the state, not from the process, so a
 resumed search goes on counting where it was (see
-:mod:`~reasoning_graphs.nodes.reporting`).
+:mod:`~reasoning_graphs.nodes.steps.progress`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from langgraph.runtime import get_runtime
 
 from reasoning_graphs.graphs.lats.state import LatsState
 from reasoning_graphs.graphs.lats.tree import SearchSettings, expansions
-from reasoning_graphs.nodes.reporting import Progress
+from reasoning_graphs.nodes.steps.progress import Progress
 
 SEARCH_PROGRESS = "expansion {number} of {limit} (tree: {size} nodes)"
 

@@ -8,8 +8,8 @@ What the tools returned reaches the judge only as data blocks, which its
 instructions say never to obey.
 """
 
-from reasoning_graphs.nodes.honest import own_texts
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 
 LATS_SYSTEM = """\
 You are a careful assistant that solves tasks step by step with tools.
@@ -47,5 +47,5 @@ BELOW_THRESHOLD_NOTE = (
     "the search stopped: {reason}.]"
 )
 
-# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.guards.honest).
 own_texts(LATS_SYSTEM, LATS_JUDGE_SYSTEM, LATS_JUDGE_REQUEST, NOT_FINISHED, BELOW_THRESHOLD_NOTE)

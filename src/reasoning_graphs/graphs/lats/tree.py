@@ -21,7 +21,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.context import pattern_option
 from reasoning_graphs.metadata import settled
-from reasoning_graphs.nodes.turn import call_signature
+from reasoning_graphs.question import call_signature
 from reasoning_graphs.state import CallDecision
 
 ROOT = 0
@@ -68,7 +68,7 @@ class LatsNode(TypedDict):
         status: ``"success"`` or ``"error"`` of the observation.
         decision: How the call was settled (``auto``, ``approved``, ``rejected``…).
         nonce, seal: For a call a person cleared, the proof that they did
-            (:mod:`reasoning_graphs.nodes.seal`).
+            (:mod:`reasoning_graphs.nodes.steps.seal`).
         visits: How often a value was backpropagated through the node.
         value_sum: The sum of those values; the node's value is the mean.
         score: The judge's score of the trajectory ending here (0..1).

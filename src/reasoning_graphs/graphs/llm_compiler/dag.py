@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.metadata import advice_of, mark_of
-from reasoning_graphs.nodes.advice import NOTE
-from reasoning_graphs.nodes.plan_references import ReferenceSyntax
-from reasoning_graphs.nodes.turn import describe_call, turn_answers, turn_bookkeeping
-from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.nodes.guards.advice import NOTE
+from reasoning_graphs.nodes.guards.untrusted import as_data
+from reasoning_graphs.nodes.steps.plan_references import ReferenceSyntax
+from reasoning_graphs.question import describe_call, question_answers, question_bookkeeping
 from reasoning_graphs.tools.execute import cut_message
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -201,7 +201,7 @@ def topological_order(tasks: Sequence[CompilerTask]) -> list[CompilerTask]:
 
 def rounds_run(messages: Sequence[AnyMessage]) -> int:
     """Plan-and-run rounds this question has had (the passes of a round share its number)."""
-    schedules = turn_bookkeeping(messages, RUNTIME, SCHEDULE_KIND)
+    schedules = question_bookkeeping(messages, RUNTIME, SCHEDULE_KIND)
     return len({mark_of(message).get("round") for message in schedules})
 
 
@@ -212,9 +212,9 @@ def rounds_report(messages: Sequence[AnyMessage], registry: ToolRegistry) -> str
     Each call (its arguments may hold earlier results) and its result form one
     labelled data block, so no tool output reads as the person's words.
     """
-    answers = turn_answers(messages)
+    answers = question_answers(messages)
     sections: dict[Any, list[str]] = {}
-    for message in turn_bookkeeping(messages, RUNTIME, SCHEDULE_KIND):
+    for message in question_bookkeeping(messages, RUNTIME, SCHEDULE_KIND):
         if not isinstance(message, AIMessage) or not message.tool_calls:
             continue  # an empty plan ran nothing
         written_as = mark_of(message)

@@ -49,10 +49,10 @@ from reasoning_graphs.graphs.llm_compiler.plan import make_plan
 from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
 from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_settled
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
-from reasoning_graphs.nodes.finish import after_outcome, make_finish
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import model_node
-from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.guards.stop import model_node
+from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.steps.finish import after_outcome, make_finish
+from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -102,7 +102,7 @@ def build_graph(
         max_rounds: Plan-and-run rounds per question before an honest, incomplete answer.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`); ``max_steps``
+            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`); ``max_steps``
             defaults to :data:`STEPS_PER_ROUND` × ``max_rounds``.
 
     Example:

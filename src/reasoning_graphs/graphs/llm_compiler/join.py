@@ -34,10 +34,10 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import mark
-from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.planning import closing_prompt
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.guards.budget import budget_stop
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.plan import closing_prompt
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.tools.registry import ToolRegistry
 

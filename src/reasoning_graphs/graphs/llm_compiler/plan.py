@@ -41,15 +41,15 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import mark, mark_of, written_by
-from reasoning_graphs.nodes.budget import turn_call_limit
-from reasoning_graphs.nodes.planning import (
+from reasoning_graphs.nodes.guards.budget import turn_call_limit
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.plan import (
     PlanForm,
     draft_plan,
     no_valid_plan,
     plan_node,
 )
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import turn_messages
+from reasoning_graphs.question import question_messages
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
@@ -73,7 +73,7 @@ def replan_request(state: LlmCompilerState, registry: ToolRegistry) -> list[Base
     """What the planner is told after the conversation: the results of a round the joiner
     wanted extended and why, or the plan of this round that could not run and what was wrong."""
     latest = next(
-        (m for m in reversed(turn_messages(state["messages"])) if written_by(m, RUNTIME)), None
+        (m for m in reversed(question_messages(state["messages"])) if written_by(m, RUNTIME)), None
     )
     if latest is not None and written_by(latest, RUNTIME, JOIN_KIND):
         results = rounds_report(state["messages"], registry)
@@ -94,7 +94,7 @@ def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, 
     ) -> Body[dict[str, Any]]:
         tool_names, limit = [spec.name for spec in specs], turn_call_limit(state, run.limits)
         round_number = 1 + rounds_run(state["messages"])
-        attempt = _attempts_this_round(turn_messages(state["messages"]))
+        attempt = _attempts_this_round(question_messages(state["messages"]))
         draft = yield from draft_plan(
             run,
             PLAN_FORM,

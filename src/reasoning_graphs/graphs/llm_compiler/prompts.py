@@ -6,8 +6,8 @@ from the results, or asks for another round saying what is missing. Results
 reach both as labelled data blocks, and their instructions say never to obey one.
 """
 
-from reasoning_graphs.nodes.honest import own_texts
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 
 LLM_COMPILER_SYSTEM = """\
 You are a careful assistant that answers questions with the help of tools. You plan the tool \
@@ -80,7 +80,7 @@ NO_RESULTS = "No tool was needed: answer from what you know."
 
 JOIN_REPLAN_NOTE = "Another round is needed: {reason}"
 
-# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.guards.honest).
 own_texts(
     LLM_COMPILER_SYSTEM,
     PLANNER_INSTRUCTIONS,

@@ -7,7 +7,7 @@ A pass:
 
 1. skips the tasks a failed, rejected or skipped task was needed by;
 2. puts to a person, in one interrupt (the approve node's triage,
-   :func:`~reasoning_graphs.nodes.approve.settle_calls`), every undecided
+   :func:`~reasoning_graphs.nodes.steps.approve.settle_calls`), every undecided
    dangerous task whose referenced results are all known, with those results
    substituted — so what a person approves, edits or rejects is exactly what
    runs. A dangerous task that refers to no result is asked in the first pass;
@@ -67,12 +67,17 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision
-from reasoning_graphs.nodes.approve import TurnTriage, settle_calls
-from reasoning_graphs.nodes.planning import result_value
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.tool_task import run_cleared
-from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import steps_used, turn_answers, turn_bookkeeping, turn_number
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
+from reasoning_graphs.nodes.steps.plan import result_value
+from reasoning_graphs.nodes.steps.tool_task import run_cleared
+from reasoning_graphs.question import (
+    question_answers,
+    question_bookkeeping,
+    question_number,
+    steps_used,
+)
 from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.output import content_text
 
@@ -241,7 +246,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[s
     def schedule(state: LlmCompilerState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         plan: list[CompilerTask] = state.get("plan") or []
-        turn, step = turn_number(state["messages"]), steps_used(state)
+        turn, step = question_number(state["messages"]), steps_used(state)
         done = _settled_tasks(state, plan)
         this_pass = _skipped(plan, done)
         done.update(this_pass)
@@ -316,16 +321,16 @@ def _ask_person(
 def round_settled(state: LlmCompilerState) -> bool:
     """Every task of the plan has its observation: the round is over."""
     plan: list[CompilerTask] = state.get("plan") or []
-    answered = turn_answers(state["messages"])
+    answered = question_answers(state["messages"])
     return all(task["call_id"] in answered for task in plan)
 
 
 def _settled_tasks(state: LlmCompilerState, plan: Sequence[CompilerTask]) -> dict[int, TaskResult]:
     """The round's tasks settled by earlier passes, as the board holds them."""
-    answers = turn_answers(state["messages"])
+    answers = question_answers(state["messages"])
     calls = {
         call["id"]: call
-        for message in turn_bookkeeping(state["messages"], RUNTIME, SCHEDULE_KIND)
+        for message in question_bookkeeping(state["messages"], RUNTIME, SCHEDULE_KIND)
         if isinstance(message, AIMessage)
         for call in message.tool_calls
     }
@@ -456,7 +461,7 @@ def _record_pass(
 
 def _current_round(messages: Sequence[AnyMessage]) -> int:
     """The round of the plan being run: its plan message says."""
-    plans = turn_bookkeeping(messages, RUNTIME, PLAN_KIND)
+    plans = question_bookkeeping(messages, RUNTIME, PLAN_KIND)
     return mark_of(plans[-1]).get("round", 1) if plans else 1
 
 

@@ -4,7 +4,7 @@ The step runs with a conversation of its own — one human message naming the
 request, the earlier results and the step — so the executor's tool calls and
 observations stay out of the user's conversation, and the step's model sees
 only what the step needs. Running it, resuming it and carrying the question's
-rejections and spending across are :func:`~reasoning_graphs.nodes.subgraph.subgraph_node`'s
+rejections and spending across are :func:`~reasoning_graphs.nodes.wiring.subgraph.subgraph_node`'s
 work; what is Plan-and-Execute's own is here.
 """
 
@@ -19,8 +19,8 @@ from langgraph.pregel import Pregel
 from reasoning_graphs.graphs.plan_execute.progress import describe_steps_done, steps_done
 from reasoning_graphs.graphs.plan_execute.prompts import STEP_TASK
 from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
-from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
-from reasoning_graphs.nodes.turn import latest_request, turn_number
+from reasoning_graphs.nodes.wiring.subgraph import SubgraphRun, subgraph_node
+from reasoning_graphs.question import latest_request, question_number
 
 
 def make_execute(step_graph: Pregel) -> RunnableLambda[PlanExecuteState, dict[str, Any]]:
@@ -45,7 +45,7 @@ def record_step(state: PlanExecuteState, run: SubgraphRun) -> dict[str, Any]:
     tagged with the question's turn and the step's number, so token counts and
     tool calls of the whole run stay in one place.
     """
-    turn = turn_number(state["messages"])
+    turn = question_number(state["messages"])
     done = PastStep(step=state["plan"][0], result=run.answer, outcome=run.outcome, turn=turn)
     events = run.events(turn=turn, plan_step=len(steps_done(state)) + 1)
     return {"plan": state["plan"][1:], "past_steps": [done], "trajectory": events}

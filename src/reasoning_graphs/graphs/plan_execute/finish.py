@@ -1,6 +1,6 @@
 """``finish`` for plans: close a question the plan could not settle, honestly.
 
-This is :func:`reasoning_graphs.nodes.finish.make_finish` — ask the model once
+This is :func:`reasoning_graphs.nodes.steps.finish.make_finish` — ask the model once
 more, mark the answer incomplete, append the evidence, and fall back to the
 evidence alone if the call fails — with a plan's progress as the prompt and its
 finished steps as the evidence.
@@ -19,9 +19,9 @@ from reasoning_graphs.graphs.plan_execute.progress import (
 )
 from reasoning_graphs.graphs.plan_execute.prompts import ANSWER_SYSTEM, FINISH_REQUEST
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
-from reasoning_graphs.nodes.finish import make_finish
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.finish import make_finish
 
 
 def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:

@@ -30,11 +30,11 @@ from reasoning_graphs.graphs.plan_execute.execute import make_execute
 from reasoning_graphs.graphs.plan_execute.finish import make_plan_finish
 from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
-from reasoning_graphs.nodes.finish import after_outcome
-from reasoning_graphs.nodes.react_loop import build_step_graph
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node
-from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
+from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.steps.finish import after_outcome
+from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
+from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -81,7 +81,7 @@ def build_graph(
         **options: Budgets, approval lists, block rules and the executor's system
             prompt; ``max_steps`` and ``token_budget`` cover the whole question —
             planning, every step's calls, revisions and the closing answer
-            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan

@@ -30,11 +30,11 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
 )
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.honest import incomplete_note
-from reasoning_graphs.nodes.model_call import ModelRequest, call_model
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import latest_request
+from reasoning_graphs.nodes.guards.budget import budget_stop
+from reasoning_graphs.nodes.guards.honest import incomplete_note
+from reasoning_graphs.nodes.model.call import ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.question import latest_request
 from reasoning_graphs.state import Outcome
 
 REPLAN_LIMIT = "reached the limit of {limit} replans"

@@ -19,8 +19,8 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     REMAINING,
 )
 from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
-from reasoning_graphs.nodes.turn import describe_call, latest_request, this_question
-from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.nodes.guards.untrusted import as_data
+from reasoning_graphs.question import describe_call, latest_request, this_question
 
 EVIDENCE_STEPS = 3
 
@@ -41,7 +41,7 @@ def describe_steps_done(steps: Sequence[PastStep]) -> str:
     """Finished steps as a numbered list with their results, for a prompt.
 
     A result is the step's answer, written from tool output, so it is shown as
-    data (:mod:`reasoning_graphs.nodes.untrusted`), never as the person's words.
+    data (:mod:`reasoning_graphs.nodes.guards.untrusted`), never as the person's words.
     """
     if not steps:
         return NOTHING_DONE

@@ -1,14 +1,14 @@
 """Prompts of Plan-and-Execute: the planner, the replanner and the task of one step.
 
-The step itself runs on the ReAct prompt (see :mod:`reasoning_graphs.nodes.prompts`);
+The step itself runs on the ReAct prompt (see :mod:`reasoning_graphs.nodes.steps.prompts`);
 what it gets here is a self-contained description of the step, so the executor
 needs neither the plan nor the conversation to do its part. Earlier results
 are shown as data blocks, and every prompt that shows them says they are not
 instructions.
 """
 
-from reasoning_graphs.nodes.honest import own_texts
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 
 PLANNER_SYSTEM = """\
 You plan before anyone acts. Break the user's last request into a short, ordered \
@@ -73,7 +73,7 @@ short, factual and complete enough for the next steps to build on. """
     + DATA_RULE
 )
 
-# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.guards.honest).
 own_texts(
     PLANNER_SYSTEM,
     PLANNER_TOOLS,

@@ -24,8 +24,8 @@ from langgraph.types import RetryPolicy
 from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
-from reasoning_graphs.nodes.react_loop import react_loop
-from reasoning_graphs.nodes.setup import AgentOptions
+from reasoning_graphs.nodes.model.setup import AgentOptions
+from reasoning_graphs.nodes.wiring.react_loop import react_loop
 from reasoning_graphs.state import AgentInput
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
@@ -49,7 +49,7 @@ def build_graph(
             A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel, tool_call

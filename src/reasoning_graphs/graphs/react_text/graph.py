@@ -24,18 +24,18 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.nodes.act import ACT
-from reasoning_graphs.nodes.grounding import reported
-from reasoning_graphs.nodes.setup import AgentOptions, AgentSetup, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node
-from reasoning_graphs.nodes.think import wants_tools
-from reasoning_graphs.nodes.tool_loop import (
+from reasoning_graphs.nodes.grounding.report import reported
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
+from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.steps.think import wants_tools
+from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
     to_settle,
 )
-from reasoning_graphs.nodes.turn import last_ai_message
+from reasoning_graphs.question import last_ai_message
 from reasoning_graphs.state import AgentState
 from reasoning_graphs.text_format import labels_for
 from reasoning_graphs.tools.builtins import server_tools
@@ -88,7 +88,7 @@ def build_graph(
             to let the model write freely.
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules (see
-            :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+            :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel

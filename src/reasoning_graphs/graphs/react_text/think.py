@@ -23,14 +23,14 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
-from reasoning_graphs.nodes.advice import advice_for, advised
-from reasoning_graphs.nodes.budget import rounds_spent
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.model_view import model_view
-from reasoning_graphs.nodes.prompts import ROUNDS_SPENT
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.think import answer_without_calls
-from reasoning_graphs.nodes.turn import request_index
+from reasoning_graphs.nodes.guards.advice import advice_for, advised
+from reasoning_graphs.nodes.guards.budget import rounds_spent
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.view import model_view
+from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.think import answer_without_calls
+from reasoning_graphs.question import request_index
 from reasoning_graphs.state import AgentState, Outcome
 from reasoning_graphs.text_format import (
     Labels,

@@ -4,7 +4,7 @@ The attempt sees the conversation with the latest request rewritten to carry
 the lessons of the earlier trials, so it knows what went wrong before without
 seeing the failed attempts' tool traffic. Running it, resuming it (with the
 same lessons, because they are state) and carrying the question's rejections
-and spending across are :func:`~reasoning_graphs.nodes.subgraph.subgraph_node`'s
+and spending across are :func:`~reasoning_graphs.nodes.wiring.subgraph.subgraph_node`'s
 work; what is Reflexion's own is here.
 """
 
@@ -19,8 +19,8 @@ from langgraph.pregel import Pregel
 from reasoning_graphs.graphs.reflexion.memory import describe_lessons, lessons_so_far, trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
 from reasoning_graphs.graphs.reflexion.state import Attempt, ReflexionState
-from reasoning_graphs.nodes.subgraph import SubgraphRun, subgraph_node
-from reasoning_graphs.nodes.turn import request_index
+from reasoning_graphs.nodes.wiring.subgraph import SubgraphRun, subgraph_node
+from reasoning_graphs.question import request_index
 
 
 def make_attempt(attempt_graph: Pregel) -> RunnableLambda[ReflexionState, dict[str, Any]]:

@@ -24,10 +24,10 @@ from reasoning_graphs.graphs.reflexion.memory import trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
 from reasoning_graphs.graphs.reflexion.state import EvaluationEvent, ReflexionState, Trial
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.nodes.budget import budget_stop
-from reasoning_graphs.nodes.judge import Evaluation, clamp_score, judge
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import latest_request, turn_number
+from reasoning_graphs.nodes.guards.budget import budget_stop
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.judge import Evaluation, clamp_score, judge
+from reasoning_graphs.question import latest_request, question_number
 from reasoning_graphs.state import Outcome, ThoughtEvent
 
 Evaluator = Callable[[str, str], Evaluation | Awaitable[Evaluation]]
@@ -54,7 +54,7 @@ def make_evaluate(
             return _ungraded(answer, spent)  # judging would be a call past the budget
         evaluation, calls = yield from _grade(run, evaluator, task, answer, state)
         done = Trial(
-            turn=turn_number(state["messages"]),
+            turn=question_number(state["messages"]),
             trial=len(trials_so_far(state)) + 1,
             answer=answer,
             outcome=state["attempt"]["outcome"],

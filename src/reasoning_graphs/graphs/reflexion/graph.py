@@ -28,10 +28,10 @@ from reasoning_graphs.graphs.reflexion.context import ReflexionContext
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
-from reasoning_graphs.nodes.react_loop import build_step_graph
-from reasoning_graphs.nodes.setup import AgentOptions, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node
-from reasoning_graphs.nodes.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
+from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
+from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -81,13 +81,13 @@ def build_graph(
         **options: Budgets, approval lists, block rules and the attempts' system
             prompt; ``max_steps`` and ``token_budget`` cover the whole question —
             every attempt, grade and reflection
-            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`).
+            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Raises:
         ValueError: ``threshold`` is outside 0..1 or ``max_trials`` is below 1.
 
     Example:
-        >>> from reasoning_graphs.nodes.judge import Judgement
+        >>> from reasoning_graphs.nodes.steps.judge import Judgement
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(script=["42", Judgement(feedback="Correct.", score=1.0)])
         >>> graph = build_graph(model)

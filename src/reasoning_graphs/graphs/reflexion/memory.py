@@ -3,7 +3,7 @@
 The trials and lessons are lists in the state (see :mod:`.state`), and each
 attempt's tool calls are in the trajectory, tagged with its trial: all
 outlive pauses and restarts, and a follow-up question starts with a clean
-slate (:func:`~reasoning_graphs.nodes.turn.this_question`). The lessons are
+slate (:func:`~reasoning_graphs.question.this_question`). The lessons are
 what the next attempt and the next reflection read; a trial's tool calls are
 what its reflection reads.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from reasoning_graphs.graphs.reflexion.prompts import REFLECTION_LINE
 from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState, Trial
-from reasoning_graphs.nodes.turn import this_question
+from reasoning_graphs.question import this_question
 from reasoning_graphs.state import ActionEvent
 
 

@@ -1,13 +1,14 @@
 """Prompts of Reflexion: the self-reflection and the next attempt's task.
 
-The attempt itself runs on the ReAct prompt (see :mod:`reasoning_graphs.nodes.prompts`);
+The attempt itself runs on the ReAct prompt (see :mod:`reasoning_graphs.nodes.steps.prompts`);
 what Reflexion adds is the lessons of the earlier trials, appended to the
 user's request so the attempt's model reads them where it reads the task.
-The judge's text is shared with other patterns, so it is in :mod:`reasoning_graphs.nodes.prompts`.
+The judge's text is shared with other patterns, so it is in
+:mod:`reasoning_graphs.nodes.steps.prompts`.
 """
 
-from reasoning_graphs.nodes.honest import own_texts
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 
 REFLECT_SYSTEM = (
     """\
@@ -55,7 +56,7 @@ BEST_ATTEMPT_NOTE = (
 
 UNGRADED_NOTE = "[Not graded: {reason}.]"
 
-# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.guards.honest).
 own_texts(
     REFLECT_SYSTEM,
     REFLECT_REQUEST,

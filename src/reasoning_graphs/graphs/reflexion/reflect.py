@@ -35,10 +35,10 @@ from reasoning_graphs.graphs.reflexion.prompts import (
     REFLECT_SYSTEM,
 )
 from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState
-from reasoning_graphs.nodes.model_call import ModelRequest, call_model
-from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.turn import describe_call, latest_request
-from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.nodes.guards.untrusted import as_data
+from reasoning_graphs.nodes.model.call import ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.question import describe_call, latest_request
 from reasoning_graphs.state import EXECUTED, ActionEvent
 
 ADDRESS_FEEDBACK = "Fix exactly what the feedback names."

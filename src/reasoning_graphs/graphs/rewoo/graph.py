@@ -60,11 +60,11 @@ from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
-from reasoning_graphs.nodes.act import ACT
-from reasoning_graphs.nodes.grounding import reported
-from reasoning_graphs.nodes.setup import AgentOptions, AgentSetup, agent_setup
-from reasoning_graphs.nodes.stop import call_stopped, model_node, not_stopped
-from reasoning_graphs.nodes.tool_loop import (
+from reasoning_graphs.nodes.grounding.report import reported
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_stopped
+from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
@@ -127,7 +127,7 @@ def build_graph(
             A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         retry: Retry policy for model calls (default: backoff on transient errors).
         **options: Budgets, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.setup.AgentOptions`); ``max_steps``
+            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`); ``max_steps``
             defaults to :data:`REWOO_MAX_STEPS`.
 
     Example:

@@ -32,9 +32,9 @@ from reasoning_graphs.graphs.rewoo.steps import (
     steps_from_schema,
 )
 from reasoning_graphs.metadata import mark
-from reasoning_graphs.nodes.planning import PlanForm, draft_plan, plan_node
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import turn_bookkeeping
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.plan import PlanForm, draft_plan, plan_node
+from reasoning_graphs.question import question_bookkeeping
 from reasoning_graphs.tools.spec import ToolSpec
 
 MAX_REPLANS = 1
@@ -62,7 +62,7 @@ def make_plan(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]]
 
     def write_plan(run: RunScope, state: RewooState, specs: list[ToolSpec]) -> Body[dict[str, Any]]:
         tool_names = [spec.name for spec in specs]
-        attempt = len(turn_bookkeeping(state["messages"], RUNTIME, PLAN_KIND))
+        attempt = len(question_bookkeeping(state["messages"], RUNTIME, PLAN_KIND))
         draft = yield from draft_plan(
             run,
             PLAN_FORM,

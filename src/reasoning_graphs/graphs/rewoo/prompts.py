@@ -5,8 +5,8 @@ sees a tool result while planning), once for the answer (it sees the plan and
 every result). A plan that cannot run is sent back once with what was wrong.
 """
 
-from reasoning_graphs.nodes.honest import own_texts
-from reasoning_graphs.nodes.untrusted import DATA_RULE
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 
 REWOO_SYSTEM = """\
 You are a careful assistant that answers questions with the help of tools. You work in two \
@@ -61,7 +61,7 @@ EVIDENCE_STEP = "#{var}, needed because: {reason}\n{evidence}"
 EVIDENCE_BODY = "{call}\nResult: {result}"
 NO_EVIDENCE = "The plan needed no tools: answer from what you know."
 
-# A reply that only repeats these is no answer (see reasoning_graphs.nodes.honest).
+# A reply that only repeats these is no answer (see reasoning_graphs.nodes.guards.honest).
 own_texts(
     REWOO_SYSTEM,
     PLANNER_INSTRUCTIONS,

@@ -3,7 +3,7 @@
 The solver never calls tools; it reads every step with the call as it ran and
 its result (or why it did not run). Each call as run (its
 arguments may hold earlier results) and its result form one labelled data
-block (:func:`~reasoning_graphs.nodes.untrusted.as_data`), so a tool's output
+block (:func:`~reasoning_graphs.nodes.guards.untrusted.as_data`), so a tool's output
 never reads as the person's words in the solver's prompt. When no usable plan could be made it gets
 that account instead, and the run ends with an honest, incomplete answer.
 It also serves ``finish`` as the way to ask for a last answer when a budget
@@ -29,13 +29,13 @@ from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import render_plan
 from reasoning_graphs.graphs.rewoo.work import issued_calls, step_results
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.nodes.advice import advice_for, advised
-from reasoning_graphs.nodes.honest import incomplete_note
-from reasoning_graphs.nodes.model_call import ModelReply, ModelRequest, call_model
-from reasoning_graphs.nodes.planning import closing_prompt, no_valid_plan
-from reasoning_graphs.nodes.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.turn import describe_call
-from reasoning_graphs.nodes.untrusted import as_data
+from reasoning_graphs.nodes.guards.advice import advice_for, advised
+from reasoning_graphs.nodes.guards.honest import incomplete_note
+from reasoning_graphs.nodes.guards.untrusted import as_data
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.steps.plan import closing_prompt, no_valid_plan
+from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import Outcome
 from reasoning_graphs.tools.registry import ToolRegistry
 

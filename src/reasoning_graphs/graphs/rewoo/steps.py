@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from reasoning_graphs.nodes.plan_references import ReferenceSyntax
-from reasoning_graphs.nodes.turn import call_signature
+from reasoning_graphs.nodes.steps.plan_references import ReferenceSyntax
+from reasoning_graphs.question import call_signature
 from reasoning_graphs.tools.spec import ToolSpec
 
 RUNTIME = "rewoo"

@@ -35,16 +35,16 @@ from langchain_core.messages.tool import ToolCall
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.steps import EVIDENCE, RUNTIME, WORK_KIND, PlanStep
 from reasoning_graphs.metadata import mark, mark_of
-from reasoning_graphs.nodes.budget import turn_call_limit
-from reasoning_graphs.nodes.planning import result_value
-from reasoning_graphs.nodes.setup import AgentSetup
-from reasoning_graphs.nodes.trajectory import action_event
-from reasoning_graphs.nodes.turn import (
+from reasoning_graphs.nodes.guards.budget import turn_call_limit
+from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.steps.plan import result_value
+from reasoning_graphs.question import (
+    question_answers,
+    question_bookkeeping,
+    question_number,
     steps_used,
     this_question,
-    turn_answers,
-    turn_bookkeeping,
-    turn_number,
 )
 from reasoning_graphs.state import ActionEvent, Node
 from reasoning_graphs.tools.execute import cut_message
@@ -74,7 +74,7 @@ class StepResult:
 def issued_calls(messages: Sequence[AnyMessage]) -> dict[str, ToolCall]:
     """The calls issued for plan steps this turn, by variable (as run: substituted, edited)."""
     issued: dict[str, ToolCall] = {}
-    for message in turn_bookkeeping(messages, RUNTIME, WORK_KIND):
+    for message in question_bookkeeping(messages, RUNTIME, WORK_KIND):
         if isinstance(message, AIMessage):
             variables = mark_of(message).get("vars", {})
             for call in message.tool_calls:
@@ -87,7 +87,7 @@ def step_results(state: RewooState, registry: ToolRegistry | None = None) -> dic
     """The settled steps of the current plan, by variable, derived from the messages;
     with ``registry``, each result's text as the model reads it (long ones cut)."""
     issued = issued_calls(state["messages"])
-    answers = turn_answers(state["messages"])
+    answers = question_answers(state["messages"])
     full_texts = state.get("observations") or {}
     results: dict[str, StepResult] = {}
     for step in state.get("plan") or []:
@@ -180,7 +180,7 @@ def _skip_events(
     state: RewooState, plan: Sequence[PlanStep], results: Mapping[str, StepResult]
 ) -> list[ActionEvent]:
     """Trajectory records for steps newly found to be skipped (each recorded once per turn)."""
-    turn = turn_number(state["messages"])
+    turn = question_number(state["messages"])
     recorded = {
         event.get("id")
         for event in this_question(state.get("trajectory"), state["messages"])

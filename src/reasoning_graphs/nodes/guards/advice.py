@@ -1,0 +1,79 @@
+"""What the loop's guards tell the model: in its next prompt, never in an observation.
+
+The conversation keeps every observation exactly as the tool gave it (content,
+artifact, status), as under LangGraph's ``ToolNode``, so a reader, an audit or
+another agent sees what really came back. A guard's advice is worked out again
+from the state before each model call that follows a tool round, added at the
+end of that prompt only, and never saved:
+
+- after ``empty_result_streak`` empty or "not found" results in a row, the
+  latest round among them (:func:`~reasoning_graphs.nodes.guards.loops.empty_streak`),
+  to change strategy;
+- a call of the latest round answered from an identical earlier call whose
+  result still holds (decision ``reused``), that it was not run again;
+- a request of a tool's ``Command`` that the loop did not carry out (see
+  :func:`~reasoning_graphs.metadata.advice_of`).
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> advised([HumanMessage("Observation: 42")], ["Use it."])[-1].text
+    'Observation: 42\\n\\n(Note from the runtime, not from a tool or the user: Use it.)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, ToolMessage
+
+from reasoning_graphs.context import Limits
+from reasoning_graphs.metadata import advice_of, decision_of
+from reasoning_graphs.nodes.guards.loops import OBSERVED, empty_streak, is_empty_result, tool_rounds
+from reasoning_graphs.question import describe_call
+
+NOTE = "(Note from the runtime, not from a tool or the user: {advice})"
+CHANGE_STRATEGY = (
+    "the latest {count} results in a row were empty or found nothing. Change strategy: "
+    "try other terms or another tool, or answer from what you already have."
+)
+REUSED = (
+    "{calls} returned the result shown, from the identical earlier call: nothing has changed "
+    "since it ran, so it was not run again. Use that result."
+)
+
+
+def advice_for(messages: Sequence[AnyMessage], limits: Limits) -> list[str]:
+    """The guards' advice for the model call that follows the latest tool round (empty
+    when the conversation does not end with that round's observations)."""
+    if not messages or not isinstance(messages[-1], ToolMessage):
+        return []
+    rounds = tool_rounds(messages)
+    if not rounds:
+        return []
+    latest = rounds[-1]
+    calls = {call["id"]: call for call in latest.message.tool_calls}
+    advice = [note for answer in latest.answers for note in advice_of(answer)]
+    reused = [
+        describe_call(calls[a.tool_call_id]["name"], calls[a.tool_call_id]["args"])
+        for a in latest.answers
+        if decision_of(a) == "reused" and a.tool_call_id in calls
+    ]
+    if reused:
+        advice.append(REUSED.format(calls=", ".join(reused)))
+    streak = empty_streak(rounds)
+    fresh = any(decision_of(a) in OBSERVED and is_empty_result(a) for a in latest.answers)
+    if fresh and streak >= limits.empty_result_streak:
+        advice.append(CHANGE_STRATEGY.format(count=streak))
+    return advice
+
+
+def advised(prompt: Sequence[BaseMessage], advice: Sequence[str]) -> list[BaseMessage]:
+    """``prompt`` with ``advice`` at its end: in the last user turn when the prompt ends
+    with one (the text format's observation), else as a user turn of its own."""
+    if not advice:
+        return list(prompt)
+    note = NOTE.format(advice=" ".join(advice))
+    *before, last = prompt
+    if isinstance(last, HumanMessage):
+        return [*before, HumanMessage(f"{last.text}\n\n{note}")]
+    return [*before, last, HumanMessage(note)]

@@ -1,0 +1,221 @@
+"""What every node of one graph shares: the model, the tools, the policy and the limits.
+
+A graph is built once; each run may change the model, the enabled tools, the
+approval lists and the limits through its context (see :mod:`reasoning_graphs.context`).
+:meth:`AgentSetup.for_run` merges the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.runtime import get_runtime
+from langgraph.types import RetryPolicy
+from typing_extensions import TypedDict, Unpack
+
+from reasoning_graphs.context import (
+    BUDGETS,
+    PROMPT_OPTIONS,
+    TIMEOUTS,
+    ContextStrategy,
+    Limits,
+    Mode,
+    Setting,
+    pattern_option,
+)
+from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.nodes.model.bindings import Bindings
+from reasoning_graphs.nodes.model.retry import mode_retry_policy
+from reasoning_graphs.tools.builtins import default_tools
+from reasoning_graphs.tools.policy import Rule, ToolPolicy
+from reasoning_graphs.tools.registry import ToolRegistry
+from reasoning_graphs.tools.spec import (
+    DEFAULT_MAX_OBSERVATION_CHARS,
+    DEFAULT_TIMEOUT_SECONDS,
+    ToolDefaults,
+    ToolSpec,
+)
+
+LIMIT_OPTIONS = (*BUDGETS, *TIMEOUTS, *PROMPT_OPTIONS)
+"""Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly."""
+
+
+class AgentOptions(TypedDict, total=False):
+    """Build-time options shared by the tool-using patterns.
+
+    Attributes:
+        max_steps: Model calls per question — every call, in plan steps and
+            trials too, but for the summaries that fit a prompt to the window —
+            before an incomplete answer (default 10; ``None``: no limit). At most
+            one call more concludes (see :mod:`~reasoning_graphs.nodes.guards.budget`).
+        max_tool_rounds: Rounds of tool calls per question; the model call after the
+            last is asked with tools off, and its reply is the answer (default and
+            ``None``: no limit).
+        max_tool_calls_per_turn: Calls one model turn may make; extra calls are refused.
+        token_budget: Prompt plus completion tokens per question (default and
+            ``None``: no limit).
+        tool_timeout: Seconds before a tool call is abandoned, for every tool
+            whose spec sets no timeout (default 30; ``None``: no limit).
+        max_observation_chars: Length beyond which a tool's result is cut, for
+            every tool whose spec sets none (default 4000).
+        approve: Tools that need approval besides dangerous ones (``["all"]``: every tool).
+        deny: Tools that are never run.
+        rules: Checks that may block a call before anyone is asked.
+        system_prompt: The model's instructions (patterns bring their own default).
+        mode: ``"chat"`` or ``"agent"``: a preset that tightens the budgets above
+            and sets how often a model call is tried (see
+            :data:`~reasoning_graphs.context.MODES`).
+        max_tool_calls: Tool calls per question (default and ``None``: no limit).
+        time_budget: Seconds of work per question (default and ``None``: no limit).
+        repeat_failure_limit, empty_result_streak, stale_round_limit,
+        repeat_round_limit: When the
+            loop guards step in (see :class:`~reasoning_graphs.context.AgentContext`).
+        context_strategy, context_window, context_threshold, keep_messages: How
+            the prompt is kept within the model's window.
+        summary_model: The model (or its spec) that writes those summaries (default:
+            the run's model).
+        model_timeout: Seconds one model call may take (default and ``None``: no limit).
+        idle_timeout: Seconds a model call may send nothing, or a tool may run,
+            before the question stops (default 600; ``None``: no limit).
+    """
+
+    max_steps: int | None
+    max_tool_rounds: int | None
+    max_tool_calls_per_turn: int
+    token_budget: int | None
+    tool_timeout: float | None
+    max_observation_chars: int
+    approve: Sequence[str]
+    deny: Sequence[str]
+    rules: Sequence[Rule]
+    system_prompt: str
+    mode: Mode | None
+    max_tool_calls: int | None
+    time_budget: int | None
+    repeat_failure_limit: int
+    empty_result_streak: int
+    stale_round_limit: int
+    repeat_round_limit: int
+    context_strategy: ContextStrategy
+    context_window: int | None
+    context_threshold: float
+    keep_messages: int
+    summary_model: BaseChatModel | str | None
+    model_timeout: float | None
+    idle_timeout: float | None
+
+
+def agent_setup(
+    model: BaseChatModel | str | None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> AgentSetup:
+    """The setup a pattern's nodes share; ``tools=None`` means the built-in tools, and
+    ``retry=None`` the mode's retries of a failed model call."""
+    spec_string = model if isinstance(model, str) else None
+    summary_model = options.get("summary_model")
+    summary_spec = summary_model if isinstance(summary_model, str) else None
+    defaults = Limits.preset(options.get("mode"))
+    given: Mapping[str, Any] = options
+    tool_defaults = ToolDefaults(
+        timeout=options.get("tool_timeout", DEFAULT_TIMEOUT_SECONDS),
+        max_observation_chars=options.get("max_observation_chars", DEFAULT_MAX_OBSERVATION_CHARS),
+    )
+    return AgentSetup(
+        registry=ToolRegistry.for_graph(default_tools() if tools is None else tools, tool_defaults),
+        limits=replace(
+            defaults,
+            model=spec_string,
+            summary_model=summary_spec,
+            approve=tuple(options.get("approve", ())),
+            deny=tuple(options.get("deny", ())),
+            **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
+        ),
+        model=None if spec_string else model,
+        summary_model=None if summary_spec else summary_model,
+        rules=tuple(options.get("rules", ())),
+        system_prompt=options.get("system_prompt", ""),
+        retry_policy=retry or mode_retry_policy(options.get("mode")),
+    )
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """Build-time choices of a graph; run-time context may override the limits.
+
+    ``retry_policy`` is how the model-call seam tries a failed call again: it is
+    fixed when the graph is built, so a run's ``mode`` tightens the budgets but
+    not the retries.
+    """
+
+    registry: ToolRegistry
+    limits: Limits
+    model: BaseChatModel | None = None
+    summary_model: BaseChatModel | None = None
+    rules: Sequence[Rule] = ()
+    system_prompt: str = ""
+    retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
+    bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
+
+    def for_run(self) -> RunScope:
+        """The setup as the current run sees it (its context applied). ``update_state``
+        routes from a node without a runtime: the graph's own settings then apply."""
+        runtime = get_runtime()
+        context = runtime.context if runtime is not None else None
+        return RunScope(setup=self, limits=self.limits.apply(context), context=context)
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """The model, tools and policy of one run."""
+
+    setup: AgentSetup
+    limits: Limits
+    context: Any = None
+
+    def option(self, name: str, built: Setting) -> Setting:
+        """The pattern's option ``name`` for this run: the graph's ``built`` value, or the
+        run's own where it may set one (see :func:`reasoning_graphs.context.pattern_option`)."""
+        return pattern_option(self.context, name, built)
+
+    @cached_property
+    def model(self) -> BaseChatModel:
+        if self.limits.model or self.setup.model is None:
+            return resolve_model(self.limits.model)
+        return self.setup.model
+
+    @cached_property
+    def summary_model(self) -> BaseChatModel:
+        """The model that writes the summaries fitting a prompt to the window: the run's
+        ``summary_model``, else the graph's, else :attr:`model`."""
+        if self.limits.summary_model:
+            return resolve_model(self.limits.summary_model)
+        return self.setup.summary_model or self.model
+
+    @cached_property
+    def registry(self) -> ToolRegistry:
+        selected = self.setup.registry.select(self.limits.tools)
+        return selected.with_time_limit(self.limits.idle_timeout)
+
+    @cached_property
+    def policy(self) -> ToolPolicy:
+        return ToolPolicy(
+            approve=self.limits.approve, deny=self.limits.deny, rules=self.setup.rules
+        )
+
+    def usable_tools(self, state: Mapping[str, Any]) -> list[BaseTool]:
+        return [spec.tool for spec in self.usable_specs(state)]
+
+    def usable_specs(self, state: Mapping[str, Any]) -> list[ToolSpec]:
+        """This run's tools, less those that read stored observations while none are stored.
+
+        A tool that can only fail is prompt noise, and small models pick it.
+        """
+        stored = bool(state.get("observations"))
+        return [spec for spec in self.registry if stored or not spec.injections.observations]

@@ -1,0 +1,408 @@
+"""Watch a model call while it runs: tokens as they stream, time, and silence.
+
+A budget checked only between rounds lets one reply run far past it, and a
+provider that stops answering holds a run forever. So every model call that a
+budget or a timeout limits runs under a :class:`CallWatch`: a callback handler
+that sees each streamed chunk (under a token or time budget it asks LangChain
+to stream, as LangGraph's own message handler does) and a watchdog on the
+calling side that gives up on a call past its deadline or silent for too long.
+A call stopped either way raises :class:`CallStopped` with what it streamed so
+far; the model-call seam decides what that means for the question. A call that
+nothing limits runs unwatched.
+
+Calls started together (a batch: samples, candidate steps, judges) share one
+:class:`SharedTokens`: each watch draws its chunks from it, so once the batch
+has spent the tokens left, every call of the batch stops at its next chunk.
+
+The sync face runs the call on a daemon thread and waits for it, so a call
+that hangs inside a blocking read can be left behind; the next chunk it
+produces raises, so a local model stops generating at once. The async face
+runs it as a task and cancels it: LangChain's async generate cannot take an
+exception raised from a callback.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from reasoning_graphs.testing import ScriptedChatModel
+    >>> model = ScriptedChatModel(script=["one two three four five six seven eight"])
+    >>> watch = watch_for(CallAllowance(output_tokens=3))
+    >>> try:
+    ...     Watched(model, [HumanMessage("Count")], watch).run()
+    ... except CallStopped as stopped:
+    ...     print(stopped.kind, stopped.text.strip())
+    budget one two three
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessageChunk
+from langchain_core.runnables import Runnable
+from langchain_core.tracers.context import register_configure_hook
+
+from reasoning_graphs.effects import Effect, in_daemon_thread
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.model.tokens import RunningEstimate
+
+StopKind = Literal["budget", "deadline", "timeout", "idle"]
+"""Why a call was stopped: a token allowance spent while it streamed, the question's time
+budget reached, the per-call timeout, or no chunk for the idle timeout."""
+
+CALL_TIMED_OUT = "the model did not finish its reply within {seconds:g} s"
+CALL_IDLE = "the model sent nothing for {seconds:g} s"
+TIME_SPENT = "the question's time budget ran out while the model was replying"
+TOKENS_SPENT = "the question's token budget ran out while the model was replying"
+
+
+class SharedTokens:
+    """Tokens several concurrent calls may spend between them, prompts and replies.
+
+    Each call of a batch would otherwise take the question's whole remaining
+    budget as its own, and ten of them spend it ten times. A call starts only
+    if the counter pays its prompt with room to spare (:meth:`pay_prompt`);
+    its watch then spends its chunks here as they stream. The chunk that
+    empties the counter stops its call, and every other call stops at its next
+    chunk. So the calls end within the tokens given, plus the chunk each was
+    writing. Safe to use from threads and tasks at once.
+    """
+
+    def __init__(self, tokens: int):
+        self._left = tokens
+        self._lock = threading.Lock()
+
+    def pay_prompt(self, tokens: int) -> bool:
+        """Spend a prompt's ``tokens`` if more than that is left; whether it was paid."""
+        with self._lock:
+            if self._left <= tokens:
+                return False
+            self._left -= tokens
+            return True
+
+    def spend(self, tokens: int) -> bool:
+        """Count ``tokens`` as spent; whether the allowance is used up."""
+        with self._lock:
+            self._left -= tokens
+            return self._left <= 0
+
+
+@dataclass(frozen=True)
+class CallAllowance:
+    """What one model call may use before it is stopped (``None``: no limit).
+
+    Attributes:
+        output_tokens: Tokens the reply may stream (estimated from the chunks).
+        deadline_s: Seconds the call may take because the question's time budget
+            allows no more.
+        timeout_s: Seconds the call may take (the per-call timeout).
+        idle_s: Seconds the call may go without sending anything.
+        shared_tokens: Tokens the reply shares with the other calls of its batch.
+    """
+
+    output_tokens: int | None = None
+    deadline_s: float | None = None
+    timeout_s: float | None = None
+    idle_s: float | None = None
+    shared_tokens: SharedTokens | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether the call has a clock to watch (else it runs where it is called)."""
+        return not (self.deadline_s is None and self.timeout_s is None and self.idle_s is None)
+
+    @property
+    def limited(self) -> bool:
+        """Whether anything can stop the call (else it runs unwatched)."""
+        return self.timed or self.counts_tokens
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether the reply's tokens are limited (it is then streamed and counted)."""
+        return self.output_tokens is not None or self.shared_tokens is not None
+
+
+class CallStopped(Exception):
+    """A model call stopped before it finished; ``text`` is what it had streamed."""
+
+    def __init__(self, kind: StopKind, reason: str, text: str, tokens: int, elapsed_ms: float):
+        super().__init__(reason)
+        self.kind, self.reason, self.text = kind, reason, text
+        self.tokens, self.elapsed_ms = tokens, elapsed_ms
+
+
+class _StopStreaming(BaseException):
+    """Raised inside the model's stream to end it. Not an ``Exception``: the callback
+    manager would log it as a failed handler, and a provider's code may catch those."""
+
+    def __init__(self, stop: CallStopped):
+        super().__init__(stop.reason)
+        self.stop = stop
+
+
+class CallWatch(BaseCallbackHandler):
+    """Counts what a call streams and stops it once its allowance is spent.
+
+    Each streamed chunk arrives in :meth:`on_llm_new_token`, which ends the stream
+    by raising once the allowance is spent. A call is streamed when something
+    asks for it (LangGraph's ``messages`` stream mode does); :class:`StreamingWatch`
+    asks for it, for a call with a budget to check as it streams. Unstreamed, a
+    call's silence is the whole call: the idle timeout then bounds it entire.
+    """
+
+    run_inline = True
+
+    def __init__(self, allowance: CallAllowance):
+        self.allowance = allowance
+        self.started = self.last_seen = time.monotonic()
+        self.text, self._count = "", RunningEstimate()
+        self.arguments: dict[Any, str] = {}
+        """The argument text of each streamed call, by its index, as it arrived."""
+        self.stop: CallStopped | None = None
+        self.raises = True
+        """Stop the stream by raising from the callback (the sync face); the async face
+        cancels the call's task instead, as LangChain's async generate expects."""
+        self.wake: Callable[[], None] | None = None
+        """Called once the allowance is spent: the async face's watchdog wakes."""
+        self._lock = threading.Lock()
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        """Nothing to note. Without it LangChain writes the whole prompt out as text for
+        ``on_llm_start``, a cost that grows with the conversation."""
+
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
+        with self._lock:
+            self.last_seen = time.monotonic()
+            if self.stop is None:
+                self._note_arguments(chunk)
+                piece = _chunk_text(token, chunk)
+                self.text += piece
+                if self._tokens_spent(self._count.add(piece)):
+                    self.stop = self._stopped("budget", TOKENS_SPENT)
+                    if self.wake is not None:
+                        self.wake()
+            stop = self.stop
+        if stop is not None and self.raises:
+            raise _StopStreaming(stop)
+
+    def _note_arguments(self, chunk: Any) -> None:
+        message = getattr(chunk, "message", None)
+        for part in getattr(message, "tool_call_chunks", ()):
+            index = part.get("index")  # without one, a chunk is a call of its own
+            key = ("whole", len(self.arguments)) if index is None else index
+            self.arguments[key] = self.arguments.get(key, "") + (part.get("args") or "")
+
+    def unfinished_call(self) -> bool:
+        """Whether a streamed call's arguments stopped before their JSON was complete.
+
+        LangChain reads streamed arguments leniently, closing what was left open, so
+        a call cut short would arrive with plausible, truncated arguments; and some
+        servers (llama.cpp's) report a cut call as finished rather than cut by the
+        length limit.
+        """
+        return any(not _complete_json(text) for text in self.arguments.values())
+
+    @property
+    def streamed_tokens(self) -> int:
+        """The estimated tokens of the reply so far."""
+        return self._count.tokens
+
+    def _tokens_spent(self, added: int) -> bool:
+        """Whether the call's own allowance, or its batch's, is spent once a chunk ``added``
+        tokens."""
+        allowance = self.allowance
+        shared = allowance.shared_tokens is not None and allowance.shared_tokens.spend(added)
+        limit = allowance.output_tokens
+        return shared or (limit is not None and self.streamed_tokens >= limit)
+
+    def overdue(self) -> CallStopped | None:
+        """The stop for a call that ran past its time or went silent, else ``None``."""
+        allowance, now = self.allowance, time.monotonic()
+        with self._lock:
+            if self.stop is not None:
+                return self.stop
+            if allowance.deadline_s is not None and now - self.started >= allowance.deadline_s:
+                self.stop = self._stopped("deadline", TIME_SPENT)
+            elif allowance.timeout_s is not None and now - self.started >= allowance.timeout_s:
+                self.stop = self._stopped(
+                    "timeout", CALL_TIMED_OUT.format(seconds=allowance.timeout_s)
+                )
+            elif allowance.idle_s is not None and now - self.last_seen >= allowance.idle_s:
+                self.stop = self._stopped("idle", CALL_IDLE.format(seconds=allowance.idle_s))
+            return self.stop
+
+    def abandon(self) -> None:
+        """Give up on the call: a chunk it still sends ends its stream."""
+        with self._lock:
+            if self.stop is None:
+                self.stop = self._stopped("idle", "the call was abandoned")
+
+    def seconds_to_check(self) -> float | None:
+        """How long the watchdog may wait before :meth:`overdue` could change its mind."""
+        allowance, now = self.allowance, time.monotonic()
+        waits = [
+            start + limit - now
+            for start, limit in (
+                (self.started, allowance.deadline_s),
+                (self.started, allowance.timeout_s),
+                (self.last_seen, allowance.idle_s),
+            )
+            if limit is not None
+        ]
+        return max(0.0, min(waits)) + 0.001 if waits else None
+
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self.started) * 1000
+
+    def _stopped(self, kind: StopKind, reason: str) -> CallStopped:
+        return CallStopped(kind, reason, self.text, self.streamed_tokens, self.elapsed_ms())
+
+
+class StreamingWatch(CallWatch):
+    """A :class:`CallWatch` that makes LangChain stream the call, so that a token or time
+    budget is checked chunk by chunk (``tap_output_iter`` is the mark
+    ``BaseChatModel._should_stream`` looks for, as on LangGraph's own handler)."""
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return output
+
+
+def watch_for(allowance: CallAllowance) -> CallWatch:
+    """The watch for a call with ``allowance``: streamed when a budget or a timeout limits it,
+    so that a call stopped or left behind ends at its next chunk instead of running on."""
+    streamed = allowance.counts_tokens or any(
+        limit is not None for limit in (allowance.deadline_s, allowance.timeout_s)
+    )
+    return StreamingWatch(allowance) if streamed else CallWatch(allowance)
+
+
+_watching: ContextVar[CallWatch | None] = ContextVar("reasoning_graphs_call_watch", default=None)
+"""The watch of the call running in this context. LangChain adds it to the handlers of
+every run it configures while the variable is set (a configure hook), as it adds its
+own tracer: cheaper than merging it into a copy of the caller's config at every call."""
+register_configure_hook(_watching, inheritable=True)
+
+T = TypeVar("T")
+
+
+def _under(watch: CallWatch, call: Callable[[], T]) -> T:
+    """``call()`` with ``watch`` among the handlers of the runs it makes."""
+    token = _watching.set(watch)
+    try:
+        return call()
+    finally:
+        _watching.reset(token)
+
+
+async def _aunder(watch: CallWatch, call: Coroutine[Any, Any, T]) -> T:
+    """``await call`` with ``watch`` among the handlers of the runs it makes (a task
+    runs in a copy of the context, so the variable stays the task's own)."""
+    _watching.set(watch)
+    return await call
+
+
+class Watched(Effect):
+    """``runnable.invoke(value)`` under ``watch``: streamed, counted, and left behind when
+    it overruns (see the module docstring for how each face does that). The caller's
+    callbacks (streaming, tracing) see the call as they would without the watch."""
+
+    def __init__(self, runnable: Runnable, value: Any, watch: CallWatch):
+        self.runnable, self.value, self.watch = runnable, value, watch
+
+    def _invoke(self) -> Any:
+        return _under(self.watch, lambda: self.runnable.invoke(self.value))
+
+    def run(self) -> Any:
+        try:
+            return self._run()
+        except _StopStreaming as streaming:
+            raise streaming.stop from None
+
+    async def arun(self) -> Any:
+        try:
+            return await self._arun()
+        except _StopStreaming as streaming:
+            raise streaming.stop from None
+
+    def _run(self) -> Any:
+        if not self.watch.allowance.limited:  # nothing to count or stop: no handler to call
+            return self.runnable.invoke(self.value)
+        if not self.watch.allowance.timed:
+            return self._invoke()
+        future = in_daemon_thread(self._invoke)
+        try:
+            while True:
+                try:
+                    return future.result(timeout=self.watch.seconds_to_check())
+                except FutureTimeout:
+                    if future.done():  # the call itself raised a TimeoutError
+                        raise
+                    stop = self.watch.overdue()
+                    if stop is not None:
+                        raise stop from None
+        except KeyboardInterrupt:  # Ctrl-C: the call left behind stops at its next chunk
+            self.watch.abandon()
+            raise
+
+    async def _arun(self) -> Any:
+        if not self.watch.allowance.limited:
+            return await self.runnable.ainvoke(self.value)
+        loop, spent = asyncio.get_running_loop(), asyncio.Event()
+        self.watch.raises = False
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(spent.set)
+
+        self.watch.wake = wake
+        task = asyncio.ensure_future(_aunder(self.watch, self.runnable.ainvoke(self.value)))
+        waiter = asyncio.ensure_future(spent.wait())
+        try:
+            while True:
+                await asyncio.wait(
+                    {task, waiter},
+                    timeout=self.watch.seconds_to_check(),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if task.done():
+                    return task.result()
+                stop = self.watch.overdue()
+                if stop is not None:
+                    task.cancel()
+                    raise stop
+        finally:
+            waiter.cancel()
+
+
+def _chunk_text(token: Any, chunk: Any) -> str:
+    """What a streamed chunk adds: its text, and the argument text of any tool call."""
+    message = getattr(chunk, "message", None)
+    if not isinstance(message, AIMessageChunk):
+        return token if isinstance(token, str) else ""
+    args = "".join(part.get("args") or "" for part in message.tool_call_chunks)
+    text = token if isinstance(token, str) and token else message.text
+    return text + args
+
+
+def _complete_json(text: str) -> bool:
+    """Whether ``text`` is empty (a call without arguments) or one whole JSON value."""
+    if not text.strip():
+        return True
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+own_texts(CALL_TIMED_OUT, CALL_IDLE, TIME_SPENT, TOKENS_SPENT)

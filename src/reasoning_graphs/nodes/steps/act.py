@@ -1,0 +1,168 @@
+"""``act``: run one cleared tool call and record its observation.
+
+Each call is its own task: LangGraph saves a finished task's writes at once,
+so after a crash only the calls that had not finished run again. Read-only
+calls of a turn are sent together and overlap; stateful ones are sent one per
+super-step, in the model's order (see :func:`next_calls`).
+
+A tool may answer with a ``Command``, as under LangGraph's ``ToolNode``. Its
+``update`` is applied to the state — the call's ``ToolMessage`` in it becomes
+the observation; keys this graph's state lacks are named in the observation
+instead of vanishing. ``goto=END`` ends the turn with the tool's result as the
+answer (like ``return_direct``); other gotos are named in the observation, as
+the loop chooses its next step itself. A command for the parent graph
+(``graph=Command.PARENT``, e.g. a hand-off) is passed up unchanged.
+
+A call that started before a crash and whose result was lost is not run again
+unseen (:mod:`.unknown_outcome`); a person who rejects it then is remembered as
+for any rejection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from langgraph.types import Command, Send
+from typing_extensions import NotRequired, TypedDict
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import with_decision
+from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.steps.seal import spent_seals
+from reasoning_graphs.nodes.steps.tool_task import checked_call
+from reasoning_graphs.question import answered_ids, call_signature
+from reasoning_graphs.state import EXECUTED, ClearedCall
+from reasoning_graphs.tools.execute import ToolResult
+from reasoning_graphs.tools.registry import ToolRegistry
+
+ACT = "act"
+
+NO_SUCH_STATE = "this graph's state has no such key"
+OWN_ROUTE = "this graph's loop chooses its next step itself"
+
+
+class ActInput(TypedDict):
+    """What one ``act`` task receives.
+
+    Attributes:
+        call: The cleared call.
+        turn: The question's number.
+        step: The model step that proposed the call.
+        observations: Stored full texts, for a tool that reads them.
+        state: The graph state, for a tool that injects it (``InjectedState``,
+            ``ToolRuntime``); absent otherwise, to keep the task small.
+    """
+
+    call: ClearedCall
+    turn: int
+    step: int
+    observations: dict[str, str]
+    state: NotRequired[dict[str, Any]]
+
+
+def make_act(
+    setup: AgentSetup, state_keys: Collection[str] | None = None
+) -> Callable[[ActInput], Body[dict[str, Any] | list[Command]]]:
+    """Build the ``act`` node for ``setup``; ``state_keys`` are the keys its graph's state has."""
+
+    def act(task: ActInput) -> Body[dict[str, Any] | list[Command]]:
+        call = task["call"]
+        if "answer" in call:  # settled without running: its observation, in its place
+            return {"messages": [call["answer"]]}
+        run = setup.for_run()
+        outcome = yield from checked_call(run, call, task["observations"], task.get("state"))
+        result = _with_unapplied_noted(outcome.result, state_keys)
+        message = with_decision(
+            result.to_message(call["id"], call["name"]),
+            outcome.decision,
+            direct=result.return_direct,
+            acted=outcome.decision in EXECUTED and not run.registry.is_read_only(call["name"]),
+        )
+        event = action_event(
+            turn=task["turn"],
+            step=task["step"],
+            call_id=call["id"],
+            tool=call["name"],
+            args=call["args"],
+            observation=result.content,
+            status=result.status,
+            decision=outcome.decision,
+            duration_ms=result.duration_ms,
+        )
+        if "seal" in call and outcome.decision != "blocked":  # spent: the ledger keeps it
+            event["seal"] = call["seal"]
+        update: dict[str, Any] = {
+            "messages": [message],
+            "trajectory": [event],
+        }
+        if result.ref and result.full_text is not None:
+            update["observations"] = {result.ref: result.full_text}
+        if outcome.rejection is not None:
+            update["rejected"] = {call_signature(call["name"], call["args"]): outcome.rejection}
+        if result.command is None:
+            return update
+        writes = [
+            (key, value)
+            for key, value in result.command.updates
+            if state_keys is None or key in state_keys
+        ]
+        return [Command(update=[*update.items(), *writes]), *result.command.parent]
+
+    return act
+
+
+def _with_unapplied_noted(result: ToolResult, state_keys: Collection[str] | None) -> ToolResult:
+    """Name in the observation what of the tool's command this loop will not do."""
+    command = result.command
+    if command is None:
+        return result
+    missing = [
+        key for key, _ in command.updates if state_keys is not None and key not in state_keys
+    ]
+    if missing:
+        result = result.with_note(
+            command.requests(keys=missing, goto=False, parent=False), NO_SUCH_STATE
+        )
+    return result.with_note(command.requests(keys=(), parent=False), OWN_ROUTE)
+
+
+def runs_concurrently(calls: Sequence[ClearedCall], registry: ToolRegistry) -> bool:
+    """Calls may overlap only when every tool involved is marked concurrency-safe."""
+    return all(registry.is_read_only(call["name"]) for call in calls)
+
+
+def next_calls(
+    state: Mapping[str, Any], registry: ToolRegistry, *, turn: int, step: int
+) -> list[Send]:
+    """The ``act`` tasks to start now: all pending calls at once, or the next one in order."""
+    pending: list[ClearedCall] = state.get("to_run") or []
+    done = answered_ids(state["messages"])
+    spent = spent_seals(state.get("trajectory"))
+    remaining = [
+        call for call in pending if call["id"] not in done and call.get("seal") not in spent
+    ]
+    if not remaining:
+        return []
+    if runs_concurrently(pending, registry):
+        if len(remaining) < len(pending):
+            return []  # the concurrent batch was already sent together
+        batch = remaining
+    else:
+        batch = remaining[:1]
+    return [Send(ACT, _task(call, state, registry, turn, step)) for call in batch]
+
+
+def _task(
+    call: ClearedCall, state: Mapping[str, Any], registry: ToolRegistry, turn: int, step: int
+) -> ActInput:
+    spec = registry.get(call["name"])
+    injections = spec.injections if spec is not None else None
+    observations = (
+        dict(state.get("observations") or {}) if injections and injections.observations else {}
+    )
+    task = ActInput(call=call, turn=turn, step=step, observations=observations)
+    if injections and injections.needs_state:
+        task["state"] = dict(state)
+    return task

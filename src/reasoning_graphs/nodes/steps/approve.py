@@ -1,0 +1,411 @@
+"""``approve``: decide the fate of every call of a model turn before any of them runs.
+
+First, a turn that repeats a call which failed, with the same arguments, in
+the rounds just before (``repeat_failure_limit`` rounds in a row with this
+one) runs nothing: the run stops with the reason, stateful tools too, since
+running a failing call again is no way forward. Otherwise, order of checks
+per call: the per-turn call limit, an earlier rejection of
+the same call, the policy's block rules, an identical call whose result still
+holds (:func:`~reasoning_graphs.question.current_results`: it is answered with
+that result, exactly as the tool gave it, and the next prompt says so), and
+finally approval by a person for dangerous calls. All dangerous calls of the
+turn go into one interrupt. A repeat never ends the question by itself: the
+loop's progress guards judge whether rounds still bring something new. The
+node has no side effects, so LangGraph may re-run it on resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+from langgraph.types import interrupt
+
+from reasoning_graphs.metadata import RAW, decision_of, settled
+from reasoning_graphs.nodes.guards.budget import turn_call_limit
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.loops import STOPPED_CALL, repeated_failure, tool_rounds
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.steps.edits import merged_edits
+from reasoning_graphs.nodes.steps.seal import sealed
+from reasoning_graphs.question import (
+    call_signature,
+    current_results,
+    describe_call,
+    last_ai_message,
+    question_answers,
+    question_number,
+    steps_used,
+)
+from reasoning_graphs.review import (
+    REVIEW_DECISIONS,
+    ApprovalError,
+    PendingCall,
+    ReviewDecision,
+    approval_request,
+    parse_decisions,
+)
+from reasoning_graphs.state import (
+    ActionEvent,
+    AgentState,
+    CallDecision,
+    ClearedCall,
+    EffectDone,
+    Node,
+)
+from reasoning_graphs.tools.execute import call_error
+from reasoning_graphs.tools.registry import ToolRegistry
+from reasoning_graphs.tools.spec import ToolSpec
+
+OVER_CALL_LIMIT = "Not run: at most {limit} tool calls per turn. Call it again next turn if needed."
+OVER_QUESTION_LIMIT = "Not run: the question's budget of {limit} tool calls is spent."
+REJECTED_BEFORE = (
+    "Not run: the reviewer already rejected this exact call ({reason}). "
+    "Do not propose it again; choose another way or answer."
+)
+REJECTED_NOW = "Not run: the reviewer rejected this call. Reason: {reason}"
+INVALID_CALL = (
+    "Error: the arguments of this {name!r} call are not valid JSON ({error}). "
+    "Call it again with a JSON object of arguments."
+)
+POSSIBLY_RAN = (
+    "It may already have run: it started before the run stopped, and its result was lost. "
+    "Approve to run it again, reject to never run it, or respond with what happened."
+)
+AGAIN_DECISIONS = ("approve", "reject", "respond")
+"""What a person may decide about a call that may already have run: an edit would run
+other arguments under a call whose first run the model never learns of."""
+
+
+@dataclass
+class TurnTriage:
+    """What the approve step decides for each call of one turn.
+
+    Attributes:
+        cleared: Calls cleared to run, each with its place in the model's order.
+        answered: Observations of calls settled without running.
+        events: Trajectory events of the calls settled without running.
+        rejected: Calls a person rejected now, by signature, with the reason.
+        edited: The arguments that run for a call a person edited (their edit merged
+            over the proposed arguments), by call id.
+        places: Each call's place in the model's order, and the call, by call id.
+    """
+
+    turn: int
+    step: int
+    cleared: list[tuple[int, ClearedCall]] = field(default_factory=list)
+    answered: list[ToolMessage] = field(default_factory=list)
+    events: list[ActionEvent] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    edited: dict[str, dict[str, Any]] = field(default_factory=dict)
+    places: dict[str, tuple[int, ToolCall]] = field(default_factory=dict)
+
+    def in_model_order(self) -> tuple[list[ClearedCall], list[ToolMessage]]:
+        """What runs, and the observations to record now, keeping the model's order of calls.
+
+        A call settled without running that comes before every call that runs is
+        answered now; one that comes after is handed to ``act`` with its answer
+        (``ClearedCall.answer``), so its observation lands in its place, as under
+        LangGraph's ``ToolNode``.
+        """
+        first = min((index for index, _ in self.cleared), default=None)
+        now: list[ToolMessage] = []
+        later: list[tuple[int, ClearedCall]] = []
+        for answer in self.answered:
+            place, call = self.places.get(answer.tool_call_id, (-1, None))
+            if call is None or first is None or place < first:
+                now.append(answer)
+                continue
+            settled_call = ClearedCall(
+                id=call["id"],
+                name=call["name"],
+                args=call["args"],
+                decision=decision_of(answer),
+                answer=answer,
+            )
+            later.append((place, settled_call))
+        order = sorted([*self.cleared, *later], key=lambda item: item[0])
+        return [call for _, call in order], now
+
+    def clear_to_run(
+        self, index: int, call: ToolCall, args: dict[str, Any], decision: CallDecision
+    ) -> None:
+        """Clear a call to run, keeping its place in the model's order."""
+        cleared = ClearedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
+        self.cleared.append((index, sealed(cleared)))
+
+    def answer_without_running(
+        self,
+        call: ToolCall,
+        content: str,
+        decision: CallDecision,
+        status: Literal["success", "error"] = "error",
+    ) -> None:
+        """Settle a call without running it: its observation is ``content``."""
+        message = ToolMessage(
+            content,
+            tool_call_id=call["id"],
+            name=call["name"],
+            status=status,
+            response_metadata=settled(decision),
+        )
+        self._settle(call, message, content, decision)
+
+    def reuse(self, call: ToolCall, earlier: EffectDone, message: ToolMessage | None) -> None:
+        """Answer ``call`` with the result of the identical ``earlier`` call: its observation
+        as the tool gave it (content, artifact, status, name) when this conversation holds it."""
+        if message is None:
+            message = ToolMessage(earlier["result"], name=call["name"], tool_call_id=call["id"])
+        answer = ToolMessage(
+            message.content,
+            artifact=message.artifact,
+            status=message.status,
+            name=message.name,
+            tool_call_id=call["id"],
+            response_metadata=settled("reused", reused=earlier["call_id"]),
+        )
+        self._settle(call, answer, earlier["result"], "reused")
+
+    def _settle(
+        self, call: ToolCall, answer: ToolMessage, observation: str, decision: CallDecision
+    ) -> None:
+        """Record a call settled without running: its observation and its trajectory event."""
+        self.answered.append(answer)
+        self.events.append(
+            action_event(
+                turn=self.turn,
+                step=self.step,
+                call_id=call["id"],
+                tool=call["name"],
+                args=call["args"],
+                observation=observation,
+                status=answer.status,
+                decision=decision,
+            )
+        )
+
+
+def make_approve(setup: AgentSetup) -> Node[AgentState]:
+    """Build the ``approve`` node for ``setup``."""
+
+    def approve(state: AgentState) -> dict[str, Any]:
+        run = setup.for_run()
+        reply = last_ai_message(state["messages"])
+        triage = TurnTriage(turn=question_number(state["messages"]), step=steps_used(state))
+
+        for bad in reply.invalid_tool_calls:
+            name = bad.get("name") or "unknown"
+            call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
+            triage.answer_without_running(
+                call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
+            )
+
+        stop = _repeated_failure(state, reply, run.limits.repeat_failure_limit)
+        if stop is None:
+            settle_calls(run, state, reply.tool_calls, triage)
+        else:  # nothing of this turn runs: the run stops before repeating the failure
+            for call in reply.tool_calls:
+                triage.answer_without_running(call, STOPPED_CALL.format(reason=stop), "skipped")
+
+        to_run, answered = triage.in_model_order()
+        update: dict[str, Any] = {"to_run": to_run}
+        messages = [_with_edited_args(reply, triage.edited)] if triage.edited else []
+        for key, value in (
+            ("messages", [*messages, *answered]),
+            ("trajectory", triage.events),
+            ("rejected", triage.rejected),
+        ):
+            if value:  # an empty write would still mark the channel changed
+                update[key] = value
+        if stop is not None:
+            update["outcome"] = {"status": "incomplete", "reason": stop}
+        return update
+
+    return approve
+
+
+def cleared_as_proposed(run: RunScope, state: AgentState) -> list[ClearedCall] | None:
+    """The latest model turn's calls, in order, when every one may run as proposed with
+    nothing to decide or record first (no approval, block, rejection, reuse, limit,
+    repeated failure or unreadable call); else ``None``: the turn needs ``approve``."""
+    reply = last_ai_message(state["messages"])
+    if reply.invalid_tool_calls or not reply.tool_calls:
+        return None
+    if _repeated_failure(state, reply, run.limits.repeat_failure_limit) is not None:
+        return None
+    triage = TurnTriage(turn=0, step=0)  # its events are not kept: it must have none
+    if _triage_calls(run, state, reply.tool_calls, triage) or triage.answered:
+        return None
+    return [call for _, call in sorted(triage.cleared, key=lambda item: item[0])]
+
+
+def _repeated_failure(state: AgentState, reply: AIMessage, limit: int) -> str | None:
+    """Why the run stops instead of settling ``reply``: one of its calls failed, with the
+    same arguments, in the rounds just before (see :func:`~.progress.repeated_failure`)."""
+    rounds = tool_rounds(state["messages"])
+    earlier = rounds[:-1] if rounds and rounds[-1].message is reply else rounds
+    for call in reply.tool_calls:
+        reason = repeated_failure(earlier, call, limit)
+        if reason is not None:
+            return reason
+    return None
+
+
+def settle_calls(
+    run: RunScope, state: AgentState, calls: Sequence[ToolCall], triage: TurnTriage
+) -> bool:
+    """Decide the fate of ``calls`` into ``triage``, asking one interrupt for the dangerous ones;
+    return whether a person answered.
+
+    The approve node settles a model turn with it; a pattern that runs a whole
+    plan of calls itself (LLM Compiler) settles the plan with it before any call runs.
+    A node that got a person's answer should end its step with the decisions, before
+    running anything: the answer is saved with the step, and LangGraph keeps a resume
+    value only until the node that asked ends, so a crash in between would ask again.
+    """
+    to_ask = _triage_calls(run, state, calls, triage)
+    if to_ask:
+        _ask_person(to_ask, triage, run)
+    return bool(to_ask)
+
+
+def _described(call: ToolCall, spec: ToolSpec | None) -> str:
+    """The call as the person approving it reads it, with where it acts when the tool says."""
+    text = describe_call(call["name"], call["args"])
+    where = spec.where(call["args"]) if spec is not None and spec.where is not None else None
+    return f"{text} {where}" if where else text
+
+
+def _triage_calls(
+    run: RunScope,
+    state: AgentState,
+    calls: Sequence[ToolCall],
+    triage: TurnTriage,
+) -> list[tuple[int, ToolCall]]:
+    """Settle every call that needs no person; return the ones that do."""
+    limit = turn_call_limit(state, run.limits)
+    over_limit = (
+        OVER_CALL_LIMIT.format(limit=limit)
+        if limit == run.limits.max_tool_calls_per_turn
+        else OVER_QUESTION_LIMIT.format(limit=run.limits.max_tool_calls)
+    )
+    rejected_before = state.get("rejected") or {}
+    current = current_results(state, run.registry)
+    answers = question_answers(state["messages"])
+    to_ask: list[tuple[int, ToolCall]] = []
+    changing = False  # a stateful call of this turn runs before the rest: nothing holds after it
+    for index, call in enumerate(calls):
+        triage.places[call["id"]] = (index, call)
+        signature = call_signature(call["name"], call["args"])
+        blocked = run.policy.block_reason(call["name"], call["args"])
+        if index >= limit:
+            triage.answer_without_running(call, over_limit, "skipped")
+        elif signature in rejected_before:
+            triage.answer_without_running(
+                call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected"
+            )
+        elif blocked:
+            triage.answer_without_running(call, blocked, "blocked")
+        elif signature in current and not changing:
+            triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
+        elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
+            refused = call_error(run.registry, call["name"], call["args"])
+            if refused is None:
+                to_ask.append((index, call))
+                changing |= not run.registry.is_read_only(call["name"])
+            else:  # a person is never asked about a call that cannot run
+                triage.answer_without_running(call, refused, "invalid")
+        else:
+            triage.clear_to_run(index, call, call["args"], "auto")
+            changing |= not run.registry.is_read_only(call["name"])
+    return to_ask
+
+
+def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:
+    """One interrupt for all dangerous calls of the turn; apply each decision (an edit's
+    arguments merged over the proposed ones and checked, see :mod:`~.edits`)."""
+    pending = [
+        PendingCall(
+            id=call["id"],
+            name=call["name"],
+            args=call["args"],
+            description=_described(call, run.registry.get(call["name"])),
+            allowed_decisions=list(REVIEW_DECISIONS),
+        )
+        for _, call in to_ask
+    ]
+    decisions = _decisions_for(
+        pending, lambda answer: merged_edits(answer, pending, run.registry, run.policy)
+    )
+    for (index, call), decision in zip(to_ask, decisions, strict=False):
+        kind = decision["type"]
+        if kind == "approve":
+            triage.clear_to_run(index, call, call["args"], "approved")
+        elif kind == "edit":
+            triage.clear_to_run(index, call, decision["args"], "edited")
+            triage.edited[call["id"]] = decision["args"]
+        elif kind == "reject":
+            reason = decision["reason"]
+            triage.rejected[call_signature(call["name"], call["args"])] = reason
+            triage.answer_without_running(call, REJECTED_NOW.format(reason=reason), "rejected")
+        else:
+            triage.answer_without_running(call, decision["content"], "responded", "success")
+
+
+def ask_again(call: ClearedCall, registry: ToolRegistry) -> ReviewDecision:
+    """Put a call that started before a crash, and has no saved result, to the person again,
+    marked as possibly run (``possibly_ran``); their decision on it."""
+    tool_call = ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call")
+    pending = PendingCall(
+        id=call["id"],
+        name=call["name"],
+        args=call["args"],
+        description=f"{_described(tool_call, registry.get(call['name']))} {POSSIBLY_RAN}",
+        allowed_decisions=list(AGAIN_DECISIONS),
+        possibly_ran=True,
+    )
+    (decision,) = _decisions_for([pending])
+    return decision
+
+
+def _decisions_for(
+    pending: list[PendingCall],
+    fit: Callable[[list[ReviewDecision]], list[ReviewDecision]] = list,
+) -> list[ReviewDecision]:
+    """Ask until the answer fits: a malformed resume, or decisions that ``fit`` refuses
+    (:class:`ApprovalError`), re-asks with the error, losing nothing.
+
+    LangGraph replays earlier resume values to earlier ``interrupt()`` calls of a
+    re-run node, so a bad answer cannot simply be raised and retried; each
+    correction is a further interrupt of the same node instead.
+    """
+    request = approval_request(pending)
+    answer = interrupt(request)
+    while True:
+        try:
+            return fit(parse_decisions(answer, pending))
+        except ApprovalError as error:
+            answer = interrupt({**request, "error": str(error)})
+
+
+def _with_edited_args(reply: AIMessage, edited: dict[str, dict[str, Any]]) -> AIMessage:
+    """The same model message (same id, so it replaces the original) with edited arguments.
+
+    The raw text a text-format reply was parsed from names the calls as the model wrote
+    them, so it goes: the transcript then shows the model the calls that ran.
+    """
+    calls = [
+        {**call, "args": edited[call["id"]]} if call["id"] in edited else call
+        for call in reply.tool_calls
+    ]
+    metadata = {key: value for key, value in reply.response_metadata.items() if key != RAW}
+    return reply.model_copy(update={"tool_calls": calls, "response_metadata": metadata})
+
+
+own_texts(
+    OVER_CALL_LIMIT, OVER_QUESTION_LIMIT, REJECTED_BEFORE, REJECTED_NOW, INVALID_CALL, POSSIBLY_RAN
+)

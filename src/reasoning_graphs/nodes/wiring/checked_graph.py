@@ -1,0 +1,147 @@
+"""The compiled graph every pattern returns: its runs are checked before LangGraph starts them.
+
+- A new input and the run's options are checked first
+  (:mod:`reasoning_graphs.run_input`), so a malformed run fails with a clear
+  error and writes nothing to its thread.
+- A resume is addressed to the pending interrupts by id (:mod:`.resume`).
+- A client's state write or command may touch only the conversation
+  (:mod:`reasoning_graphs.state_writes`).
+- A run the LangGraph server started may choose only the models its deployment
+  allows (:mod:`reasoning_graphs.served_models`).
+- The run options' schema, which Studio draws as a form, lists the graph's own
+  tool names for the options that name tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig, ensure_config
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, StateUpdate
+
+from reasoning_graphs.nodes.wiring.resume import addressed, is_resume
+from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
+from reasoning_graphs.served_models import check_served_model, is_server_run
+from reasoning_graphs.state_writes import check_command, check_write
+from reasoning_graphs.thread_lock import arun_held, run_held
+
+
+class CheckedGraph(CompiledStateGraph):
+    """A compiled graph whose runs are checked first; see the module docstring."""
+
+    def __init__(self, *, tool_names: Sequence[str] = (), **kwargs: Any) -> None:
+        """``tool_names``: the tools the graph was built with, all that a run's options may
+        name. (LangGraph's copies, e.g. ``with_config``, pass every attribute back in.)"""
+        super().__init__(**kwargs)
+        self.tool_names = tuple(tool_names)
+
+    def check_run(
+        self, input: Any, context: Any = None, config: RunnableConfig | None = None
+    ) -> None:
+        """Raise :class:`~reasoning_graphs.run_input.RunInputError` for a run that cannot start.
+
+        A run inside another graph's step (a plan step, or this graph as a node of a
+        user's graph) gets its input from that graph, which LangGraph fits to the input
+        schema itself; only a run's own caller is checked.
+        """
+        if not _nested(config):
+            if isinstance(input, Command):
+                check_command(input)
+            else:
+                check_input(input, self.input_fields)
+        check_context(context, self.context_schema, self.tool_names)
+        if is_server_run(config) and not _nested(config):
+            check_served_model(context)
+
+    def check_write(self, values: Any, as_node: str | None = None) -> None:
+        """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's state
+        write that touches what the runtime keeps (any key but the conversation).
+        ``as_node`` is accepted as the write names it; it changes nothing here."""
+        check_write(values)
+
+    def check_command(self, command: Command) -> None:
+        """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's command
+        that routes the graph or writes what the runtime keeps."""
+        check_command(command)
+
+    def bulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        _check_supersteps(supersteps)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        _check_supersteps(supersteps)
+        return await super().abulk_update_state(config, supersteps)
+
+    @property
+    def input_fields(self) -> frozenset[str]:
+        """The keys a new input may hold (the input schema's)."""
+        schema = self.builder.input_schema
+        return frozenset(
+            getattr(schema, "__required_keys__", set())
+            | getattr(schema, "__optional_keys__", set())
+        )
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        self.check_run(input, kwargs.get("context"), config)
+        stream = super().stream
+        thread_held = run_held(self.checkpointer, config, nested=_nested(config))
+
+        def held_run() -> Iterator[Any]:
+            # one run at a time on the thread; its state is read once the run holds it
+            with thread_held:
+                command = input
+                if is_resume(input):
+                    command = addressed(input, self.get_state(config or {}))
+                yield from stream(command, config, **kwargs)
+
+        return held_run()
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        self.check_run(input, kwargs.get("context"), config)
+        # one run at a time on the thread; its state is read once the run holds it
+        async with arun_held(self.checkpointer, config, nested=_nested(config)):
+            if is_resume(input):
+                input = addressed(input, await self.aget_state(config or {}))
+            async for chunk in super().astream(input, config, **kwargs):
+                yield chunk
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        schema = super().get_context_jsonschema()
+        if not schema or not self.tool_names:
+            return schema
+        for name in TOOL_OPTIONS:
+            names = tool_choices(name, self.tool_names)
+            for branch in schema.get("properties", {}).get(name, {}).get("anyOf", []):
+                if branch.get("type") == "array":
+                    branch["items"] = {"type": "string", "enum": names}
+        return schema
+
+
+def checked(graph: CompiledStateGraph, tool_names: Sequence[str] = ()) -> CheckedGraph:
+    """``graph`` as a :class:`CheckedGraph` (same nodes, channels and config)."""
+    graph.__class__ = CheckedGraph
+    checked_graph: CheckedGraph = graph  # type: ignore[assignment]
+    checked_graph.tool_names = tuple(tool_names)
+    return checked_graph
+
+
+def _check_supersteps(supersteps: Sequence[Sequence[StateUpdate]]) -> None:
+    """Check every write of a bulk update (``update_state`` makes one of a single write)."""
+    for superstep in supersteps:
+        for update in superstep:
+            check_write(StateUpdate(*update).values)
+
+
+def _nested(config: RunnableConfig | None) -> bool:
+    """Whether the run is part of another graph's step (its checkpoints have a namespace)."""
+    return bool(ensure_config(config).get("configurable", {}).get("checkpoint_ns"))

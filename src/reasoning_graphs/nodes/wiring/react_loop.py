@@ -1,0 +1,85 @@
+"""The ReAct loop as a graph: think → approve → act → observe → think, and finish.
+
+ReAct's own graph is this loop; Plan-and-Execute runs it for each plan step and
+Reflexion for each trial, as a subgraph (:func:`build_step_graph`), so the
+loop, its system prompt and its state are shared rather than copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy, Send
+from typing_extensions import Unpack
+
+from reasoning_graphs.checkpointers import CheckpointerSpec
+from reasoning_graphs.nodes.grounding.report import reported
+from reasoning_graphs.nodes.guards.stop import model_node
+from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.steps.finish import after_outcome
+from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
+from reasoning_graphs.nodes.steps.think import make_think, wants_tools
+from reasoning_graphs.nodes.wiring.tool_loop import (
+    add_tool_loop,
+    agent_graph_builder,
+    compile_agent,
+    to_settle,
+)
+from reasoning_graphs.question import last_ai_message
+from reasoning_graphs.state import AgentState, StepInput
+from reasoning_graphs.tools.spec import ToolSpec
+
+
+def build_step_graph(
+    model: BaseChatModel | str | None = None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    **options: Unpack[AgentOptions],
+) -> CompiledStateGraph:
+    """The ReAct graph as a pattern runs it for one plan step or trial, as a subgraph.
+
+    Its input also takes the question's rejections and the model calls spent so
+    far (:class:`~reasoning_graphs.state.StepInput`), so decisions stick and
+    budgets cover the whole question. It has no checkpointer: it uses its parent's.
+    """
+    return react_loop(model, tools, None, StepInput, retry, options, report=False)
+
+
+def react_loop(
+    model: BaseChatModel | str | None,
+    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None,
+    checkpointer: CheckpointerSpec | None,
+    input_schema: type,
+    retry: RetryPolicy | None,
+    options: AgentOptions,
+    *,
+    report: bool = True,
+) -> CompiledStateGraph:
+    """The ReAct loop compiled with ``input_schema`` as its input; ``report``: the step
+    that ends a question writes its grounding report (a step's subgraph leaves that, and
+    its tracing labels, to its pattern)."""
+    options.setdefault("system_prompt", REACT_SYSTEM)
+    setup = agent_setup(model, tools, retry, **options)
+
+    def after_think(state: AgentState) -> list[Send] | Literal["approve", "finish", "__end__"]:
+        outcome = state.get("outcome")
+        if outcome and after_outcome(outcome) == "finish":
+            return "finish"  # the budget was spent before thinking
+        return to_settle(state, setup) if wants_tools(last_ai_message(state["messages"])) else END
+
+    think = make_think(setup)
+    builder = agent_graph_builder(input_schema=input_schema)
+    builder.add_node("think", model_node("think", reported(think) if report else think))
+    builder.add_edge(START, "think")
+    builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
+    add_tool_loop(builder, setup, report=report)
+    return compile_agent(
+        builder, checkpointer, "react", tool_names=setup.registry.names(), subgraph=not report
+    )

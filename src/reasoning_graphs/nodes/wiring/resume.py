@@ -1,0 +1,66 @@
+"""Every resume reaches exactly the interrupts it answers, addressed by id.
+
+Two LangGraph behaviours make a plain ``Command(resume=value)`` unsafe here:
+
+- ``Command(resume=None)``, which any client of the dev server can send, fails
+  inside LangGraph's run loop (an ``UnboundLocalError``, LangGraph 1.2).
+- A bare value is kept as the "null resume" of the task that was paused, and a
+  subgraph run inside a node (a plan step, a Reflexion trial) stays that one task
+  until it ends. So every later ``interrupt()`` of the step that finds no value
+  addressed to it receives the earlier bare value — an approval given for one
+  call would approve the step's next dangerous call, unseen.
+
+So a run of our graphs (:class:`~reasoning_graphs.nodes.wiring.checked_graph.CheckedGraph`)
+addresses each resume to the pending interrupts by id
+before LangGraph sees it: a bare value goes to each pending interrupt, ``None``
+becomes :data:`~reasoning_graphs.review.NO_ANSWER` (asked again, with an
+``error``), and nothing is left behind for a later interrupt to pick up. A
+resume with nothing pending is refused with
+:class:`~reasoning_graphs.review.ApprovalError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.types import Command, StateSnapshot
+
+from reasoning_graphs.review import NO_ANSWER, ApprovalError
+
+NOTHING_PENDING = "This thread waits for no decision, so there is nothing to resume."
+INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def is_resume(value: Any) -> bool:
+    """A command that only resumes (an update or a goto is LangGraph's to handle)."""
+    return (
+        isinstance(value, Command)
+        and value.goto == ()
+        and value.update is None
+        and value.graph is None
+    )
+
+
+def addressed(command: Command, snapshot: StateSnapshot) -> Command:
+    """The resume as a mapping from each interrupt id it answers to a value that is not None."""
+    resume = command.resume
+    if _by_interrupt_id(resume):
+        return Command(resume={key: _answer(value) for key, value in resume.items()})
+    if not snapshot.interrupts:
+        raise ApprovalError(NOTHING_PENDING)
+    return Command(resume={pending.id: _answer(resume) for pending in snapshot.interrupts})
+
+
+def _by_interrupt_id(resume: Any) -> bool:
+    """LangGraph's own test: a non-empty mapping whose keys are all interrupt ids."""
+    return (
+        isinstance(resume, Mapping)
+        and bool(resume)
+        and all(isinstance(key, str) and INTERRUPT_ID.fullmatch(key) for key in resume)
+    )
+
+
+def _answer(value: Any) -> Any:
+    return NO_ANSWER if value is None else value
