@@ -1,8 +1,8 @@
 """Gold-trajectory replay: do our guards let every correct run through?
 
-Each task of ``tests/gold_tasks.py`` is replayed through our ``react`` graph and
+Each task of ``tests/helpers/gold_tasks.py`` is replayed through our ``react`` graph and
 LangChain's ``create_agent`` with the same scripted model and a fresh copy of
-its world (see ``tests/gold_runs.py``). Prints how many tasks each agent solved
+its world (see ``tests/helpers/gold_runs.py``). Prints how many tasks each agent solved
 (gold answers, expected world, every gold turn asked), how many passed the
 audit (tool messages identical to ``create_agent``'s; for ``create_agent``: to
 a second run of its own, which checks the suite is deterministic), and each
@@ -16,10 +16,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gold_runs import audit_difference, replay, unsolved_reason
-from gold_tasks import TASKS
+from tests.helpers.gold_runs import audit_difference, replay, unsolved_reason
+from tests.helpers.gold_tasks import TASKS
 
 
 def main() -> None:

@@ -34,9 +34,10 @@ from typing import Any
 
 import pytest
 
-from crash_harness import agent_env, run_agent
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import agent_env, run_agent
 
-AGENT = Path(__file__).with_name("answer_kept_agent.py")
+AGENT = HELPERS / "answer_kept_agent.py"
 PATTERNS = ["react", "llm_compiler", "lats"]
 KILL_DELAY = 0.05
 WAIT_SECONDS = 60.0

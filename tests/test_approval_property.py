@@ -32,7 +32,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt, Overwrite, Send, StateUpdate
 
-from hostile_models import (
+from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
+from reasoning_graphs.review import APPROVAL_KIND
+from reasoning_graphs.state_writes import StateWriteError
+from tests.helpers.hostile_models import (
     HostileModel,
     RunLog,
     act_script,
@@ -45,9 +48,6 @@ from hostile_models import (
     rewoo_plan,
     signature,
 )
-from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
-from reasoning_graphs.review import APPROVAL_KIND
-from reasoning_graphs.state_writes import StateWriteError
 
 MAX_STEPS = 3
 """Every pattern's budget: model calls per question, plan steps and trials included."""

@@ -18,8 +18,7 @@ from reasoning_graphs.graphs import llm_compiler, plan_execute, react, react_tex
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import default_tools
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 NO_ITEM = {"target": "prod"}  # deploy takes `item`
 

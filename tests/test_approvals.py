@@ -13,8 +13,7 @@ from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.policy import require_arguments
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 
 def ask(question: str) -> dict[str, Any]:

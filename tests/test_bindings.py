@@ -12,8 +12,7 @@ from pydantic import BaseModel
 from reasoning_graphs.nodes.model import bindings
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.testing import ScriptedChatModel
-
-from conftest import counted_calls
+from tests.helpers.counted_calls import counted_calls
 
 
 @tool

@@ -18,8 +18,8 @@ from pathlib import Path
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.memory import InMemorySaver
 
-from postgres_db import create_database, drop_database, server_dsn
 from reasoning_graphs.checkpointers import SqliteCheckpointer, open_checkpointer
+from tests.helpers.postgres_db import create_database, drop_database, server_dsn
 
 
 def registered(name: str, spec: Callable[[], str], kind: type | None = None):

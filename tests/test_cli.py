@@ -13,11 +13,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.tools import tool
 from langgraph.config import get_stream_writer
 
-from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
+from tests.helpers.cli_driver import run_cli, thread_id_from
 
 
 @pytest.fixture

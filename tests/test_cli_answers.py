@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from cli_driver import Terminal, run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.display import decoded, shortened
@@ -35,7 +34,8 @@ from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
-from scripted_cli import command_line
+from tests.helpers.cli_driver import Terminal, run_cli, thread_id_from
+from tests.helpers.scripted_cli import command_line
 
 LENGTH_CUT = {"finish_reason": "length"}
 ENCODED = "The user&#39;s product is 42 &amp; checked."

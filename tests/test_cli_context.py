@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.testing import ScriptedChatModel
+from tests.helpers.cli_driver import run_cli, thread_id_from
 
 
 @pytest.fixture

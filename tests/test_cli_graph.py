@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from asking_agent import CHOICES, QUESTION
-from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits
 from reasoning_graphs.cli import main as cli
+from tests.helpers import HELPERS
+from tests.helpers.asking_agent import CHOICES, QUESTION
+from tests.helpers.cli_driver import run_cli, thread_id_from
 
-TESTS = Path(__file__).parent
-AGENT = TESTS / "asking_agent.py"
+AGENT = HELPERS / "asking_agent.py"
 TEXT_GRAPH = f"{AGENT}:text_question"
 DICT_GRAPH = f"{AGENT}:dict_question"
 APPROVED_GRAPH = f"{AGENT}:approved_question"
@@ -219,7 +219,7 @@ def test_an_answer_is_not_a_decision(db, monkeypatch, capsys) -> None:
     "argv",
     [
         ["--graph", "no_such_module_here:graph"],
-        ["--graph", f"{TESTS / 'no_such_file.py'}:graph"],
+        ["--graph", f"{HELPERS / 'no_such_file.py'}:graph"],
         ["--graph", f"{AGENT}:no_such_graph"],
         ["--graph", f"{AGENT}:QUESTION"],
         ["--graph", f"{AGENT}:deploy"],
@@ -290,7 +290,7 @@ def test_a_module_importable_from_the_current_folder_runs_then_resumes_elsewhere
     env, tmp_path
 ) -> None:
     waiting = console(
-        "run", "Deploy the shop.", "--graph", "asking_agent:dict_question", cwd=TESTS, env=env
+        "run", "Deploy the shop.", "--graph", "asking_agent:dict_question", cwd=HELPERS, env=env
     )
     thread_id = thread_id_from(waiting.stdout)
 
@@ -298,7 +298,7 @@ def test_a_module_importable_from_the_current_folder_runs_then_resumes_elsewhere
     assert "Traceback" not in waiting.stderr
     assert json.loads(questions_in(waiting.stdout)[0])["choices"] == CHOICES
 
-    answered = console("resume", thread_id, cwd=TESTS, env=env, stdin="release\n")
+    answered = console("resume", thread_id, cwd=HELPERS, env=env, stdin="release\n")
     assert answered.returncode == exits.ANSWERED, answered.stderr
     assert f"Observation: {DEPLOYED.format(branch='release')}" in answered.stdout.splitlines()
 

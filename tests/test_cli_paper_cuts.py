@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from cli_driver import run_cli, thread_id_from
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.nodes.guards.honest import incomplete_note
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from tests.helpers.cli_driver import run_cli, thread_id_from
 
 CALCULATE = tool_call("calculator", expression="6*7")
 WRITE = tool_call("write_file", path="hi.txt", content="hello there!")

@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from cli_driver import run_cli
-from crash_harness import agent_env
-from possibly_ran_graph import CALL_ID, LOG_ENV
 from reasoning_graphs.cli import exits
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.prompting import NoAnswer, decide
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.review import PendingCall, approval_request
-from scripted_cli import run_process
+from tests.helpers import HELPERS
+from tests.helpers.cli_driver import run_cli
+from tests.helpers.crash_harness import agent_env
+from tests.helpers.possibly_ran_graph import CALL_ID, LOG_ENV
+from tests.helpers.scripted_cli import run_process
 
-GRAPH = f"{Path(__file__).with_name('possibly_ran_graph.py')}:transfer"
+GRAPH = f"{HELPERS / 'possibly_ran_graph.py'}:transfer"
 
 
 @pytest.fixture

@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from cli_driver import thread_id_from
-from crash_harness import agent_env
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-from scripted_cli import run_process
+from tests.helpers.cli_driver import thread_id_from
+from tests.helpers.crash_harness import agent_env
+from tests.helpers.scripted_cli import run_process
 
 WRITE = {"tool": "write_file", "args": {"path": "a.txt", "content": "hi"}}
 

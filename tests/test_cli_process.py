@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from cli_driver import thread_id_from
 from reasoning_graphs.cli import exits
 from reasoning_graphs.models.local import local_model_available
-from scripted_cli import ctrl_c, run_command, run_process
-from scripted_cli import listed_threads as threads
+from tests.helpers import HELPERS
+from tests.helpers.cli_driver import thread_id_from
+from tests.helpers.scripted_cli import ctrl_c, run_command, run_process
+from tests.helpers.scripted_cli import listed_threads as threads
 
-TESTS = Path(__file__).parent
-LOCAL_CLI = TESTS / "local_cli.py"
+LOCAL_CLI = HELPERS / "local_cli.py"
 AVAILABLE, MISSING = local_model_available()
 
 HEAVY = ("langgraph.graph", "langgraph.pregel", "reasoning_graphs.nodes", "llama_cpp", "langchain")

@@ -14,10 +14,10 @@ import re
 import subprocess
 from pathlib import Path
 
-from cli_driver import Terminal, thread_id_from
 from reasoning_graphs.cli import exits
 from reasoning_graphs.cli.status_line import WIPE, StatusLine
-from scripted_cli import command_line
+from tests.helpers.cli_driver import Terminal, thread_id_from
+from tests.helpers.scripted_cli import command_line
 
 CALCULATE = {"tool": "calculator", "args": {"expression": "6*7"}}
 LONG_SUM = {"tool": "calculator", "args": {"expression": "+".join(map(str, range(1, 30)))}}

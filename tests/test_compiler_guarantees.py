@@ -17,8 +17,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from compiler_kill_agent import agent as kill_agent
-from crash_harness import agent_env, wait_for
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.graphs.llm_compiler import build_graph
 from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
@@ -26,13 +24,15 @@ from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.builtins.files import read_file
 from reasoning_graphs.tools.builtins.shell import shell
 from reasoning_graphs.tools.spec import tool_spec
-from test_llm_compiler import answer, ask, plan, replan, task
-from test_rewoo import NoStructuredOutput, text_of
-from test_rewoo_guarantees import INJECTION, data_blocks_holding
+from tests.helpers import HELPERS
+from tests.helpers.compiler_kill_agent import agent as kill_agent
+from tests.helpers.crash_harness import agent_env, wait_for
+from tests.helpers.tool_log import sleeping_tool
+from tests.test_llm_compiler import answer, ask, plan, replan, task
+from tests.test_rewoo import NoStructuredOutput, text_of
+from tests.test_rewoo_guarantees import INJECTION, data_blocks_holding
 
-from conftest import sleeping_tool
-
-KILL_AGENT = Path(__file__).with_name("compiler_kill_agent.py")
+KILL_AGENT = HELPERS / "compiler_kill_agent.py"
 NOTES = "hello; touch PWNED"
 TEXT_PLAN = '1. read_file(path="notes.txt")\n2. shell(command="echo $1")\n3. join()'
 SUBSTITUTED = {"command": f"echo {NOTES}"}

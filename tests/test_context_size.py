@@ -20,7 +20,6 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from openai_server import free_port
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import adrive, drive
 from reasoning_graphs.graphs.react import build_graph
@@ -29,6 +28,7 @@ from reasoning_graphs.models.local import LocalChatModel
 from reasoning_graphs.nodes.model.tokens import estimate_tokens
 from reasoning_graphs.nodes.model.window import SUMMARY_INSTRUCTIONS
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call
+from tests.helpers.openai_server import free_port
 
 WINDOW = 3000
 

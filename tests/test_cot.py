@@ -14,8 +14,7 @@ from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.testing import ScriptedChatModel
-
-from conftest import without_note
+from tests.helpers.outcomes import without_note
 
 
 def ask(question: str) -> dict[str, Any]:

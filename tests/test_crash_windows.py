@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from crash_harness import agent_env, run_agent
-from crash_windows import repeated_after_finishing
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import agent_env, run_agent
+from tests.helpers.crash_windows import repeated_after_finishing
 
-AGENT = Path(__file__).with_name("crash_window_agent.py")
+AGENT = HELPERS / "crash_window_agent.py"
 
 
 @pytest.mark.parametrize("pattern", ["react", "plan_execute", "lats", "llm_compiler"])

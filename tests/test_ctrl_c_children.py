@@ -15,13 +15,13 @@ import sys
 import time
 from pathlib import Path
 
-from scripted_cli import ctrl_c
+from tests.helpers.scripted_cli import ctrl_c
 
-TESTS = Path(__file__).parent
+REPO = Path(__file__).resolve().parents[1]
 CONSOLE_COMMAND = f"""
 import json, sys
-sys.path.insert(0, {str(TESTS)!r})
-from scripted_cli import reply
+sys.path.insert(0, {str(REPO)!r})
+from tests.helpers.scripted_cli import reply
 from reasoning_graphs.cli import main, runs
 from reasoning_graphs.testing import ScriptedChatModel
 model = ScriptedChatModel(script=[reply(item) for item in json.loads(sys.argv.pop(1))])

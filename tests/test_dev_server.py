@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dev_server import (
+from reasoning_graphs.graphs import PATTERNS
+from reasoning_graphs.models.local import local_model_available
+from tests.helpers.dev_server import (
     APP_CONFIG,
     QUESTION,
     REPO,
@@ -26,8 +28,6 @@ from dev_server import (
     refusal,
     run_to_rest,
 )
-from reasoning_graphs.graphs import PATTERNS
-from reasoning_graphs.models.local import local_model_available
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient
@@ -118,7 +118,7 @@ async def test_approved_write_happens_only_after_approval(app_server: DevServer)
 async def test_the_readme_server_snippet_runs_as_written(
     app_server: DevServer, tmp_path: Path
 ) -> None:
-    from test_readme import SERVER_URL, server_snippets
+    from tests.test_readme import SERVER_URL, server_snippets
 
     (snippet,) = server_snippets()
     script = tmp_path / "approve.py"

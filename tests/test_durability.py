@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from crash_harness import crash_mid_tool, finished_calls, run_agent
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import crash_mid_tool, finished_calls, run_agent
 
-AGENT = Path(__file__).with_name("durable_agent.py")
+AGENT = HELPERS / "durable_agent.py"
 POSTGRES_ENV = "REASONING_GRAPHS_TEST_POSTGRES"
 
 

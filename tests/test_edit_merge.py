@@ -31,10 +31,10 @@ from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import write_file
 from reasoning_graphs.tools.policy import require_arguments
+from tests.helpers import HELPERS
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
-from conftest import ToolLog, sleeping_tool
-
-SCRIPTED_CLI = Path(__file__).with_name("scripted_cli.py")
+SCRIPTED_CLI = HELPERS / "scripted_cli.py"
 
 
 def ask(question: str) -> dict[str, Any]:

@@ -16,8 +16,8 @@ import functools
 
 import pytest
 
-from gold_runs import GOLD_MAX_STEPS, Run, audit_difference, replay, unsolved_reason
-from gold_tasks import TASKS, GoldTask
+from tests.helpers.gold_runs import GOLD_MAX_STEPS, Run, audit_difference, replay, unsolved_reason
+from tests.helpers.gold_tasks import TASKS, GoldTask
 
 BY_NAME = {task.name: task for task in TASKS}
 

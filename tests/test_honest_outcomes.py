@@ -28,9 +28,8 @@ from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.text_format import ENGLISH, format_reminder
-from scripted_cli import listed_threads, run_process
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.scripted_cli import listed_threads, run_process
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 LOOKUP = {"item": "x"}
 TASK = {"id": 1, "tool": "lookup", "args": LOOKUP, "deps": []}

@@ -41,8 +41,7 @@ from reasoning_graphs.question import (
 )
 from reasoning_graphs.state import CallDecision, add_messages_batches, extend_record
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-
-from conftest import counted_calls
+from tests.helpers.counted_calls import counted_calls
 
 
 @tool

@@ -25,8 +25,7 @@ from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.nodes.grounding.report import report as grounding
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 
 def ask(question: str) -> dict[str, Any]:

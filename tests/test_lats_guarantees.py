@@ -14,13 +14,12 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from data_blocks import INJECTION, blocks_with
 from reasoning_graphs.graphs.lats import build_graph
 from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.data_blocks import INJECTION, blocks_with
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 LIMIT = 200
 REF = re.compile(r"ref='([^']+)'")

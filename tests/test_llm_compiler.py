@@ -12,18 +12,18 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.graphs.llm_compiler import build_graph
 from reasoning_graphs.graphs.llm_compiler.dag import parse_plan_text, plan_problems
 from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
-from test_rewoo import NoStructuredOutput, text_of
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import crash_mid_tool, finished_calls, run_agent
+from tests.helpers.tool_log import ToolLog, sleeping_tool
+from tests.test_rewoo import NoStructuredOutput, text_of
 
-from conftest import ToolLog, sleeping_tool
-
-AGENT = Path(__file__).with_name("llm_compiler_agent.py")
+AGENT = HELPERS / "llm_compiler_agent.py"
 
 
 def ask(question: str) -> dict[str, Any]:

@@ -31,8 +31,7 @@ from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import LoopBoundChatModel, LoopBoundError, tool_call, tool_calls
 from reasoning_graphs.tools.execute import TOOL_TIMED_OUT
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 SYNC_FACES = ["invoke", "stream"]
 ASYNC_FACES = ["ainvoke", "astream"]

@@ -36,8 +36,7 @@ from reasoning_graphs.nodes.guards.loops import (
 )
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
-
-from conftest import without_note
+from tests.helpers.outcomes import without_note
 
 NO_RESULTS = "No results found."
 SAME_TEXT = "The archive is closed today."

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from openai_server import free_port
+from tests.helpers.openai_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

@@ -34,7 +34,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
 from reasoning_graphs.checkpointers import open_checkpointer
 from reasoning_graphs.cli import exits
 from reasoning_graphs.context import Limits
@@ -49,6 +48,7 @@ from reasoning_graphs.nodes.model.call import CUT_REPLY, ModelRequest, call_mode
 from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.tools.builtins import calculator
+from tests.helpers.openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
 
 pytestmark = pytest.mark.openai_server
 

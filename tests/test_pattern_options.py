@@ -22,8 +22,7 @@ from reasoning_graphs.graphs.plan_execute.plan import REPLAN_LIMIT, Plan, Replan
 from reasoning_graphs.graphs.reflexion import build_graph as reflexion_graph
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-
-from conftest import without_note
+from tests.helpers.outcomes import without_note
 
 OWN_OPTIONS = {
     "react": set(),

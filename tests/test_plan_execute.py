@@ -11,17 +11,18 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.graphs.plan_execute import build_graph
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import crash_mid_tool, finished_calls, run_agent
+from tests.helpers.outcomes import without_note
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
-from conftest import ToolLog, sleeping_tool, without_note
-
-AGENT = Path(__file__).with_name("plan_execute_agent.py")
+AGENT = HELPERS / "plan_execute_agent.py"
 
 
 def ask(question: str) -> dict[str, Any]:

@@ -30,8 +30,7 @@ from reasoning_graphs.nodes.guards.budget import (
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
-
-from conftest import without_note
+from tests.helpers.outcomes import without_note
 
 LOW = Judgement(feedback="Look further.", score=0.1)
 LESSON = {"diagnosis": "Not enough found.", "advice": "Look up more."}

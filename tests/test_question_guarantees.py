@@ -18,8 +18,7 @@ from reasoning_graphs.graphs import plan_execute, react, reflexion
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 
 def ask(question: str) -> dict[str, Any]:
@@ -199,7 +198,7 @@ def test_the_token_budget_counts_every_call_of_the_question(log: ToolLog, patter
 
 
 def test_plan_execute_shows_step_results_as_data(log: ToolLog) -> None:
-    from data_blocks import INJECTION, blocks_with
+    from tests.helpers.data_blocks import INJECTION, blocks_with
 
     script = [
         Plan(steps=["Read the note.", "Act on it."]),

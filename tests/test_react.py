@@ -15,8 +15,7 @@ from reasoning_graphs.nodes.model.retry import model_retry_policy
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tools.spec import tool_spec
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 FAST_RETRY = model_retry_policy(initial_interval=0.01)
 

@@ -17,8 +17,7 @@ from reasoning_graphs.text_format.grammar import react_text_gbnf
 from reasoning_graphs.text_format.labels import CHINESE
 from reasoning_graphs.text_format.transcript import observation_line
 from reasoning_graphs.tools.builtins import calculator
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 
 def ask(question: str) -> dict[str, Any]:

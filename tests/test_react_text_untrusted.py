@@ -6,10 +6,10 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from data_blocks import INJECTION, blocks_with
 from reasoning_graphs.graphs.react_text import build_graph
 from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.testing import ScriptedChatModel
+from tests.helpers.data_blocks import INJECTION, blocks_with
 
 
 def fetch(url: str) -> str:

@@ -25,8 +25,7 @@ from reasoning_graphs.graphs import llm_compiler, plan_execute, react, react_tex
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 NOTE = {"item": "x"}
 TASK = {"id": 1, "tool": "note", "args": NOTE, "deps": []}

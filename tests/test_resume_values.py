@@ -24,8 +24,7 @@ from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.review import ApprovalError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 ASK = {"messages": [HumanMessage("deploy")]}
 

@@ -11,17 +11,18 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from crash_harness import crash_mid_tool, finished_calls, run_agent
 from reasoning_graphs.graphs.rewoo import build_graph
 from reasoning_graphs.graphs.rewoo.steps import parse_plan_text, plan_problems
 from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import crash_mid_tool, finished_calls, run_agent
+from tests.helpers.outcomes import without_note
+from tests.helpers.tool_log import sleeping_tool
 
-from conftest import sleeping_tool, without_note
-
-AGENT = Path(__file__).with_name("rewoo_agent.py")
+AGENT = HELPERS / "rewoo_agent.py"
 
 
 def ask(question: str) -> dict[str, Any]:

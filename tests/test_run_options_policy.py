@@ -12,8 +12,7 @@ from langgraph.types import Command
 from reasoning_graphs.context import AgentContext, Limits
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 
 @pytest.fixture(params=["dataclass", "dict"])

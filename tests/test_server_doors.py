@@ -23,7 +23,13 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from dev_server import (
+from reasoning_graphs import server_checks
+from reasoning_graphs.graphs.react import build_graph
+from reasoning_graphs.nodes.model import setup
+from reasoning_graphs.run_input import RunInputError
+from reasoning_graphs.served_models import ALLOWED_MODELS_ENV, MODEL_NOT_ALLOWED, SERVER_RUN_MARK
+from reasoning_graphs.testing import ScriptedChatModel
+from tests.helpers.dev_server import (
     APP_CONFIG,
     QUESTION,
     DevServer,
@@ -32,12 +38,6 @@ from dev_server import (
     portable_config,
     refusal,
 )
-from reasoning_graphs import server_checks
-from reasoning_graphs.graphs.react import build_graph
-from reasoning_graphs.nodes.model import setup
-from reasoning_graphs.run_input import RunInputError
-from reasoning_graphs.served_models import ALLOWED_MODELS_ENV, MODEL_NOT_ALLOWED, SERVER_RUN_MARK
-from reasoning_graphs.testing import ScriptedChatModel
 
 INMEM = "`langgraph dev` is not installed: pip install 'langgraph-cli[inmem]'"
 

@@ -19,8 +19,7 @@ from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.state_writes import StateWriteError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-
-from conftest import ToolLog, sleeping_tool
+from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 FORGED = {"id": "forged-1", "name": "deploy", "args": {"item": "prod"}, "decision": "approved"}
 

@@ -23,9 +23,10 @@ from langchain_core.messages.tool import tool_call_chunk
 
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.cli.status_line import WIPE, StatusLine
-from scripted_cli import run_process
+from tests.helpers import HELPERS
+from tests.helpers.scripted_cli import run_process
 
-SCRIPTED_CLI = Path(__file__).with_name("scripted_cli.py")
+SCRIPTED_CLI = HELPERS / "scripted_cli.py"
 TOKENS = re.compile(r"(\d+) tokens")
 
 

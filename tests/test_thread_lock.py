@@ -24,14 +24,15 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from crash_harness import agent_env, open_checkpointer, run_agent
 from reasoning_graphs.cli import exits
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.thread_lock import WAIT_OPTION, ThreadBusyError, hold
-from scripted_cli import command_line, listed_threads, run_process
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import agent_env, open_checkpointer, run_agent
+from tests.helpers.scripted_cli import command_line, listed_threads, run_process
 
-AGENT = Path(__file__).parent / "thread_lock_agent.py"
+AGENT = HELPERS / "thread_lock_agent.py"
 TRIALS = 8
 SLOT_SECONDS = 1.2
 """Time between two trials: one resume, whose deploy takes DEPLOY_SECONDS, and a wait."""

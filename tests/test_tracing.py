@@ -32,7 +32,6 @@ from langchain_core.tracers.schemas import Run
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from crash_harness import agent_env
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli import runs
 from reasoning_graphs.graphs import PATTERNS, graph_builder
@@ -42,8 +41,10 @@ from reasoning_graphs.graphs.react import build_graph as build_react
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tracing import LIBRARY_TAG, UPLOAD_SECONDS
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import agent_env
 
-DRIVER = Path(__file__).with_name("traced_cli.py")
+DRIVER = HELPERS / "traced_cli.py"
 QUESTION = "What is 23*17+4?"
 ANSWER = "23*17+4 is 395."
 SCRIPT = json.dumps([{"tool": "calculator", "args": {"expression": "23*17+4"}}, ANSWER])

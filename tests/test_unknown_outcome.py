@@ -20,13 +20,14 @@ from typing import Any
 
 import pytest
 
-from crash_harness import agent_env, run_agent
 from reasoning_graphs.call_journal import CallKey, journal_of
 from reasoning_graphs.checkpointers import open_checkpointer
 from reasoning_graphs.review import ApprovalError, PendingCall, parse_decisions
 from reasoning_graphs.tools.spec import tool_spec
+from tests.helpers import HELPERS
+from tests.helpers.crash_harness import agent_env, run_agent
 
-AGENT = Path(__file__).with_name("unknown_outcome_agent.py")
+AGENT = HELPERS / "unknown_outcome_agent.py"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

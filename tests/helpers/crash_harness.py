@@ -31,7 +31,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from reasoning_graphs import checkpointers
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
 SLOW_SECONDS = 120
 
 # --- the driver's side ----------------------------------------------------------------------
@@ -79,9 +80,10 @@ def report(result: dict[str, Any]) -> None:
 
 
 def agent_env(**extra: str) -> dict[str, str]:
-    """This environment plus ``extra``, with the source tree importable."""
+    """This environment plus ``extra``, with the source tree and ``tests.helpers`` importable."""
     env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    paths = [str(SRC), str(REPO), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     return env
 
 

@@ -22,10 +22,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from crash_harness import command_line, report, thread_config
 from reasoning_graphs.graphs.llm_compiler import build_graph
 from reasoning_graphs.testing import ScriptedChatModel
 from reasoning_graphs.tools.spec import tool_spec
+from tests.helpers.crash_harness import command_line, report, thread_config
 
 THREAD = thread_config("compiler-kill")
 PLAN = {"tasks": [{"id": i, "tool": "note", "args": {"item": str(i)}} for i in (1, 2, 3)]}

@@ -29,12 +29,12 @@ from typing import Any
 
 from langgraph.types import Command
 
-from crash_harness import command_line, open_checkpointer, report
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.review import ApprovalError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.thread_lock import WAIT_OPTION, ThreadBusyError
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
+from tests.helpers.crash_harness import command_line, open_checkpointer, report
 
 APPROVE = Command(resume=[{"type": "approve"}])
 

@@ -14,10 +14,16 @@ also when it starts.
 
 from __future__ import annotations
 
-from crash_harness import command_line, logging_tool, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs.plan_execute import build_graph
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from tests.helpers.crash_harness import (
+    command_line,
+    logging_tool,
+    open_checkpointer,
+    report,
+    thread_config,
+)
 
 THREAD = thread_config("plan-execute")
 SCRIPT = [

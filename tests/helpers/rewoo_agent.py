@@ -11,9 +11,15 @@ appends a line to LOG when it finishes; the slow one also when it starts.
 
 from __future__ import annotations
 
-from crash_harness import command_line, logging_tool, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs.rewoo import build_graph
 from reasoning_graphs.testing import ScriptedChatModel
+from tests.helpers.crash_harness import (
+    command_line,
+    logging_tool,
+    open_checkpointer,
+    report,
+    thread_config,
+)
 
 THREAD = thread_config("rewoo-durable")
 PLAN = {

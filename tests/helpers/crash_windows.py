@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 AGENT = Path(__file__).with_name("crash_window_agent.py")
-TESTS = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def repeated_after_finishing(lines: list[str]) -> list[tuple[str, bool]]:
@@ -55,7 +55,7 @@ def repeated_after_finishing(lines: list[str]) -> list[tuple[str, bool]]:
 
 def one_run(pattern: str, src: str, folder: Path, rng: random.Random) -> dict[str, int]:
     db, log = folder / "runs.sqlite", folder / "tools.log"
-    env = dict(os.environ, THREAD_ID="measure", PYTHONPATH=os.pathsep.join([src, str(TESTS)]))
+    env = dict(os.environ, THREAD_ID="measure", PYTHONPATH=os.pathsep.join([src, str(REPO)]))
     command = [sys.executable, str(AGENT), str(db), str(log), pattern]
     process = subprocess.Popen(
         command,
@@ -82,7 +82,7 @@ def one_run(pattern: str, src: str, folder: Path, rng: random.Random) -> dict[st
 
 def main() -> None:
     pattern, runs = sys.argv[1], int(sys.argv[2])
-    src = sys.argv[3] if len(sys.argv) > 3 else str(TESTS.parent / "src")
+    src = sys.argv[3] if len(sys.argv) > 3 else str(REPO / "src")
     rng = random.Random(7)
     totals = {"pattern": pattern, "runs": runs, "killed": 0, "repeated": 0, "breached": 0}
     for _ in range(runs):

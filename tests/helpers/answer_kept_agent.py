@@ -29,10 +29,10 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from crash_harness import open_checkpointer, report
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
-from unknown_outcome_agent import model_for
+from tests.helpers.crash_harness import open_checkpointer, report
+from tests.helpers.unknown_outcome_agent import model_for
 
 TOOL_SECONDS = 1.0
 """How long ``transfer`` runs: long enough for a kill to land while it runs."""

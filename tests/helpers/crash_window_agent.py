@@ -30,13 +30,13 @@ from typing import Any
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from crash_harness import command_line, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.graphs.lats.prompts import LATS_JUDGE_SYSTEM
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.plan_execute.prompts import PLANNER_SYSTEM, REPLANNER_SYSTEM
 from reasoning_graphs.testing import ScriptedChatModel, tool_calls
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
+from tests.helpers.crash_harness import command_line, open_checkpointer, report, thread_config
 
 THREAD = thread_config("crash-window")
 ITEMS = ("a", "b", "c")

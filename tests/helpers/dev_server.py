@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from openai_server import free_port
+from tests.helpers.openai_server import free_port
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 APP_CONFIG = REPO / "tests" / "server_app" / "langgraph.json"
 STARTUP_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0

@@ -15,7 +15,7 @@ from pathlib import Path
 from langgraph.graph.state import CompiledStateGraph
 
 from reasoning_graphs.graphs.react import build_graph
-from unknown_outcome_agent import logging_transfer, model_for
+from tests.helpers.unknown_outcome_agent import logging_transfer, model_for
 
 LOG_ENV = "TRANSFER_LOG"
 CALL_ID = "pay-1"

@@ -23,9 +23,9 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from gold_tasks import GoldTask, World
 from reasoning_graphs.graphs import react
 from reasoning_graphs.testing import ScriptedChatModel
+from tests.helpers.gold_tasks import GoldTask, World
 
 GOLD_MAX_STEPS = 40
 """Model calls per question for ``react``: well above the longest gold question, so that

@@ -24,9 +24,15 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.types import Command
 
-from crash_harness import command_line, logging_tool, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
+from tests.helpers.crash_harness import (
+    command_line,
+    logging_tool,
+    open_checkpointer,
+    report,
+    thread_config,
+)
 
 THREAD = thread_config("durable")
 

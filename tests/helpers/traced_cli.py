@@ -19,8 +19,8 @@ from typing import Any
 import langsmith.client
 from langsmith.utils import tracing_is_enabled
 
-import scripted_cli
 from reasoning_graphs.tracing import EXIT_SAFE_UPLOADS
+from tests.helpers import scripted_cli
 
 clients: list[object] = []
 connections: list[Any] = []

@@ -35,13 +35,13 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId
 from langgraph.types import Command
 
-from crash_harness import command_line, open_checkpointer, report, thread_config
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.graphs.lats.prompts import LATS_JUDGE_SYSTEM
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.plan_execute.prompts import PLANNER_SYSTEM, REPLANNER_SYSTEM
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
+from tests.helpers.crash_harness import command_line, open_checkpointer, report, thread_config
 
 THREAD = thread_config("unknown-outcome")
 SNIPPET = Path(__file__).with_name("dedupe_transfer.py")
