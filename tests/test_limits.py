@@ -12,11 +12,12 @@ import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from reasoning_graphs.context import BUDGETS, AgentContext, Limits
+from reasoning_graphs.context import AgentContext, Limits
 from reasoning_graphs.graphs import react, rewoo
 from reasoning_graphs.nodes.model.retry import model_retry_policy
 from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.observe import budget_stop
+from reasoning_graphs.option_bounds import LowerOnly, options_bounded_by
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator, read_observation
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -190,7 +191,7 @@ def no_looser(after: Limits, before: Limits) -> bool:
     """Every budget of ``after`` is set wherever ``before``'s is, and no higher."""
     return all(
         getattr(before, name) is None or getattr(after, name) <= getattr(before, name)
-        for name in BUDGETS
+        for name in options_bounded_by(AgentContext, LowerOnly)
     )
 
 

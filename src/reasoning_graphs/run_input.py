@@ -19,7 +19,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
-from reasoning_graphs.context import TOOLS_NOT_IN_GRAPH, refuse_unknown_options
+from reasoning_graphs.context import AgentContext, refuse_unknown_options
+from reasoning_graphs.option_bounds import TOOLS_NOT_IN_GRAPH, ToolList, options_bounded_by
 from reasoning_graphs.tools.policy import APPROVE_ALL
 
 NOT_AN_OBJECT = "A run's input must be an object such as {example}, not {kind}."
@@ -31,8 +32,8 @@ CONTEXT_NOT_AN_OBJECT = "Run options must be an object of named options, not {ki
 EXAMPLE = '{"messages": [{"role": "user", "content": "What is 23*17+4?"}]}'
 
 
-TOOL_OPTIONS = ("tools", "approve", "deny")
-"""Run options that name tools."""
+TOOL_OPTIONS = options_bounded_by(AgentContext, ToolList)
+"""Run options that name tools (their bound is a tool list)."""
 
 
 class RunInputError(ValueError):

@@ -33,8 +33,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 
-from reasoning_graphs.context import MODEL_OPTIONS
+from reasoning_graphs.context import AgentContext
 from reasoning_graphs.models.resolve import default_model_spec
+from reasoning_graphs.option_bounds import ModelSpec, options_bounded_by
 from reasoning_graphs.run_input import RunInputError
 
 ALLOWED_MODELS_ENV = "REASONING_GRAPHS_ALLOWED_MODELS"
@@ -56,7 +57,7 @@ def check_served_model(options: Any) -> None:
     Unset (``None``, ``""``) means the graph's own model; a value that is not a
     string is the run-options check's to refuse.
     """
-    for name in MODEL_OPTIONS:
+    for name in options_bounded_by(AgentContext, ModelSpec):
         chosen = options.get(name) if isinstance(options, Mapping) else getattr(options, name, None)
         if not isinstance(chosen, str) or not chosen.strip():
             continue

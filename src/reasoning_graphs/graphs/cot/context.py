@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reasoning_graphs.context import AgentContext, run_option
+from reasoning_graphs.option_bounds import LowerOnly
 
 
 @dataclass(kw_only=True)
@@ -13,5 +14,6 @@ class CotContext(AgentContext):
 
     samples: int | None = run_option(
         "Chains of thought per question; above 1 the majority answer wins. "
-        "May lower the graph's, not raise it."
+        "May lower the graph's, not raise it.",
+        bound=LowerOnly(least=1),
     )

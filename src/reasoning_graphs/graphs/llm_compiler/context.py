@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reasoning_graphs.context import AgentContext, run_option
+from reasoning_graphs.option_bounds import LowerOnly
 
 
 @dataclass(kw_only=True)
@@ -13,5 +14,6 @@ class LlmCompilerContext(AgentContext):
 
     max_rounds: int | None = run_option(
         "Plan-and-run rounds per question before an incomplete answer. May "
-        "lower the graph's, not raise it."
+        "lower the graph's, not raise it.",
+        bound=LowerOnly(least=1),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reasoning_graphs.context import AgentContext, run_option
+from reasoning_graphs.option_bounds import Fraction, LowerOnly
 
 
 @dataclass(kw_only=True)
@@ -12,6 +13,9 @@ class ReflexionContext(AgentContext):
     """Per-run options of Reflexion; counts may be lowered, not raised."""
 
     max_trials: int | None = run_option(
-        "Attempts per question before the best one is given. May lower the graph's, not raise it."
+        "Attempts per question before the best one is given. May lower the graph's, not raise it.",
+        bound=LowerOnly(least=1),
     )
-    threshold: float | None = run_option("Score (0..1) an attempt needs to be accepted.")
+    threshold: float | None = run_option(
+        "Score (0..1) an attempt needs to be accepted.", bound=Fraction()
+    )

@@ -19,9 +19,7 @@ from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict, Unpack
 
 from reasoning_graphs.context import (
-    BUDGETS,
-    PROMPT_OPTIONS,
-    TIMEOUTS,
+    AgentContext,
     ContextStrategy,
     Limits,
     Mode,
@@ -31,6 +29,7 @@ from reasoning_graphs.context import (
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
+from reasoning_graphs.option_bounds import Fraction, FreeCount, LowerOnly, OneOf, options_bounded_by
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -41,8 +40,9 @@ from reasoning_graphs.tools.spec import (
     ToolSpec,
 )
 
-LIMIT_OPTIONS = (*BUDGETS, *TIMEOUTS, *PROMPT_OPTIONS)
-"""Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly."""
+LIMIT_OPTIONS = options_bounded_by(AgentContext, (LowerOnly, FreeCount, Fraction, OneOf))
+"""Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly: the
+limits and the settings of the prompt (not models or tool lists)."""
 
 
 class AgentOptions(TypedDict, total=False):

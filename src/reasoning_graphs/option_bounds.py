@@ -1,0 +1,157 @@
+"""How a run may change an option, declared where the option is defined.
+
+Any client of the dev server can send run options, so a run may tighten the
+graph's policy, never loosen it. Each run option names its :class:`Bound` in its
+field (``run_option("...", bound=LowerOnly(least=1))``): the bound checks the
+value a run gives and merges it with the graph's. An option that declares no
+bound cannot be set by a run at all (:func:`bound_of` refuses it), so a new
+option is never raised by a client by mistake.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import Field, dataclass, fields
+from typing import Any
+
+BOUND = "bound"
+"""The key of a run option's field metadata that holds its :class:`Bound`."""
+
+NO_BOUND = (
+    "Run option {name!r} declares no bound (how a run may change it), so a run cannot set it."
+)
+BAD_COUNT = "Run option {name!r} must be a whole number of at least {least}, not {value!r}."
+BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
+BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
+BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
+BAD_MODEL = "Run option {name!r} must be a model spec string, not {value!r}."
+BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
+TOOLS_NOT_IN_GRAPH = "Run option {name!r} names {names}, which this graph does not enable: {known}."
+
+
+class Bound(ABC):
+    """How a run may change one option: the values it may give, and how they meet the graph's."""
+
+    @abstractmethod
+    def check(self, name: str, value: Any) -> None:
+        """Raise ``ValueError`` naming the option ``name`` when a run may not give ``value``."""
+
+    def merged(self, name: str, built: Any, value: Any) -> Any:
+        """The option for a run that gives ``value`` (already checked) where the graph has
+        ``built``; unless the bound says otherwise, the run's value."""
+        return value
+
+
+@dataclass(frozen=True)
+class LowerOnly(Bound):
+    """A limit a run may lower, never raise or remove (the graph's ``None`` is no limit):
+    whole numbers of at least ``least``, or with ``seconds`` any number of seconds above 0."""
+
+    least: int = 0
+    seconds: bool = False
+
+    def check(self, name: str, value: Any) -> None:
+        if self.seconds and not (_is_number(value) and value > 0):
+            raise ValueError(BAD_SECONDS.format(name=name, value=value))
+        if not self.seconds and not (_is_whole(value) and value >= self.least):
+            raise ValueError(BAD_COUNT.format(name=name, least=self.least, value=value))
+
+    def merged(self, name: str, built: Any, value: Any) -> Any:
+        return value if built is None else min(built, value)
+
+
+@dataclass(frozen=True)
+class Fraction(Bound):
+    """A share above 0 and at most 1 that a run sets freely (how good an answer must be, how
+    full a prompt may grow): it says when work ends well, not how much of it there is."""
+
+    def check(self, name: str, value: Any) -> None:
+        if not (_is_number(value) and 0 < value <= 1):
+            raise ValueError(BAD_FRACTION.format(name=name, value=value))
+
+
+@dataclass(frozen=True)
+class FreeCount(Bound):
+    """A whole number a run sets freely: it shapes the prompt, not what the agent may do."""
+
+    least: int = 1
+
+    def check(self, name: str, value: Any) -> None:
+        if not (_is_whole(value) and value >= self.least):
+            raise ValueError(BAD_COUNT.format(name=name, least=self.least, value=value))
+
+
+@dataclass(frozen=True)
+class ModelSpec(Bound):
+    """A model spec a run sets freely (a served run may name only the models its deployment
+    allows: :mod:`reasoning_graphs.served_models`)."""
+
+    def check(self, name: str, value: Any) -> None:
+        if not isinstance(value, str):
+            raise ValueError(BAD_MODEL.format(name=name, value=value))
+
+
+@dataclass(frozen=True)
+class OneOf(Bound):
+    """One of a few named values, which a run picks freely."""
+
+    choices: tuple[str, ...]
+
+    def check(self, name: str, value: Any) -> None:
+        if value not in self.choices:
+            raise ValueError(BAD_CHOICE.format(name=name, choices=list(self.choices), value=value))
+
+
+class ToolList(Bound):
+    """A list of the graph's tool names."""
+
+    def check(self, name: str, value: Any) -> None:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value):
+            raise ValueError(BAD_NAMES.format(name=name, value=value))
+
+
+@dataclass(frozen=True)
+class AddsTools(ToolList):
+    """Tools a run adds to the graph's list, never takes from it (approvals, denials)."""
+
+    def merged(self, name: str, built: Sequence[str], value: Sequence[str]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*built, *value)))
+
+
+@dataclass(frozen=True)
+class NarrowsTools(ToolList):
+    """Tools a run picks among the graph's (the graph's ``None``: all it was built with)."""
+
+    def merged(
+        self, name: str, built: Sequence[str] | None, value: Sequence[str]
+    ) -> tuple[str, ...]:
+        outside = [tool for tool in value if built is not None and tool not in built]
+        if outside:
+            raise ValueError(
+                TOOLS_NOT_IN_GRAPH.format(name=name, names=outside, known=list(built or ()))
+            )
+        return tuple(value)
+
+
+def bound_of(option: Field[Any]) -> Bound:
+    """The bound ``option`` declares; a ``ValueError`` naming it when it declares none."""
+    bound = option.metadata.get(BOUND)
+    if not isinstance(bound, Bound):
+        raise ValueError(NO_BOUND.format(name=option.name))
+    return bound
+
+
+def options_bounded_by(
+    schema: type, kind: type[Bound] | tuple[type[Bound], ...]
+) -> tuple[str, ...]:
+    """The run options of ``schema`` (a dataclass) whose bound is a ``kind`` (or one of them)."""
+    return tuple(item.name for item in fields(schema) if isinstance(item.metadata.get(BOUND), kind))
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
