@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -86,8 +85,7 @@ def test_an_option_without_a_bound_is_refused_at_the_servers_door(payload: dict)
 
 
 def pattern_contexts() -> list[type[AgentContext]]:
-    graphs = [importlib.import_module(f"{module}.graph").graph for module in PATTERNS.values()]
-    return list(dict.fromkeys(graph.context_schema for graph in graphs))
+    return list(dict.fromkeys(pattern.load_context() for pattern in PATTERNS.values()))
 
 
 @pytest.mark.parametrize("schema", pattern_contexts(), ids=lambda schema: schema.__name__)

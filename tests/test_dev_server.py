@@ -202,7 +202,7 @@ async def test_repo_config_serves_every_pattern_for_studio(
     client = get_client(url=repo_server.url)
     assistant_id = await assistant_for(client, repo_server, graph_id)
 
-    graph = importlib.import_module(f"{PATTERNS[graph_id]}.graph").graph
+    graph = importlib.import_module(f"reasoning_graphs.graphs.{graph_id}.graph").graph()
     for xray in (False, True):  # xray: the nodes of subgraphs too, as Studio can expand them
         drawing = await client.assistants.get_graph(assistant_id, xray=xray)
         local = graph.get_graph(xray=xray)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from reasoning_graphs.graphs import PATTERNS
+from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.cot import build_graph as cot_graph
 from reasoning_graphs.graphs.lats import build_graph as lats_graph
 from reasoning_graphs.graphs.plan_execute import build_graph as plan_execute_graph
@@ -43,7 +43,7 @@ def ask(question: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 def test_every_run_option_is_in_the_schema_with_a_description(pattern: str) -> None:
-    graph = importlib.import_module(f"{PATTERNS[pattern]}.graph").graph
+    graph = importlib.import_module(f"reasoning_graphs.graphs.{pattern}.graph").graph()
     properties = graph.get_context_jsonschema()["properties"]
 
     assert set(properties) >= SHARED | OWN_OPTIONS[pattern]
@@ -142,8 +142,7 @@ def test_ill_typed_pattern_options_are_refused_before_anything_runs(
     pattern: str, context: dict[str, Any]
 ) -> None:
     model = ScriptedChatModel(script=[])
-    module = importlib.import_module(f"{PATTERNS[pattern]}.graph")
-    graph = module.build_graph(model, tools=[])
+    graph = graph_builder(pattern)(model, tools=[])
     name = next(iter(context))
 
     with pytest.raises((ValueError, TypeError), match=name):

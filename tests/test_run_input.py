@@ -41,8 +41,8 @@ BAD_OPTIONS = {
 
 
 def build(pattern: str, model: ScriptedChatModel, tmp_path: Any) -> Any:
-    module = importlib.import_module(PATTERNS[pattern])
-    tools = [] if pattern == "cot" else [calculator(), write_file(tmp_path)]
+    module = importlib.import_module(f"reasoning_graphs.graphs.{pattern}")
+    tools = [calculator(), write_file(tmp_path)] if PATTERNS[pattern].uses_tools else []
     return module.build_graph(model, tools=tools, checkpointer="memory")
 
 

@@ -61,6 +61,8 @@ from reasoning_graphs.call_journal import forget_thread
 CheckpointerSpec: TypeAlias = BaseCheckpointSaver | str | os.PathLike[str]
 """A saver, or what :func:`open_checkpointer` opens one from."""
 
+__all__ = ["CheckpointerError", "CheckpointerSpec", "open_checkpointer"]
+
 MEMORY = "memory"
 POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")

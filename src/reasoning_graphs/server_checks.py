@@ -49,6 +49,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import compile_path
 
 from reasoning_graphs.nodes.wiring.checked_graph import CheckedGraph
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.served_models import check_served_model
 
@@ -249,7 +250,7 @@ class RunChecks:
             graph = await self._graph(_graph_id_of(thread))
             changes = _command({"update": params.get("update"), "goto": params.get("goto")})
             return _refusal(graph, _run_check(changes, sent_options(params)))
-        waiting = bool(thread) and thread.get("status") == "interrupted"
+        waiting = bool(thread and thread.get("status") == "interrupted")
         new_input = None if waiting else params.get("input")  # the server resumes with it
         graph = await self._graph(params.get("assistant_id"))
         return _refusal(graph, _run_check(new_input, sent_options(params)))
@@ -264,6 +265,8 @@ class RunChecks:
             return None
         graph_id = assistant_id if assistant_id in GRAPHS else await self._graph_id(assistant_id)
         graph = GRAPHS.get(graph_id) if graph_id else None
+        if isinstance(graph, ServedGraph):  # a pattern's graph, built on first use
+            graph = graph()
         return graph if isinstance(graph, CheckedGraph) else None
 
     async def _thread_graph(self, thread_id: str) -> CheckedGraph | None:

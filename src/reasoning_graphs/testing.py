@@ -40,6 +40,18 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+__all__ = [
+    "CallSpan",
+    "LoopBoundChatModel",
+    "LoopBoundError",
+    "RecordedCall",
+    "ScriptExhaustedError",
+    "ScriptItem",
+    "ScriptedChatModel",
+    "tool_call",
+    "tool_calls",
+]
+
 ScriptItem: TypeAlias = (
     "str | AIMessage | BaseModel | dict | BaseException | Callable[[list[BaseMessage]], Any]"
 )

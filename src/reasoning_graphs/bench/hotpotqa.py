@@ -26,11 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reasoning_graphs.bench.suite import Document, GoldStep, Suite, SuiteError, Task
-from reasoning_graphs.graphs import PATTERNS
+from reasoning_graphs.bench.suite import Document, GoldStep, Suite, SuiteError, Task, tool_patterns
 
-PATTERNS_WITH_TOOLS = tuple(name for name in PATTERNS if name != "cot")
-"""CoT has no tools, and without the paragraphs a question is a test of memory."""
 DESCRIPTION = "HotpotQA distractor questions: two-hop lookups over each question's ten paragraphs"
 
 NOT_JSON = "{path} is not JSON: {error}"
@@ -74,7 +71,7 @@ def load_hotpotqa(path: str | Path, limit: int | None = None) -> Suite:
         name=path.stem,
         tasks=tuple(tasks),
         description=DESCRIPTION,
-        patterns=PATTERNS_WITH_TOOLS,
+        patterns=tool_patterns(),  # without the paragraphs a question tests memory
         source=path,
     )
 

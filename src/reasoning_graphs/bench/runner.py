@@ -11,6 +11,7 @@ picklable values, so an executor can ship it to another process or machine.
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import tempfile
 import threading
@@ -173,13 +174,16 @@ def saver_for(spec: str) -> BaseCheckpointSaver:
 
 
 def pattern_options(cell: Cell, settings: BenchSettings) -> dict[str, Any]:
-    """The build options a pattern takes for this cell besides the shared budgets."""
+    """The build options a pattern takes for this cell besides the shared budgets: the
+    bench's ``samples`` for a pattern that samples, and the task's unit tests as the
+    evaluator of a pattern that takes one."""
     options: dict[str, Any] = {"max_steps": settings.max_steps}
     if settings.token_budget is not None:
         options["token_budget"] = settings.token_budget
-    if cell.pattern == "cot":
+    takes = inspect.signature(graph_builder(cell.pattern)).parameters
+    if "samples" in takes:
         options["samples"] = settings.samples
-    if cell.pattern == "reflexion" and cell.task.tests is not None:
+    if "evaluator" in takes and cell.task.tests is not None:
         options["evaluator"] = unit_test_evaluator(cell.task)
     return options
 

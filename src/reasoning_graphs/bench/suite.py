@@ -1,7 +1,8 @@
 """Task suites as data: the questions, the tools they need, and what counts as right.
 
 A suite is a JSONL file. Its first line may be a header, ``{"suite": {...}}``,
-naming the suite, the patterns it suits, a documents folder for ``search_docs``
+naming the suite, the patterns it suits (or ``needs_tools``: those that call
+tools), a documents folder for ``search_docs``
 (relative to the file), lookup tables that become tools and a ``tool_delay`` in
 seconds that those lookups wait, as a remote service would. Every other line is
 one :class:`Task`. Gold tool trajectories may refer to the output of an earlier
@@ -40,7 +41,7 @@ DUPLICATE_ID = "task id {id!r} appears twice"
 EMPTY_SUITE = "{path} holds no tasks"
 BAD_HEADER = "{path}: bad suite header: {error}"
 UNKNOWN_HEADER_FIELDS = "unknown fields: {fields}"
-HEADER_FIELDS = {"name", "description", "patterns", "docs", "tables", "tool_delay"}
+HEADER_FIELDS = {"name", "description", "patterns", "needs_tools", "docs", "tables", "tool_delay"}
 
 
 class SuiteError(ValueError):
@@ -241,6 +242,11 @@ def check_scorer(task: Task) -> None:
     scorers.check_scorer(task)
 
 
+def tool_patterns() -> tuple[str, ...]:
+    """The patterns that call tools: those a suite whose questions need tools suits."""
+    return tuple(name for name, pattern in PATTERNS.items() if pattern.uses_tools)
+
+
 def check_patterns(names: Sequence[str]) -> None:
     """Raise :class:`SuiteError` naming any of ``names`` that is not a pattern."""
     unknown = [name for name in names if name not in PATTERNS]
@@ -291,7 +297,9 @@ def suite_from_header(header: Mapping[str, Any], tasks: Sequence[Task], path: Pa
     unknown = sorted(set(header) - HEADER_FIELDS)
     if unknown:
         raise SuiteError(UNKNOWN_HEADER_FIELDS.format(fields=", ".join(unknown)))
-    patterns = tuple(header.get("patterns", PATTERNS))
+    patterns = tuple(
+        header.get("patterns", tool_patterns() if header.get("needs_tools") else PATTERNS)
+    )
     check_patterns(patterns)
     docs = header.get("docs")
     tables = {

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = _command(commands, "run", help="ask a question and stream the steps")
     run.add_argument("question")
     graph = run.add_mutually_exclusive_group()
-    graph.add_argument("--pattern", help=f"one of: {', '.join(PATTERNS)}")
+    graph.add_argument(
+        "--pattern", help=f"one of: {', '.join(PATTERNS)} (see: reasoning-graphs patterns)"
+    )
     graph.add_argument(
         "--graph",
         metavar="GRAPH",
@@ -137,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     threads = _command(commands, "threads", help="list threads and how each stands")
     threads.add_argument("--json", action="store_true", help="one JSON object per line")
     add_bench_parser(commands)
+    _command(commands, "patterns", help="list the patterns and what each does")
     return parser
 
 
@@ -222,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "patterns":
+            return print_patterns()
         if args.command == "bench":
             from reasoning_graphs.cli.bench import run_bench
 
@@ -261,6 +266,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"reasoning-graphs: error: {error}", file=sys.stderr)
         return exits.USAGE
+
+
+def print_patterns() -> int:
+    """One line a pattern: its name and what it does."""
+    width = max(map(len, PATTERNS))
+    for pattern in PATTERNS.values():
+        print(f"{pattern.name:<{width}}  {pattern.summary}")
+    return exits.ANSWERED
 
 
 def entry() -> None:

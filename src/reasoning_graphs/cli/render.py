@@ -33,32 +33,18 @@ import sys
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
 from reasoning_graphs.cli.display import decoded, shortened
 from reasoning_graphs.cli.status_line import StatusLine
+from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
 from reasoning_graphs.nodes.steps.prompts import CANNOT_RUN_NOTE
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import Claim, GroundingReport, Outcome
 
-ANSWER_NODES: Mapping[str, frozenset[str]] = {
-    "react": frozenset({"think", "finish"}),
-    "rewoo": frozenset({"solve", "finish"}),
-    "llm_compiler": frozenset({"finish"}),
-    "plan_execute": frozenset({"finish"}),
-    "lats": frozenset({"finish"}),
-}
-"""The top-level nodes of each pattern whose model text may be the answer as it is written:
-their tokens are ``token`` events.
-
-Other model calls stream text that is not the answer: plans, joins, judgements and
-reflections are structured output; ``react_text`` writes its Thought/Action format;
-``cot`` reasons before it answers (and samples several chains at once); Reflexion's
-attempts are judged before one becomes the answer; plan steps are results.
-"""
 PLAN_NODES = frozenset({"plan", "replan"})
 """The nodes whose ``plan`` update is a plan the model wrote (a step's update only moves
 the plan on)."""
@@ -78,6 +64,20 @@ UNLABELLED_EVENTS = frozenset({"plan_problem"})
 NO_GROUNDING = "No grounding report for this answer."
 EMPTY_ANSWER = "(the model's reply was empty)"
 GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
+
+
+def answer_nodes(pattern: str) -> frozenset[str]:
+    """The top-level nodes of ``pattern`` whose model text may be the answer as it is
+    written (its record's ``answer_nodes``; none for a graph of the user's): their tokens
+    are ``token`` events.
+
+    Other model calls stream text that is not the answer: plans, joins, judgements and
+    reflections are structured output; ``react_text`` writes its Thought/Action format;
+    ``cot`` reasons before it answers (and samples several chains at once); Reflexion's
+    attempts are judged before one becomes the answer; plan steps are results.
+    """
+    record = PATTERNS.get(pattern)
+    return record.answer_nodes if record is not None else frozenset()
 
 
 @dataclass
@@ -168,7 +168,7 @@ class Printer:
         text = final.text.strip() if final is not None else ""
         if self._held is not None and self._held.text == text:
             self._held = None
-        written = (outcome_of(final) if final is not None else None) or {}
+        written: Mapping[str, Any] = (outcome_of(final) if final is not None else None) or {}
         shown = {**written, **outcome}
         self.emit("answer", text, outcome=shown)
         note = shown.get("note")
@@ -332,7 +332,7 @@ def _line(event: str, text: str) -> str:
     return f"{label}: {text}" if text else label
 
 
-def _is_written_plan(steps: Any) -> bool:
+def _is_written_plan(steps: Any) -> TypeGuard[list[str]]:
     """Whether an update's ``plan`` is a list of step texts (Plan-and-Execute's form)."""
     return isinstance(steps, list) and bool(steps) and all(isinstance(s, str) for s in steps)
 

@@ -27,7 +27,7 @@ from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.endings import closing_note, nothing_read
 from reasoning_graphs.cli.errors import UsageError
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer, automatic
-from reasoning_graphs.cli.render import ANSWER_NODES, Printer
+from reasoning_graphs.cli.render import Printer, answer_nodes
 from reasoning_graphs.cli.status import (
     FAILED,
     INTERRUPTED,
@@ -280,7 +280,7 @@ def _printer(args: argparse.Namespace, pattern: str, thread_id: str) -> Iterator
         with _status_line(args) as status:
             printer = Printer(
                 as_json=args.json,
-                answer_nodes=ANSWER_NODES.get(pattern, ()),
+                answer_nodes=answer_nodes(pattern),
                 quiet=args.quiet,
                 trace=trace,
                 trace_fields={"thread_id": thread_id},

@@ -1,4 +1,10 @@
-"""The reasoning patterns, by the names users know them."""
+"""The reasoning patterns, by the names users know them.
+
+Each pattern is a package here; its ``pattern.py`` holds its record
+(:class:`~reasoning_graphs.patterns.Pattern`), its ``graph.py`` its wiring, its
+``build_graph`` and the ``graph`` that ``langgraph.json`` names. Importing this
+module reads the records only: no pattern is built or loaded.
+"""
 
 from __future__ import annotations
 
@@ -6,33 +12,65 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from reasoning_graphs.patterns import Pattern
+
 if TYPE_CHECKING:  # the command line reads PATTERNS without loading LangGraph
     from langgraph.graph.state import CompiledStateGraph
 
-PATTERNS: dict[str, str] = {
-    "react": "reasoning_graphs.graphs.react",
-    "react_text": "reasoning_graphs.graphs.react_text",
-    "rewoo": "reasoning_graphs.graphs.rewoo",
-    "plan_execute": "reasoning_graphs.graphs.plan_execute",
-    "llm_compiler": "reasoning_graphs.graphs.llm_compiler",
-    "reflexion": "reasoning_graphs.graphs.reflexion",
-    "lats": "reasoning_graphs.graphs.lats",
-    "cot": "reasoning_graphs.graphs.cot",
+PACKAGES = (
+    "react",
+    "react_text",
+    "rewoo",
+    "plan_execute",
+    "llm_compiler",
+    "reflexion",
+    "lats",
+    "cot",
+)
+"""The pattern packages, in the order lists show them: the plainest first."""
+
+PATTERNS: dict[str, Pattern] = {
+    name: importlib.import_module(f"{__name__}.{name}.pattern").PATTERN for name in PACKAGES
 }
-"""Pattern name → its package; the package exports ``build_graph`` and its ``graph``
-module holds the checkpointer-free ``graph`` that ``langgraph.json`` names."""
+"""Pattern name → its record."""
 
 UNKNOWN_PATTERN = "Unknown pattern {name!r}; available: {available}."
 
+__all__ = ["PATTERNS", "Pattern", "build_graph", "graph_builder", "pattern_named"]
 
-def graph_builder(pattern: str) -> Callable[..., CompiledStateGraph]:
-    """The ``build_graph`` factory of a pattern.
+
+def pattern_named(name: str) -> Pattern:
+    """The record of the pattern called ``name``.
 
     Raises:
-        ValueError: The pattern is not one of :data:`PATTERNS`.
+        ValueError: No pattern has that name; the message lists those that do.
     """
-    module = PATTERNS.get(pattern)
-    if module is None:
-        raise ValueError(UNKNOWN_PATTERN.format(name=pattern, available=", ".join(PATTERNS)))
-    builder: Callable[..., Any] = importlib.import_module(module).build_graph
-    return builder
+    pattern = PATTERNS.get(name)
+    if pattern is None:
+        raise ValueError(UNKNOWN_PATTERN.format(name=name, available=", ".join(PATTERNS)))
+    return pattern
+
+
+def graph_builder(name: str) -> Callable[..., CompiledStateGraph]:
+    """The ``build_graph`` of the pattern called ``name``.
+
+    Raises:
+        ValueError: No pattern has that name.
+    """
+    return pattern_named(name).load_builder()
+
+
+def build_graph(pattern: str, /, *args: Any, **kwargs: Any) -> CompiledStateGraph:
+    """Build the graph of the pattern called ``pattern``; the other arguments are that
+    pattern's ``build_graph``'s (``model``, ``tools``, ``checkpointer``, its own options).
+
+    Raises:
+        ValueError: No pattern has that name, or an option's value is out of its bounds.
+
+    Example:
+        >>> from reasoning_graphs.testing import ScriptedChatModel
+        >>> graph = build_graph("cot", model=ScriptedChatModel(script=["6*7 is 42.\\nAnswer: 42"]))
+        >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
+        '42'
+    """
+    return graph_builder(pattern)(*args, **kwargs)

@@ -16,12 +16,13 @@ and delivers structured outputs as tool calls, like a real provider.
 
 Example:
     >>> from reasoning_graphs.bench.suite import Task
-    >>> from reasoning_graphs.graphs import graph_builder
+from reasoning_graphs.graphs import PATTERNS
+    >>> from reasoning_graphs import build_graph
     >>> from reasoning_graphs.tools.builtins import calculator
     >>> task = Task.from_json({"id": "t", "question": "What is 6*7?", "answer": "42",
     ...     "tools": ["calculator"], "trajectory": [
     ...         {"tool": "calculator", "args": {"expression": "6*7"}}]})
-    >>> graph = graph_builder("react")(OracleChatModel(task=task, pattern="react"),
+    >>> graph = build_graph("react", OracleChatModel(task=task, pattern="react"),
     ...     tools=[calculator()])
     >>> graph.invoke({"messages": [("user", task.question)]})["messages"][-1].content
     '42'
@@ -36,33 +37,16 @@ from typing import Any
 
 from pydantic import InstanceOf, PrivateAttr, field_validator
 
-from reasoning_graphs.bench.oracle import (
-    cot,
-    lats,
-    llm_compiler,
-    plan_execute,
-    react,
-    react_text,
-    reflexion,
-    rewoo,
-)
 from reasoning_graphs.bench.oracle.prompt import OracleError, Prompt
 from reasoning_graphs.bench.suite import Task
+from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.testing import RecordedCall, ScriptedChatModel
 
 Protocol = Callable[[Task, Prompt], Any]
 """A pattern's protocol: the reply (a script item) to one call of the pattern on a task."""
 
-PROTOCOLS: dict[str, Protocol] = {
-    "react": react.reply,
-    "react_text": react_text.reply,
-    "rewoo": rewoo.reply,
-    "plan_execute": plan_execute.reply,
-    "llm_compiler": llm_compiler.reply,
-    "reflexion": reflexion.reply,
-    "lats": lats.reply,
-    "cot": cot.reply,
-}
+PROTOCOLS: dict[str, Protocol] = {name: record.load_oracle() for name, record in PATTERNS.items()}
+"""Each pattern's protocol, the one its record names (a module of this package each)."""
 
 NO_PROTOCOL = "The oracle has no protocol for pattern {name!r}; it knows: {known}."
 

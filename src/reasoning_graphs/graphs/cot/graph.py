@@ -11,17 +11,11 @@ Thought Reasoning in Language Models".)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
-from typing_extensions import Unpack
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.cot.context import CotContext
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
@@ -29,11 +23,10 @@ from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
 from reasoning_graphs.nodes.grounding.report import always, reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_stopped
-from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.finish import make_finish
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 BAD_SAMPLES = "samples must be at least 1, got {value}."
 
@@ -44,27 +37,17 @@ def after_reason(state: CotState) -> Literal["finish", "__end__"]:
     return "finish" if call_stopped(state) else "__end__"
 
 
-def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
-    *,
-    samples: int = 1,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
-) -> CompiledStateGraph:
+@pattern_builder
+def build_graph(shared: SharedArgs, *, samples: int = 1) -> CompiledStateGraph:
     """Build the Chain-of-Thought graph.
 
+    The pattern calls no tools: ``tools`` is accepted so that every pattern builds
+    alike, and of the options only ``system_prompt`` applies (default: reason, then
+    ``Answer: ...``). For ``samples > 1`` the model should sample (temperature above
+    0), or every vote is the same.
+
     Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time. For ``samples > 1`` it
-            should sample (temperature above 0), or every vote is the same.
-        tools: Ignored (the pattern uses none); accepted so every pattern builds alike.
-        checkpointer: Where runs are saved.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         samples: Chains of thought per question; above 1, the majority answer wins.
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Only ``system_prompt`` applies (default: reason, then ``Answer: ...``).
 
     Raises:
         ValueError: ``samples`` is below 1.
@@ -78,8 +61,8 @@ def build_graph(
     """
     if samples < 1:
         raise ValueError(BAD_SAMPLES.format(value=samples))
-    options.setdefault("system_prompt", COT_SYSTEM)
-    setup = agent_setup(model, (), retry, **options)
+    shared.options.setdefault("system_prompt", COT_SYSTEM)
+    setup = agent_setup(shared.model, (), shared.retry, **shared.options)
 
     builder = agent_graph_builder(CotState, context_schema=CotContext)
     reason = reported(make_reason(setup, samples=samples), not_stopped)
@@ -88,9 +71,7 @@ def build_graph(
     builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", after_reason, ["finish", END])
     builder.add_edge("finish", END)
-    return compile_agent(builder, checkpointer, "cot", tool_names=setup.registry.names())
+    return compile_agent(builder, shared.checkpointer, "cot", tool_names=setup.registry.names())
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

@@ -25,17 +25,11 @@ Planning in Language Models".)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
-from typing_extensions import Unpack
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.lats.act import cleared_to_run, make_act
 from reasoning_graphs.graphs.lats.context import LatsContext
@@ -48,11 +42,9 @@ from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
 from reasoning_graphs.nodes.grounding.report import always, reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
-from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.steps.progress import with_progress
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 DEFAULTS = SearchSettings()
 
@@ -82,35 +74,24 @@ def after_backpropagate(state: LatsState) -> Literal["select", "finish"]:
     return "finish" if state.get("outcome") else "select"
 
 
+@pattern_builder
 def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
+    shared: SharedArgs,
     *,
     candidates: int = DEFAULTS.candidates,
     max_expansions: int = DEFAULTS.max_expansions,
     max_depth: int = DEFAULTS.max_depth,
     threshold: float = DEFAULTS.threshold,
     exploration: float = DEFAULTS.exploration,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
 ) -> CompiledStateGraph:
     """Build the LATS graph.
 
     Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time.
-        tools: Tools or tool specs; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved so they can pause and resume.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         candidates: Next actions sampled per expansion (identical ones count once).
         max_expansions: Expansions per question before the best answer so far is given.
         max_depth: Actions on one branch; deeper nodes are not expanded.
         threshold: Judge score (0..1) at which a final answer ends the search.
         exploration: The UCT constant: higher revisits less-explored branches more.
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Token budget, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel
@@ -119,8 +100,8 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    options.setdefault("system_prompt", LATS_SYSTEM)
-    setup = agent_setup(model, tools, retry, **options)
+    shared.options.setdefault("system_prompt", LATS_SYSTEM)
+    setup = shared.setup()
     settings = SearchSettings(
         candidates=candidates,
         max_expansions=max_expansions,
@@ -148,9 +129,7 @@ def build_graph(
     builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", END)
-    return compile_agent(builder, checkpointer, "lats", tool_names=setup.registry.names())
+    return compile_agent(builder, shared.checkpointer, "lats", tool_names=setup.registry.names())
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

@@ -31,17 +31,11 @@ The edges, node by node::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
-from typing_extensions import Unpack
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.llm_compiler.context import LlmCompilerContext
 from reasoning_graphs.graphs.llm_compiler.join import ask_joiner, make_join
@@ -50,11 +44,9 @@ from reasoning_graphs.graphs.llm_compiler.prompts import LLM_COMPILER_SYSTEM
 from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_settled
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.nodes.guards.stop import model_node
-from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.steps.finish import after_outcome, make_finish
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 MAX_ROUNDS = 2
 """Default plan-and-run rounds per question: a first plan and one replan."""
@@ -82,28 +74,14 @@ def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
     return "plan" if outcome is None else after_outcome(outcome)
 
 
-def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
-    *,
-    max_rounds: int = MAX_ROUNDS,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
-) -> CompiledStateGraph:
+@pattern_builder
+def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> CompiledStateGraph:
     """Build the LLM Compiler graph.
 
+    ``max_steps`` defaults to :data:`STEPS_PER_ROUND` × ``max_rounds``.
+
     Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time.
-        tools: Tools or tool specs; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved so they can pause and resume.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         max_rounds: Plan-and-run rounds per question before an honest, incomplete answer.
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Budgets, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`); ``max_steps``
-            defaults to :data:`STEPS_PER_ROUND` × ``max_rounds``.
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel
@@ -113,9 +91,9 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    options.setdefault("system_prompt", LLM_COMPILER_SYSTEM)
-    options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
-    setup = agent_setup(model, tools, retry, **options)
+    shared.options.setdefault("system_prompt", LLM_COMPILER_SYSTEM)
+    shared.options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
+    setup = shared.setup()
 
     builder = agent_graph_builder(LlmCompilerState, context_schema=LlmCompilerContext)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
@@ -130,9 +108,9 @@ def build_graph(
         "join", after_join, {"plan": "plan", "finish": "finish", END: end}
     )
     builder.add_edge("finish", end)
-    return compile_agent(builder, checkpointer, "llm_compiler", tool_names=setup.registry.names())
+    return compile_agent(
+        builder, shared.checkpointer, "llm_compiler", tool_names=setup.registry.names()
+    )
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

@@ -13,17 +13,11 @@ plan-and-execute agent.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
-from typing_extensions import Unpack
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.plan_execute.context import PlanExecuteContext
 from reasoning_graphs.graphs.plan_execute.execute import make_execute
@@ -31,12 +25,10 @@ from reasoning_graphs.graphs.plan_execute.finish import make_plan_finish
 from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
-from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
 from reasoning_graphs.nodes.steps.finish import after_outcome
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 
 def after_plan(state: PlanExecuteState) -> Literal["execute", "finish"]:
@@ -56,32 +48,23 @@ def after_replan(state: PlanExecuteState) -> Literal["execute", "finish", "__end
     return "execute" if outcome is None else after_outcome(outcome)
 
 
+@pattern_builder
 def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
+    shared: SharedArgs,
     *,
     max_replans: int = 3,
     max_plan_steps: int = 6,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
 ) -> CompiledStateGraph:
     """Build the Plan-and-Execute graph.
 
+    The model must support ``with_structured_output`` for planning and tool calling
+    for the steps; the system prompt is the executor's. The step subgraphs save into the
+    checkpointer too, and ``max_steps`` and ``token_budget`` cover the whole question —
+    planning, every step's calls, revisions and the closing answer.
+
     Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time. It must support
-            ``with_structured_output`` for planning and tool calling for the steps.
-        tools: Tools or tool specs; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved; the step subgraphs save into it too.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         max_replans: Plan revisions per question before an incomplete answer.
         max_plan_steps: Steps a plan or revision may hold; extra steps are dropped.
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Budgets, approval lists, block rules and the executor's system
-            prompt; ``max_steps`` and ``token_budget`` cover the whole question —
-            planning, every step's calls, revisions and the closing answer
-            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
@@ -95,9 +78,8 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    tools = None if tools is None else list(tools)  # both setups below read them
-    step_graph = build_step_graph(model, tools, retry=retry, **options)
-    setup = agent_setup(model, tools, retry, **options)
+    step_graph = build_step_graph(shared.model, shared.tools, retry=shared.retry, **shared.options)
+    setup = shared.setup()
     plan = make_plan(setup, max_steps=max_plan_steps)
     replan = make_replan(setup, max_replans=max_replans, max_steps=max_plan_steps)
 
@@ -114,9 +96,9 @@ def build_graph(
         "replan", after_replan, {"execute": "execute", "finish": "finish", END: end}
     )
     builder.add_edge("finish", end)
-    return compile_agent(builder, checkpointer, "plan_execute", tool_names=setup.registry.names())
+    return compile_agent(
+        builder, shared.checkpointer, "plan_execute", tool_names=setup.registry.names()
+    )
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

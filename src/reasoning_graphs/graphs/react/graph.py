@@ -14,42 +14,16 @@ and Acting in Language Models".)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
-from typing_extensions import Unpack
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
-from reasoning_graphs.nodes.model.setup import AgentOptions
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.react_loop import react_loop
 from reasoning_graphs.state import AgentInput
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 
-def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
-    *,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
-) -> CompiledStateGraph:
+@pattern_builder
+def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     """Build the ReAct graph.
-
-    Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time.
-        tools: Tools or tool specs; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved so they can pause and resume.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Budgets, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel, tool_call
@@ -58,9 +32,9 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    return react_loop(model, tools, checkpointer, AgentInput, retry, options)
+    return react_loop(
+        shared.model, shared.tools, shared.checkpointer, AgentInput, shared.retry, shared.options
+    )
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

@@ -1,8 +1,16 @@
 """ReAct in the original text format: Thought / Action / Action Input / Observation.
 
-The wiring is in :mod:`.graph`.
+The wiring is in :mod:`.graph`; :mod:`.pattern` is its record. ``build_graph`` is
+imported on first use, so that reading the record loads no LangGraph.
 """
 
-from reasoning_graphs.graphs.react_text.graph import build_graph
+from typing import TYPE_CHECKING
 
-__all__ = ["build_graph"]
+from reasoning_graphs.graphs.react_text.pattern import PATTERN
+from reasoning_graphs.patterns import lazy_attributes
+
+if TYPE_CHECKING:
+    from reasoning_graphs.graphs.react_text.graph import build_graph
+
+__all__ = ["PATTERN", "build_graph"]
+__getattr__ = lazy_attributes(__name__, {"build_graph": PATTERN.builder})

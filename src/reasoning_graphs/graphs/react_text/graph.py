@@ -12,23 +12,20 @@ a corrective observation; ``max_format_errors`` in a row end the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy, Send
-from typing_extensions import Unpack
+from langgraph.types import Send
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
 from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
-from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.think import wants_tools
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
@@ -38,8 +35,6 @@ from reasoning_graphs.nodes.wiring.tool_loop import (
 from reasoning_graphs.question import last_ai_message
 from reasoning_graphs.state import AgentState
 from reasoning_graphs.text_format import labels_for
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 
 def make_after_think(
@@ -62,33 +57,23 @@ def make_after_think(
     return after_think
 
 
+@pattern_builder
 def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
+    shared: SharedArgs,
     *,
     language: str = "en",
     max_format_errors: int = 3,
     grammar: bool | None = None,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
 ) -> CompiledStateGraph:
     """Build the text-format ReAct graph.
 
     Args:
-        model: A chat model, a model spec or ``None`` for the default at run time.
-        tools: Tools or tool specs; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved so they can pause and resume.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         language: Label set of the format: ``"en"`` (Thought, Action, …) or
             ``"zh"`` (思考, 行动, …).
         max_format_errors: Malformed replies in a row before the run stops.
         grammar: Constrain llama.cpp models to the format with a grammar: ``None``
             (default) for llama.cpp models only, ``True`` to require one, ``False``
             to let the model write freely.
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Budgets, approval lists, block rules (see
-            :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel
@@ -100,7 +85,7 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    setup = agent_setup(model, tools, retry, **options)
+    setup = shared.setup()
     text_format = TextFormat(labels_for(language), grammar=grammar)
 
     builder = agent_graph_builder()
@@ -111,9 +96,9 @@ def build_graph(
         "think", make_after_think(setup), ["approve", ACT, "observe", "finish", END]
     )
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True)
-    return compile_agent(builder, checkpointer, "react_text", tool_names=setup.registry.names())
+    return compile_agent(
+        builder, shared.checkpointer, "react_text", tool_names=setup.registry.names()
+    )
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

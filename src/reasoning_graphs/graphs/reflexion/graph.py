@@ -12,28 +12,20 @@ Language Agents with Verbal Reinforcement Learning".)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
-from typing_extensions import Unpack
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
 from reasoning_graphs.graphs.reflexion.context import ReflexionContext
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
-from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
 BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
@@ -52,36 +44,27 @@ def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__e
     return "__end__" if state.get("outcome") else "reflect"
 
 
+@pattern_builder
 def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
+    shared: SharedArgs,
     *,
     evaluator: Evaluator | None = None,
     threshold: float = 0.8,
     max_trials: int = 3,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
 ) -> CompiledStateGraph:
     """Build the Reflexion graph.
 
+    The model must support tool calling for the attempts and ``with_structured_output``
+    for the reflections (and for judging, without an ``evaluator``); the tools and the
+    system prompt are the attempts'. The attempt subgraphs save into the checkpointer
+    too, and ``max_steps`` and ``token_budget`` cover the whole question — every
+    attempt, grade and reflection.
+
     Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time. It must support tool
-            calling for the attempts and ``with_structured_output`` for the
-            reflections (and for judging, without an ``evaluator``).
-        tools: Tools or tool specs for the attempts; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved; the attempt subgraphs save into it too.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
         evaluator: Grades (task, answer) → ``{"score": 0..1, "feedback": ...}``,
             sync or async; ``None`` asks the model to judge.
         threshold: The score an answer needs to be accepted.
         max_trials: Attempts per question before the best one is returned.
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Budgets, approval lists, block rules and the attempts' system
-            prompt; ``max_steps`` and ``token_budget`` cover the whole question —
-            every attempt, grade and reflection
-            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`).
 
     Raises:
         ValueError: ``threshold`` is outside 0..1 or ``max_trials`` is below 1.
@@ -98,9 +81,10 @@ def build_graph(
         raise ValueError(BAD_THRESHOLD.format(value=threshold))
     if max_trials < 1:
         raise ValueError(BAD_MAX_TRIALS.format(value=max_trials))
-    tools = None if tools is None else list(tools)  # both setups below read them
-    attempt_graph = build_step_graph(model, tools, retry=retry, **options)
-    setup = agent_setup(model, tools, retry, **options)
+    attempt_graph = build_step_graph(
+        shared.model, shared.tools, retry=shared.retry, **shared.options
+    )
+    setup = shared.setup()
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
 
     builder = agent_graph_builder(ReflexionState, context_schema=ReflexionContext)
@@ -115,9 +99,9 @@ def build_graph(
         {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder)},
     )
     builder.add_edge("reflect", "act")
-    return compile_agent(builder, checkpointer, "reflexion", tool_names=setup.registry.names())
+    return compile_agent(
+        builder, shared.checkpointer, "reflexion", tool_names=setup.registry.names()
+    )
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

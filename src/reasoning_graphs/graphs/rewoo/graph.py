@@ -43,18 +43,14 @@ tool's direct answer) also stores the answer's grounding report.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
-from langchain_core.tools import BaseTool
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy, Send
-from typing_extensions import Unpack
+from langgraph.types import Send
 
-from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.graphs.rewoo.plan import MAX_REPLANS, make_plan
 from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
@@ -62,16 +58,15 @@ from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
 from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_stopped
-from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
     to_settle,
 )
-from reasoning_graphs.tools.builtins import server_tools
-from reasoning_graphs.tools.spec import ToolSpec
 
 REWOO_MAX_STEPS = 12
 """Default step budget, in model calls of the question. ReWOO makes two (plan and answer),
@@ -109,26 +104,11 @@ def make_after_work(
     return after_work
 
 
-def build_graph(
-    model: BaseChatModel | str | None = None,
-    tools: Iterable[BaseTool | Callable[..., Any] | ToolSpec] | None = None,
-    checkpointer: CheckpointerSpec | None = None,
-    *,
-    retry: RetryPolicy | None = None,
-    **options: Unpack[AgentOptions],
-) -> CompiledStateGraph:
+@pattern_builder
+def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     """Build the ReWOO graph.
 
-    Args:
-        model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
-            ``None`` to resolve the default at run time.
-        tools: Tools or tool specs; ``None`` for the built-in tools.
-        checkpointer: Where runs are saved so they can pause and resume.
-            A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`).
-        retry: Retry policy for model calls (default: backoff on transient errors).
-        **options: Budgets, approval lists, block rules and the system prompt
-            (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`); ``max_steps``
-            defaults to :data:`REWOO_MAX_STEPS`.
+    ``max_steps`` defaults to :data:`REWOO_MAX_STEPS`.
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel
@@ -139,9 +119,9 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    options.setdefault("system_prompt", REWOO_SYSTEM)
-    options.setdefault("max_steps", REWOO_MAX_STEPS)
-    setup = agent_setup(model, tools, retry, **options)
+    shared.options.setdefault("system_prompt", REWOO_SYSTEM)
+    shared.options.setdefault("max_steps", REWOO_MAX_STEPS)
+    setup = shared.setup()
 
     builder = agent_graph_builder(RewooState)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
@@ -152,9 +132,7 @@ def build_graph(
     builder.add_conditional_edges("work", make_after_work(setup), ["approve", ACT, "solve"])
     builder.add_conditional_edges("solve", after_solve, ["finish", END])
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", report=True)
-    return compile_agent(builder, checkpointer, "rewoo", tool_names=setup.registry.names())
+    return compile_agent(builder, shared.checkpointer, "rewoo", tool_names=setup.registry.names())
 
 
-graph = build_graph(tools=server_tools())
-"""Checkpointer-free graph for ``langgraph dev`` (the server brings its own persistence);
-its tools work in a folder per thread (:func:`~reasoning_graphs.tools.builtins.server_tools`)."""
+graph = ServedGraph(build_graph)

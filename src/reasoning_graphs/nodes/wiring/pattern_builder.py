@@ -1,0 +1,152 @@
+"""The parameters every pattern's ``build_graph`` takes, declared and documented once.
+
+A pattern writes only what is its own::
+
+    @pattern_builder
+    def build_graph(shared: SharedArgs, *, candidates: int = 3) -> CompiledStateGraph:
+        \"\"\"Build the LATS graph.
+
+        Args:
+            candidates: Next actions sampled per expansion.
+        \"\"\"
+
+and callers get ``build_graph(model=None, tools=None, checkpointer=None, *,
+candidates=3, retry=None, **options)``, with the shared parameters' Args lines
+in its docstring and its signature (``help()`` and ``inspect.signature`` show
+them). :class:`ServedGraph` is the other face: the checkpointer-free graph that
+``langgraph.json`` names, built when the server first asks for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RetryPolicy
+
+from reasoning_graphs.checkpointers import CheckpointerSpec
+from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.tools.builtins import server_tools
+from reasoning_graphs.tools.spec import ToolSpec
+
+Tools = Iterable[BaseTool | Callable[..., Any] | ToolSpec]
+
+SHARED_ARGS_BEFORE = """\
+model: A chat model, a model spec (``"openai:gpt-4o-mini"``, ``"local"``) or
+    ``None`` to resolve the default at run time.
+tools: Tools or tool specs; ``None`` for the built-in tools.
+checkpointer: Where runs are saved so they can pause and resume.
+    A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`)."""
+SHARED_ARGS_AFTER = """\
+retry: Retry policy for model calls (default: backoff on transient errors).
+**options: Budgets, approval lists, block rules and the system prompt
+    (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`)."""
+UNKNOWN_OPTIONS = "{builder}() takes no option {names}: its own are {own}, the rest AgentOptions'"
+SECTIONS = ("Raises:", "Returns:", "Example:")
+"""Docstring sections that follow ``Args:``."""
+INDENT = "    "
+
+
+@dataclass
+class SharedArgs:
+    """What every pattern is built from, as its caller gave it (``tools`` as a list, so
+    that a pattern may read them twice)."""
+
+    model: BaseChatModel | str | None
+    tools: list[BaseTool | Callable[..., Any] | ToolSpec] | None
+    checkpointer: CheckpointerSpec | None
+    retry: RetryPolicy | None
+    options: AgentOptions
+
+    def setup(self) -> AgentSetup:
+        """The setup a pattern's nodes share, from these arguments."""
+        return agent_setup(self.model, self.tools, self.retry, **self.options)
+
+
+class PatternBuilder:
+    """A pattern's ``build_graph``: the shared parameters, then the pattern's own options."""
+
+    def __init__(self, wire: Callable[..., CompiledStateGraph]) -> None:
+        functools.update_wrapper(self, wire)
+        self._wire = wire
+        own = list(inspect.signature(wire).parameters.values())[1:]
+        self._own_options = frozenset(parameter.name for parameter in own)
+        self.__doc__ = with_shared_args(inspect.getdoc(wire) or "")
+        self.__signature__ = _signature(own)
+
+    def __call__(
+        self,
+        model: BaseChatModel | str | None = None,
+        tools: Tools | None = None,
+        checkpointer: CheckpointerSpec | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        **options: Any,
+    ) -> CompiledStateGraph:
+        own = {name: options.pop(name) for name in self._own_options & options.keys()}
+        unknown = options.keys() - AgentOptions.__optional_keys__ - AgentOptions.__required_keys__
+        if unknown:
+            names = ", ".join(sorted(unknown))
+            own_names = ", ".join(sorted(self._own_options)) or "(none)"
+            raise TypeError(
+                UNKNOWN_OPTIONS.format(
+                    builder=f"{self.__module__}.{self.__qualname__}", names=names, own=own_names
+                )
+            )
+        tool_list = None if tools is None else list(tools)
+        shared = SharedArgs(model, tool_list, checkpointer, retry, cast(AgentOptions, options))
+        return self._wire(shared, **own)
+
+
+def pattern_builder(wire: Callable[..., CompiledStateGraph]) -> PatternBuilder:
+    """Give ``wire(shared, *, own options)`` the shared parameters (see the module docstring)."""
+    return PatternBuilder(wire)
+
+
+def with_shared_args(doc: str) -> str:
+    """``doc`` with the shared parameters' lines around the pattern's own in ``Args:``."""
+    lines = doc.splitlines()
+    before = [INDENT + line for line in SHARED_ARGS_BEFORE.splitlines()]
+    after = [INDENT + line for line in SHARED_ARGS_AFTER.splitlines()]
+    if "Args:" in lines:
+        start = lines.index("Args:") + 1
+        end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+        return "\n".join([*lines[:start], *before, *lines[start:end], *after, *lines[end:]])
+    at = next((i for i, line in enumerate(lines) if line in SECTIONS), len(lines))
+    return "\n".join([*lines[:at], "Args:", *before, *after, "", *lines[at:]])
+
+
+def _signature(own: list[inspect.Parameter]) -> inspect.Signature:
+    """The signature callers see: the shared parameters around the pattern's own."""
+    shared = inspect.signature(PatternBuilder.__call__).parameters.values()
+    positional = [p for p in shared if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != "self"]
+    keywords = [p for p in shared if p.kind is not p.POSITIONAL_OR_KEYWORD]  # retry, **options
+    return inspect.Signature([*positional, *own, *keywords], return_annotation=CompiledStateGraph)
+
+
+class ServedGraph:
+    """The checkpointer-free graph that ``langgraph.json`` names, built on first use.
+
+    langgraph-api calls a graph factory for each request and copies what it returns
+    with its own persistence; this one builds the pattern's graph, with
+    :func:`~reasoning_graphs.tools.builtins.server_tools` (a folder per thread), once.
+    Importing a pattern's ``graph`` module therefore builds nothing.
+    """
+
+    def __init__(self, build: Callable[..., CompiledStateGraph]) -> None:
+        self._build = build
+        self._graph: CompiledStateGraph | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> CompiledStateGraph:
+        with self._lock:
+            if self._graph is None:
+                self._graph = self._build(tools=server_tools())
+            return self._graph
