@@ -15,7 +15,7 @@ from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 from reasoning_graphs.metadata import settled
 from reasoning_graphs.nodes.grounding.report import find_claims, grounding_report
-from reasoning_graphs.nodes.grounding.report import report as grounding
+from reasoning_graphs.nodes.grounding import report as grounding
 from reasoning_graphs.nodes.model.trajectory import action_event
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.state import AgentState, Claim, GroundingReport
@@ -413,7 +413,7 @@ def test_an_honest_stop_stores_the_report() -> None:
     model = ScriptedChatModel(
         script=[tool_call("population", id="c1", city="Paris"), "About 2,102,650."]
     )
-    state = build_graph(model, tools=[population], max_steps=1).invoke(ask_paris())
+    state = build_graph(model, tools=[population], max_model_calls=1).invoke(ask_paris())
 
     assert state["outcome"]["status"] == "incomplete"
     assert claims_by_text(assert_reported(state))["2,102,650"]["supported"]
@@ -476,7 +476,7 @@ def test_chain_of_thought_stores_the_report_of_its_vote() -> None:
 TOTAL = tool_call("calculator", id="c1", expression="23*17+4")
 UNSURE = Judgement(feedback="Unsure.", score=0.3)
 STOPPED_SHORT: dict[str, tuple[list[Any], dict[str, Any]]] = {
-    "react": ([TOTAL, "The total is 395."], {"max_steps": 1}),
+    "react": ([TOTAL, "The total is 395."], {"max_model_calls": 1}),
     "reflexion": (
         [TOTAL, "The total is 395."],
         {"max_trials": 1, "evaluator": lambda task, answer: {"score": 0.3, "feedback": "Unsure."}},

@@ -22,7 +22,7 @@ from langgraph.types import Command
 from reasoning_graphs.graphs.lats import build_graph
 from reasoning_graphs.graphs.lats.tree import SearchSettings, new_tree, select_leaf
 from reasoning_graphs.metadata import outcome_of
-from reasoning_graphs.nodes.grounding.report import report as grounding
+from reasoning_graphs.nodes.grounding import report as grounding
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from tests.helpers.tool_log import ToolLog, sleeping_tool
@@ -224,7 +224,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
         ScriptedChatModel(script=DEPLOY_SCRIPT),
         tools=tools,
         candidates=2,
-        max_steps=20,  # the search needs more model calls than the default budget
+        max_model_calls=20,  # the search needs more model calls than the default budget
         checkpointer=InMemorySaver(),
     )
     reference.invoke(ask("Deploy a"), thread)
@@ -238,7 +238,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
         ScriptedChatModel(script=DEPLOY_SCRIPT),
         tools=tools,
         candidates=2,
-        max_steps=20,
+        max_model_calls=20,
         checkpointer=SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
     )
     paused = first.invoke(ask("Deploy a"), thread)
@@ -256,7 +256,7 @@ def test_a_search_resumes_from_sqlite_in_a_new_graph_as_if_never_paused(
         rest,
         tools=tools,
         candidates=2,
-        max_steps=20,
+        max_model_calls=20,
         checkpointer=SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
     )
     assert second.get_state(thread).values["tree"] == before["tree"]
