@@ -89,7 +89,12 @@ def long_run(rounds: int, limits: Limits) -> LongRun:
         "keep_messages": limits.keep_messages,
     }
     graph = build_graph(
-        model, tools=[read], system_prompt=SYSTEM, max_steps=None, max_tool_calls=None, **options
+        model,
+        tools=[read],
+        system_prompt=SYSTEM,
+        max_model_calls=None,
+        max_tool_calls=None,
+        **options,
     )
     graph.invoke({"messages": [HumanMessage(QUESTION)]}, {"recursion_limit": 10 * rounds + 50})
     summaries = [call for call in model.calls if is_summary(call)]

@@ -201,7 +201,7 @@ def bare_loop(model: ScriptModel, saver: Any) -> Any:
 def build(agent: str, model: ScriptModel, saver: Any, context: bool = False) -> Any:
     """The agent under test; ours get no step limit, so that N rounds fit, and with
     ``context`` the context manager (:data:`CONTEXT_STRATEGY`)."""
-    options: dict[str, Any] = {"max_steps": None}
+    options: dict[str, Any] = {"max_model_calls": None}
     if context:
         options["context_strategy"] = CONTEXT_STRATEGY
     if agent == BARE:

@@ -10,7 +10,7 @@ fixed text answer. The baseline, written in this file, is a minimal ReWOO in
 plain LangGraph: ``plan`` asks the model once and reads the plan, ``tool``
 runs one step per super-step with its ``#E`` references filled in until all
 ran, and ``solve`` asks the model once. Ours is
-``reasoning_graphs.graphs.rewoo.build_graph`` with ``max_steps=None`` and the
+``reasoning_graphs.graphs.rewoo.build_graph`` with ``max_model_calls=None`` and the
 other options at their defaults (approvals, budgets, loop guards, tool
 timeout, grounding report). Every question is checked: the tool ran N times,
 its last call got the whole chain, and the last message is the scripted
@@ -173,11 +173,11 @@ def build_baseline(model: BaseChatModel, tools: list[BaseTool], saver: Any) -> A
 
 
 def build(agent: str, model: ScriptModel, saver: Any) -> Any:
-    """The graph under test; ours gets no step budget, so nothing stops the plan."""
+    """The graph under test; ours gets no model-call budget, so nothing stops the plan."""
     if agent == "ours":
         from reasoning_graphs.graphs.rewoo import build_graph
 
-        return build_graph(model, [echo], checkpointer=saver, max_steps=None)
+        return build_graph(model, [echo], checkpointer=saver, max_model_calls=None)
     return build_baseline(model, [echo], saver)
 
 

@@ -49,7 +49,7 @@ from tests.helpers.hostile_models import (
     signature,
 )
 
-MAX_STEPS = 3
+MAX_MODEL_CALLS = 3
 """Every pattern's budget: model calls per question, plan steps and trials included."""
 MAX_CHUNKS = 300
 """Streamed updates one question may take before it counts as never ending."""
@@ -276,20 +276,25 @@ PLAN_STEPS, REPLANS = 2, 1
 @functools.cache
 def case_of(pattern: str) -> Case:
     if pattern == "react":
-        return build(react.build_graph, {}, MAX_STEPS, max_steps=MAX_STEPS)
+        return build(react.build_graph, {}, MAX_MODEL_CALLS, max_model_calls=MAX_MODEL_CALLS)
     if pattern == "rewoo":
         return build(
-            rewoo.build_graph, {"PlanSchema": {"steps": []}}, MAX_STEPS, max_steps=MAX_STEPS
+            rewoo.build_graph,
+            {"PlanSchema": {"steps": []}},
+            MAX_MODEL_CALLS,
+            max_model_calls=MAX_MODEL_CALLS,
         )
     if pattern == "llm_compiler":
         defaults = {"TaskPlan": {"tasks": []}, "JoinDecision": {"answer": "done"}}
-        return build(llm_compiler.build_graph, defaults, MAX_STEPS, max_steps=MAX_STEPS)
+        return build(
+            llm_compiler.build_graph, defaults, MAX_MODEL_CALLS, max_model_calls=MAX_MODEL_CALLS
+        )
     defaults = {"Plan": {"steps": ["step one"]}, "Replan": {"response": "done"}}
     return build(
         plan_execute.build_graph,
         defaults,
-        MAX_STEPS,
-        max_steps=MAX_STEPS,
+        MAX_MODEL_CALLS,
+        max_model_calls=MAX_MODEL_CALLS,
         max_replans=REPLANS,
         max_plan_steps=PLAN_STEPS,
     )

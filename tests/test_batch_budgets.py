@@ -1,7 +1,7 @@
 """Batches of concurrent model calls keep to the question's budgets, on both faces.
 
 Chain-of-Thought's samples and LATS's candidate steps and judges start
-together. A batch starts no more calls than the step budget has left, and its
+together. A batch starts no more calls than the model-call budget has left, and its
 calls share the tokens left: once they are spent, every stream of the batch
 stops, so the question ends within its token budget plus the one call a
 question may make past it. A batch cut short says so in the trajectory and the
@@ -72,7 +72,7 @@ def lookup() -> ToolSpec:
 @FACES
 def test_a_batch_starts_no_more_calls_than_the_step_budget_has_left(face: str) -> None:
     model = ScriptedChatModel(script=[CHAIN], cycle=True)
-    graph = cot.build_graph(model, samples=12, max_steps=3)
+    graph = cot.build_graph(model, samples=12, max_model_calls=3)
 
     state = run(graph, face)
 
@@ -80,7 +80,12 @@ def test_a_batch_starts_no_more_calls_than_the_step_budget_has_left(face: str) -
     assert state["outcome"] == {"status": "answered"}  # the majority of the samples it got
     assert (state["answer"], state["agreement"]) == ("395", "3/3")
     (cut,) = batch_cuts(state)
-    assert (cut["asked"], cut["started"], cut["finished"], cut["budget"]) == (12, 3, 3, "steps")
+    assert (cut["asked"], cut["started"], cut["finished"], cut["budget"]) == (
+        12,
+        3,
+        3,
+        "model_calls",
+    )
     assert cut["reason"]
 
 
@@ -117,7 +122,9 @@ def test_samples_that_finished_before_the_tokens_ran_out_give_the_answer(face: s
 @FACES
 def test_the_candidates_of_a_tree_search_share_the_token_budget(face: str) -> None:
     model = ScriptedChatModel(script=[FLOOD], cycle=True)
-    graph = lats.build_graph(model, tools=[lookup()], candidates=8, token_budget=2000, max_steps=20)
+    graph = lats.build_graph(
+        model, tools=[lookup()], candidates=8, token_budget=2000, max_model_calls=20
+    )
 
     state = run(graph, face)
 
@@ -138,7 +145,7 @@ def searching(messages: list[Any]) -> Any:
 @FACES
 def test_a_tree_search_starts_no_batch_larger_than_the_steps_left(face: str) -> None:
     model = ScriptedChatModel(script=[searching], cycle=True)
-    graph = lats.build_graph(model, tools=[lookup()], candidates=8, max_steps=5)
+    graph = lats.build_graph(model, tools=[lookup()], candidates=8, max_model_calls=5)
 
     state = run(graph, face)
 
@@ -149,7 +156,7 @@ def test_a_tree_search_starts_no_batch_larger_than_the_steps_left(face: str) -> 
     expansion, judging = batch_cuts(state)
     assert (expansion["asked"], expansion["started"]) == (8, 3)  # with their judges: 6 calls
     assert (judging["asked"], judging["started"]) == (3, 2)  # the 2 steps left
-    assert expansion["budget"] == judging["budget"] == "steps"
+    assert expansion["budget"] == judging["budget"] == "model_calls"
 
 
 @FACES
@@ -157,7 +164,9 @@ def test_a_batch_that_fits_its_budgets_runs_as_without_them(face: str) -> None:
     script = [CHAIN, "391 + 4.\nAnswer: 395", "Answer: 394"]
     free = run(cot.build_graph(ScriptedChatModel(script=script, cycle=True), samples=5), face)
     model = ScriptedChatModel(script=script, cycle=True)
-    bounded = cot.build_graph(model, samples=5, max_steps=5, token_budget=sum(call_costs(free)))
+    bounded = cot.build_graph(
+        model, samples=5, max_model_calls=5, token_budget=sum(call_costs(free))
+    )
 
     state = run(bounded, face)
 
@@ -186,7 +195,7 @@ def test_a_tree_search_that_fits_its_budgets_runs_as_without_them(face: str) -> 
         return run(lats.build_graph(model, tools=[lookup()], candidates=3, **budgets), face), model
 
     free, _ = search()
-    state, model = search(max_steps=6, token_budget=sum(call_costs(free)))
+    state, model = search(max_model_calls=6, token_budget=sum(call_costs(free)))
 
     assert len(model.calls) == 4  # three samples give one child: one judge
     assert state["tree"] == free["tree"]

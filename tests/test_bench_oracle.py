@@ -34,8 +34,8 @@ TOOL_PATTERNS = [name for name in PATTERNS if name != "cot"]
 SUITES = Path(__file__).parents[1] / "src" / "reasoning_graphs" / "bench" / "suites"
 CORRECTS_A_DRAFT = ("reflexion", "lats")
 """Feedback, a search over samples, and worked reasoning reach the gold answer past a draft."""
-BENCH_MAX_STEPS = 20
-"""The bench's model-call budget per question (``BenchSettings.max_steps``)."""
+BENCH_MAX_MODEL_CALLS = 20
+"""The bench's model-call budget per question (``BenchSettings.max_model_calls``)."""
 
 CAPITALS = {"Veldoria": "Ostrelin", "Brask": "Vardun"}
 MAYORS = {"Ostrelin": "Hanne Ruskov", "Vardun": "Tomas Ekhart"}
@@ -157,9 +157,9 @@ def run(
     model: OracleChatModel | None = None,
     **options: Any,
 ) -> tuple[dict[str, Any], OracleChatModel]:
-    """Ask the task's question under the bench's step budget, resume each approval with the
+    """Ask the task's question under the bench's model-call budget, resume each approval with the
     task's decisions, and return the final state and the model."""
-    options.setdefault("max_steps", BENCH_MAX_STEPS)
+    options.setdefault("max_model_calls", BENCH_MAX_MODEL_CALLS)
     model = model or OracleChatModel(task=task, pattern=pattern)
     graph = graph_builder(pattern)(
         model, tools=list(tools), checkpointer=InMemorySaver(), **options

@@ -74,7 +74,7 @@ def test_a_wrong_answer_is_reported_as_one(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_a_spent_step_budget_is_a_budget_stop() -> None:
     suite = shipped("chain")
-    record = run_cell(cell(suite, "react"), replace(FAST, max_steps=2))
+    record = run_cell(cell(suite, "react"), replace(FAST, max_model_calls=2))
     assert (record.correct, record.failure, record.status) == (False, "budget stop", "incomplete")
     assert record.reason
 
@@ -90,7 +90,7 @@ def test_an_unscripted_pause_is_an_error_not_a_hang() -> None:
 def test_unreadable_model_output_is_format_drift(monkeypatch: pytest.MonkeyPatch) -> None:
     junk = ScriptedChatModel(script=["I would like to maybe use a tool, perhaps."], cycle=True)
     monkeypatch.setattr(runner, "model_for", lambda cell, settings: junk)
-    record = run_cell(cell(shipped("arithmetic"), "react_text"), replace(FAST, max_steps=3))
+    record = run_cell(cell(shipped("arithmetic"), "react_text"), replace(FAST, max_model_calls=3))
     assert record.format_errors > 0
     assert record.failure == "format drift"
 

@@ -101,7 +101,7 @@ def test_plain_output_has_one_answer_line_written_by_the_stream(db, monkeypatch,
 def test_an_incomplete_answer_streams_then_gets_its_note(db, monkeypatch, capsys) -> None:
     use_model(monkeypatch, tool_call("calculator", expression="23*17+4"), "It is 395.")
 
-    code, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--max-steps", "1")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "What is 23*17+4?", "--max-model-calls", "1")
 
     assert code == exits.INCOMPLETE
     lines = out.splitlines()
@@ -243,8 +243,8 @@ def test_a_new_question_on_an_existing_thread_sees_earlier_turns(db, monkeypatch
     [
         ["run", "q", "--pattern", "no_such_pattern"],
         ["run", "q", "--model", "nonsense:spec"],
-        ["run", "q", "--max-steps", "zero"],
-        ["run", "q", "--max-steps", "0"],
+        ["run", "q", "--max-model-calls", "zero"],
+        ["run", "q", "--max-model-calls", "0"],
         ["run"],
         ["resume", "no-such-thread"],
         ["frobnicate"],
@@ -309,11 +309,11 @@ def test_decisions_that_answer_nothing_are_refused_and_the_thread_waits(
     assert (workspace / "a.txt").read_text() == "hi"
 
 
-def test_max_steps_may_exceed_the_default(db, monkeypatch, capsys) -> None:
+def test_max_model_calls_may_exceed_the_default(db, monkeypatch, capsys) -> None:
     steps = [tool_call("calculator", expression=f"{n}+1") for n in range(11)]
     use_model(monkeypatch, *steps, "Counted.")
 
-    code, out, _ = run_cli(monkeypatch, capsys, "run", "Count.", "--max-steps", "12")
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Count.", "--max-model-calls", "12")
 
     assert code == 0
     assert "Answer: Counted." in out.splitlines()

@@ -226,7 +226,7 @@ def test_an_answer_is_not_a_decision(db, monkeypatch, capsys) -> None:
         ["--graph", "deployer"],  # no langgraph.json here
         ["--graph", TEXT_GRAPH, "--model", "local"],
         ["--graph", TEXT_GRAPH, "--pattern", "react"],
-        ["--graph", TEXT_GRAPH, "--max-steps", "3"],
+        ["--graph", TEXT_GRAPH, "--max-model-calls", "3"],
     ],
     ids=[
         "no-module",

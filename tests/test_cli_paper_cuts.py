@@ -183,7 +183,7 @@ def closing(out: str) -> str:
 
 ENDINGS = {
     "answered": ([CALCULATE, "It is 42."], [], exits.ANSWERED),
-    "incomplete": ([CALCULATE, CALCULATE, "x"], ["--max-steps", "1"], exits.INCOMPLETE),
+    "incomplete": ([CALCULATE, CALCULATE, "x"], ["--max-model-calls", "1"], exits.INCOMPLETE),
     "ctrl-c": ([KeyboardInterrupt()], [], exits.INTERRUPTED),
     "waiting": ([WRITE], [], exits.WAITING),
     "error": ([], [], exits.FAILED),
@@ -312,7 +312,9 @@ def test_a_result_without_a_mark_is_closed_with_a_period() -> None:
 def test_the_cli_shows_a_written_file_with_one_period(db, monkeypatch, capsys) -> None:
     use_model(monkeypatch, WRITE, WRITE, "x")
 
-    code, out, _ = run_cli(monkeypatch, capsys, "run", "write", "--max-steps", "1", "--approve-all")
+    code, out, _ = run_cli(
+        monkeypatch, capsys, "run", "write", "--max-model-calls", "1", "--approve-all"
+    )
 
     assert code == exits.INCOMPLETE
     assert "hi.txt." in out

@@ -60,7 +60,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     [
         (["--help"], 0),
         (["run"], exits.USAGE),
-        (["run", "q", "--max-steps", "ten"], exits.USAGE),
+        (["run", "q", "--max-model-calls", "ten"], exits.USAGE),
         (["threads"], 0),
     ],
     ids=["help", "missing-question", "ill-typed-flag", "threads"],

@@ -350,7 +350,7 @@ def test_a_plan_made_again_past_the_budget_is_not_asked_for(tools, log) -> None:
         script=[plan(task(1, "lookup", item="a")), replan("more"), duplicate, plan(), "?", "?"]
     )
 
-    state = build_graph(model, tools=tools, max_steps=3).invoke(ask("question"))
+    state = build_graph(model, tools=tools, max_model_calls=3).invoke(ask("question"))
 
     assert len(model.calls) == 4  # the budget, plus one closing answer
     assert state["outcome"]["status"] == "incomplete"

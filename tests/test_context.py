@@ -19,11 +19,11 @@ from reasoning_graphs.testing import ScriptedChatModel
 
 
 def test_named_options_override_and_blank_ones_keep_the_default() -> None:
-    built = Limits(max_steps=10, approve=("shell",), tools=("calculator", "shell"))
+    built = Limits(max_model_calls=10, approve=("shell",), tools=("calculator", "shell"))
 
-    run = built.apply({"max_steps": 3, "approve": [], "tools": [], "model": ""})
+    run = built.apply({"max_model_calls": 3, "approve": [], "tools": [], "model": ""})
 
-    assert run.max_steps == 3
+    assert run.max_model_calls == 3
     assert run.approve == ("shell",)
     assert run.tools == ("calculator", "shell")
     assert run.model is None
@@ -121,8 +121,8 @@ def test_a_run_sets_a_limit_the_graph_leaves_open() -> None:
 @pytest.mark.parametrize(
     ("schema", "options"),
     [
-        (AgentContext, {"max_steps": 0}),
-        (AgentContext, {"max_steps": 2.5}),
+        (AgentContext, {"max_model_calls": 0}),
+        (AgentContext, {"max_model_calls": 2.5}),
         (AgentContext, {"token_budget": True}),
         (AgentContext, {"model_timeout": 0}),
         (AgentContext, {"idle_timeout": "soon"}),

@@ -58,7 +58,7 @@ def longest_prompt(model: ScriptedChatModel) -> int:
 
 
 def run_reader(model: ScriptedChatModel, **options: Any) -> None:
-    graph = build_graph(model, tools=[read_report], max_steps=None, **options)
+    graph = build_graph(model, tools=[read_report], max_model_calls=None, **options)
     state = graph.invoke({"messages": [HumanMessage("Which report?")]}, {"recursion_limit": 300})
     assert state["messages"][-1].text == "Report 30."
 

@@ -3,7 +3,7 @@
 A summary covers a stated range of the messages a prompt leaves out; later calls
 reuse it and fold in only the new messages, at most once per
 :data:`~reasoning_graphs.nodes.model.window.SUMMARY_EVERY` rounds. Summary calls
-cost tokens but are not model steps.
+cost tokens but are not model calls.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from reasoning_graphs.testing import RecordedCall, ScriptedChatModel, tool_call
 
 QUESTION = "Which of the reports mentions the Lisbon office?"
 ANSWER = "Report 12 mentions it."
-PROTECTIVE = {"context_strategy": "protective", "max_steps": None, "max_tool_calls": None}
+PROTECTIVE = {"context_strategy": "protective", "max_model_calls": None, "max_tool_calls": None}
 
 
 @tool
@@ -124,7 +124,7 @@ def test_later_prompts_reuse_the_summary_without_asking_again() -> None:
 
 def test_summary_calls_cost_tokens_but_are_not_model_steps() -> None:
     model = Researcher(rounds=12)
-    graph = build_graph(model, tools=[read_report], **{**PROTECTIVE, "max_steps": 13})
+    graph = build_graph(model, tools=[read_report], **{**PROTECTIVE, "max_model_calls": 13})
 
     state = graph.invoke(ask())
 

@@ -243,7 +243,7 @@ def test_a_summary_is_a_model_call_with_its_thought_event() -> None:
 
 def test_the_closing_call_past_the_budget_makes_no_summary_call() -> None:
     model = ScriptedChatModel(script=["Report 18, as far as I got."])
-    limits = Limits(context_strategy="protective", max_steps=3)
+    limits = Limits(context_strategy="protective", max_model_calls=3)
     run = RunScope(agent_setup(model, []), limits)
     messages = trajectory(20)
     spent = [fixed_summary_event(step) for step in (1, 2, 3)]
@@ -382,7 +382,7 @@ def test_a_60_round_hybrid_run_never_sends_a_prompt_past_the_threshold() -> None
         "context_strategy": "hybrid",
         "context_window": 3000,
         "keep_messages": 8,
-        "max_steps": None,
+        "max_model_calls": None,
         "max_tool_calls": None,
     }
     graph = build_react(model, tools=[read_report], system_prompt=SYSTEM, **options)

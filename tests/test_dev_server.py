@@ -43,7 +43,7 @@ STUDIO_CONFIG = REPO / "tests" / "studio_app" / "langgraph.json"
 REPO_CONFIG = REPO / "langgraph.json"
 CONTEXT_FIELDS = {
     "model",
-    "max_steps",
+    "max_model_calls",
     "max_tool_calls_per_turn",
     "token_budget",
     "approve",
@@ -236,7 +236,7 @@ async def test_every_pattern_runs_on_the_server_with_the_embedded_model(
     thread = await client.threads.create()
     question = {"messages": [{"role": "user", "content": "What is 23*17+4?"}]}
     # small budgets: this checks that each pattern runs end to end, not what a 135M model knows
-    context = {"model": "local", "max_steps": 3, "token_budget": 3000, "deny": ["shell"]}
+    context = {"model": "local", "max_model_calls": 3, "token_budget": 3000, "deny": ["shell"]}
 
     created = await client.runs.create(
         thread["thread_id"], graph_id, input=question, context=context
@@ -357,7 +357,7 @@ MALFORMED_RUNS = {
     "unknown message role": ({"messages": [{"role": "alien", "content": "hi"}]}, None),
     "no message": ({"messages": []}, None),
     "unknown run option": (QUESTION, {"bogus": 1}),
-    "ill-typed run option": (QUESTION, {"max_steps": "ten"}),
+    "ill-typed run option": (QUESTION, {"max_model_calls": "ten"}),
     "tool the graph lacks": (QUESTION, {"tools": ["no_such_tool"]}),
     "misspelt approval": (QUESTION, {"approve": ["write-file"]}),
 }
@@ -392,7 +392,7 @@ async def test_unknown_options_are_refused_with_the_known_ones_by_assistant_and_
     detail = await refusal(client.assistants.create("react", context={"max_step": 3}))
     assert "max_step" in detail
     assert all(name in detail for name in known)
-    assistant = await client.assistants.create("react", context={"max_steps": 3})
+    assistant = await client.assistants.create("react", context={"max_model_calls": 3})
     await refusal(client.assistants.update(assistant["assistant_id"], context={"bogus": 1}))
     await refusal(  # a stored assistant's graph is found by its id
         client.runs.wait(None, assistant["assistant_id"], input=QUESTION, context={"bogus": 1})

@@ -20,7 +20,7 @@ def test_the_front_door_names_what_a_caller_needs() -> None:
 
     assert callable(open_checkpointer)
     assert callable(tool_spec)
-    assert "max_steps" in AgentOptions.__optional_keys__
+    assert "max_model_calls" in AgentOptions.__optional_keys__
     assert set(reasoning_graphs.__all__) >= {
         "build_graph",
         "PATTERNS",

@@ -4,7 +4,7 @@ Every gold task (:mod:`gold_tasks`) is replayed through ``react`` and through
 LangChain's ``create_agent`` (:mod:`gold_runs`). ``react`` must solve each one —
 the gold answer, the world left as it should be, every gold turn asked of the
 model — and show the model the very tool messages ``create_agent`` shows it.
-Its step budget is set far above the longest gold question
+Its model-call budget is set far above the longest gold question
 (:data:`~gold_runs.GOLD_MAX_STEPS`): what is tested is the guards (repeats,
 empty streaks, stale rounds, reuse, final answers), not the budgets. The tools
 are plain LangChain tools and none is dangerous, so no approval is involved.

@@ -189,7 +189,7 @@ def test_a_reflexion_attempt_that_stopped_short_stays_incomplete_when_it_passes(
         [sleeping_tool(log, "lookup", safe=True)],
         evaluator=lambda task, answer: {"score": 1.0, "feedback": "Fine."},
         max_trials=1,
-        max_steps=1,
+        max_model_calls=1,
     )
 
     state = graph.invoke({"messages": [HumanMessage("Is x in the list?")]})

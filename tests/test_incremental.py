@@ -56,7 +56,7 @@ def script(rounds: int) -> list[Any]:
 
 def run(rounds: int, checkpointer: Any = None, thread: str = "long") -> dict[str, Any]:
     graph = build_graph(
-        ScriptedChatModel(script=script(rounds)), [echo], checkpointer, max_steps=None
+        ScriptedChatModel(script=script(rounds)), [echo], checkpointer, max_model_calls=None
     )
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 10 * rounds + 50}
     state = graph.invoke({"messages": [HumanMessage("Echo each round.")]}, config)
@@ -108,7 +108,7 @@ def test_checkpoints_grow_with_the_run_not_with_its_square(tmp_path: Path) -> No
 def test_a_resumed_thread_reads_the_same_history_and_spending() -> None:
     saver = InMemorySaver()
     state = run(12, saver, thread="resumed")
-    graph = build_graph(ScriptedChatModel(script=["again"]), [echo], saver, max_steps=None)
+    graph = build_graph(ScriptedChatModel(script=["again"]), [echo], saver, max_model_calls=None)
     config = {"configurable": {"thread_id": "resumed"}}
     restored = graph.get_state(config).values
     assert [m.id for m in restored["messages"]] == [m.id for m in state["messages"]]

@@ -87,7 +87,7 @@ def test_a_reply_not_cut_is_taken_as_it_is() -> None:
 
 def test_no_continuation_once_the_budget_is_spent() -> None:
     model = ScriptedChatModel(script=[cut("The answer is 39"), "never asked"])
-    limits = Limits(max_steps=1)
+    limits = Limits(max_model_calls=1)
     run = RunScope(agent_setup(model, []), limits)
     spent = {
         "messages": [HumanMessage("q")],
@@ -147,12 +147,12 @@ def test_react_continues_a_cut_final_answer() -> None:
 
 
 def test_the_budgets_count_every_part_of_a_continued_reply() -> None:
-    """A continuation is a model call: with a step budget of two, a tool round whose
+    """A continuation is a model call: with a model-call budget of two, a tool round whose
     proposal needed a second part leaves no room for another thought."""
     model = ScriptedChatModel(
         script=[cut("Let me compute"), tool_call("calculator", expression="23*17+4"), "395"]
     )
-    graph = build_react(model, [calculator], max_steps=2)
+    graph = build_react(model, [calculator], max_model_calls=2)
 
     state = graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
 

@@ -77,10 +77,10 @@ def dump(lines: int) -> str:
 # budgets
 
 
-async def test_max_steps_none_lets_a_long_run_finish(face: str) -> None:
+async def test_max_model_calls_none_lets_a_long_run_finish(face: str) -> None:
     steps = [tool_call("count", n=i) for i in range(14)]
     model = ScriptedChatModel(script=[*steps, "Counted."])
-    graph = react.build_graph(model, tools=[count], max_steps=None, token_budget=None)
+    graph = react.build_graph(model, tools=[count], max_model_calls=None, token_budget=None)
 
     state = await run(graph, ask("Count to 14."), face)
 
@@ -97,27 +97,27 @@ async def test_the_default_step_limit_still_stops_the_same_run(face: str) -> Non
     state = await run(graph, ask("Count to 14."), face)
 
     assert state["outcome"]["status"] == "incomplete"
-    assert "limit of 10 model steps" in state["outcome"]["reason"]
+    assert "limit of 10 model calls" in state["outcome"]["reason"]
 
 
 async def test_a_run_context_of_nones_keeps_the_graphs_no_limit(face: str) -> None:
     steps = [tool_call("count", n=i) for i in range(12)]
     model = ScriptedChatModel(script=[*steps, "Counted."])
-    graph = react.build_graph(model, tools=[count], max_steps=None)
+    graph = react.build_graph(model, tools=[count], max_model_calls=None)
 
-    context = {"max_steps": None, "token_budget": None, "tools": None}
+    context = {"max_model_calls": None, "token_budget": None, "tools": None}
     state = await run(graph, ask("Count to 12."), face, context=context)
 
     assert state["outcome"] == {"status": "answered"}
 
 
 def test_no_limit_budgets_never_stop_and_the_context_schema_accepts_them() -> None:
-    unlimited = Limits(max_steps=None, token_budget=None)
+    unlimited = Limits(max_model_calls=None, token_budget=None)
     busy = {"messages": [HumanMessage("q")] + [tool_call("count", n=1)] * 500, "trajectory": []}
     assert budget_stop(busy, unlimited) is None
-    assert Limits(max_steps=3).apply(AgentContext(max_steps=None)).max_steps == 3
+    assert Limits(max_model_calls=3).apply(AgentContext(max_model_calls=None)).max_model_calls == 3
     schema = react.build_graph(ScriptedChatModel(), tools=[count]).get_context_jsonschema()
-    for name in ("max_steps", "token_budget"):
+    for name in ("max_model_calls", "token_budget"):
         types = {option.get("type") for option in schema["properties"][name]["anyOf"]}
         assert types == {"integer", "null"}
 
@@ -144,12 +144,12 @@ def tool_runs(state: dict[str, Any]) -> int:
 @pytest.mark.parametrize(
     ("mode", "documented", "attempts"),
     [
-        ("chat", {"max_tool_rounds": 1, "max_steps": 2, "max_tool_calls_per_turn": 5}, 3),
+        ("chat", {"max_tool_rounds": 1, "max_model_calls": 2, "max_tool_calls_per_turn": 5}, 3),
         (
             "agent",
             {
                 "max_tool_rounds": 20,
-                "max_steps": 21,
+                "max_model_calls": 21,
                 "max_tool_calls_per_turn": 5,
                 "max_tool_calls": 200,
                 "token_budget": 200_000,
@@ -162,7 +162,7 @@ def test_a_mode_gives_its_documented_limits_at_build_and_at_run_time(
     mode: str, documented: dict[str, int], attempts: int
 ) -> None:
     built = agent_setup(None, [count], mode=mode)
-    run_on_unlimited = Limits(max_steps=None, token_budget=None).apply({"mode": mode})
+    run_on_unlimited = Limits(max_model_calls=None, token_budget=None).apply({"mode": mode})
 
     for limits in (built.limits, run_on_unlimited):
         assert {name: getattr(limits, name) for name in documented} == documented
@@ -178,7 +178,7 @@ def test_without_a_mode_the_limits_and_retries_stay_the_defaults() -> None:
 
 def test_a_chat_run_makes_one_round_of_at_most_five_calls_then_concludes() -> None:
     model = always_counting(calls_per_turn=7)
-    graph = react.build_graph(model, tools=[count], max_steps=None)
+    graph = react.build_graph(model, tools=[count], max_model_calls=None)
 
     state = graph.invoke(ask("Count."), context={"mode": "chat"})
 
@@ -197,7 +197,7 @@ def no_looser(after: Limits, before: Limits) -> bool:
 
 def test_a_runs_mode_never_loosens_the_graphs_limits() -> None:
     strict = Limits(
-        max_steps=1,
+        max_model_calls=1,
         max_tool_rounds=1,
         max_tool_calls_per_turn=2,
         max_tool_calls=3,
@@ -209,7 +209,7 @@ def test_a_runs_mode_never_loosens_the_graphs_limits() -> None:
             assert no_looser(graph_limits.apply({"mode": mode}), graph_limits)
 
     model = always_counting()
-    graph = react.build_graph(model, tools=[count], max_steps=None, max_tool_calls=2)
+    graph = react.build_graph(model, tools=[count], max_model_calls=None, max_tool_calls=2)
     state = graph.invoke(ask("Count."), context={"mode": "agent"})
     assert tool_runs(state) == 2, "the graph's 2 calls, not the mode's 200"
 

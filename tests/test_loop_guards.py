@@ -146,12 +146,12 @@ def _wrapped(pattern: str, loop_script: list[Any]) -> list[Any]:
 
 def _build(pattern: str, model: ScriptedChatModel, tools: list[ToolSpec]) -> Any:
     if pattern == "plan_execute":
-        return plan_execute.build_graph(model, tools=tools, max_steps=20)
+        return plan_execute.build_graph(model, tools=tools, max_model_calls=20)
     if pattern == "reflexion":
         return reflexion.build_graph(
-            model, tools=tools, evaluator=_pass, max_trials=1, max_steps=20
+            model, tools=tools, evaluator=_pass, max_trials=1, max_model_calls=20
         )
-    return build_react(model, tools=tools, max_steps=20)
+    return build_react(model, tools=tools, max_model_calls=20)
 
 
 def _pass(task: str, answer: str) -> dict[str, Any]:
@@ -321,7 +321,7 @@ def action(name: str, **args: Any) -> str:
 def run_text(script: list[str], **options: Any) -> tuple[dict[str, Any], Calls, ScriptedChatModel]:
     calls = Calls()
     model = ScriptedChatModel(script=script)
-    graph = react_text.build_graph(model, tools=guard_tools(calls, **options), max_steps=20)
+    graph = react_text.build_graph(model, tools=guard_tools(calls, **options), max_model_calls=20)
     return graph.invoke(ask("Do the task.")), calls, model
 
 

@@ -68,7 +68,7 @@ def test_a_mode_makes_its_rounds_then_the_model_answers_with_tools_off(
 @pytest.mark.parametrize("mode", ["chat", "agent"])
 def test_a_runs_mode_on_an_unlimited_graph_gives_the_same_counts(mode: str) -> None:
     model = ToolHungryModel()
-    graph = react.build_graph(model, tools=[count], max_steps=None, token_budget=None)
+    graph = react.build_graph(model, tools=[count], max_model_calls=None, token_budget=None)
 
     state = graph.invoke(ask("Count."), {"recursion_limit": 200}, context={"mode": mode})
 
@@ -79,7 +79,7 @@ def test_a_runs_mode_on_an_unlimited_graph_gives_the_same_counts(mode: str) -> N
 
 def test_the_round_limit_is_an_option_a_run_may_lower_but_not_raise() -> None:
     model = ToolHungryModel()
-    graph = react.build_graph(model, tools=[count], max_steps=12, max_tool_rounds=3)
+    graph = react.build_graph(model, tools=[count], max_model_calls=12, max_tool_rounds=3)
 
     state = graph.invoke(ask("Count."), context={"max_tool_rounds": 8})
     assert (tool_rounds(state), len(model.calls)) == (3, 4)
@@ -93,18 +93,18 @@ def test_the_round_limit_is_an_option_a_run_may_lower_but_not_raise() -> None:
 def test_no_round_limit_by_default() -> None:
     assert Limits().max_tool_rounds is None
     model = ToolHungryModel()
-    graph = react.build_graph(model, tools=[count], max_steps=12)
+    graph = react.build_graph(model, tools=[count], max_model_calls=12)
 
     state = graph.invoke(ask("Count."))
 
     assert tool_rounds(state) == 12
-    assert state["outcome"]["status"] == "incomplete"  # the step budget, not a round limit
+    assert state["outcome"]["status"] == "incomplete"  # the model-call budget, not a round limit
 
 
 def test_a_model_that_calls_tools_with_tools_off_gets_no_more_rounds() -> None:
     numbers = itertools.count()
     model = ScriptedChatModel(script=[lambda _: tool_call("count", n=next(numbers))], cycle=True)
-    graph = react.build_graph(model, tools=[count], max_steps=6, mode="chat")
+    graph = react.build_graph(model, tools=[count], max_model_calls=6, mode="chat")
 
     state = graph.invoke(ask("Count."))
 
@@ -126,7 +126,7 @@ def test_plan_steps_share_the_questions_rounds() -> None:
             return super()._choose_reply(record)
 
     model = Planner()
-    graph = plan_execute.build_graph(model, tools=[count], max_steps=12, max_tool_rounds=1)
+    graph = plan_execute.build_graph(model, tools=[count], max_model_calls=12, max_tool_rounds=1)
 
     state = graph.invoke(ask("Count in two steps."), {"recursion_limit": 100})
 

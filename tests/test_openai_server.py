@@ -53,7 +53,7 @@ from tests.helpers.openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServ
 pytestmark = pytest.mark.openai_server
 
 QUESTION = "What is 23*17+4?"
-MAX_STEPS = 3
+MAX_MODEL_CALLS = 3
 TOKEN_BUDGET = 3000
 """Prompt and completion tokens per question: two or three calls of the tiny model."""
 PATTERN_OPTIONS: dict[str, dict[str, Any]] = {
@@ -88,7 +88,7 @@ def build(pattern: str) -> CompiledStateGraph:
         model=MODEL_SPEC,
         tools=[calculator()],
         checkpointer=InMemorySaver(),
-        max_steps=MAX_STEPS,
+        max_model_calls=MAX_MODEL_CALLS,
         token_budget=TOKEN_BUDGET,
         **PATTERN_OPTIONS[pattern],
     )
@@ -283,8 +283,8 @@ def test_the_cli_runs_every_pattern_to_an_answer(
         pattern,
         "--model",
         MODEL_SPEC,
-        "--max-steps",
-        str(MAX_STEPS),
+        "--max-model-calls",
+        str(MAX_MODEL_CALLS),
         "--token-budget",
         str(TOKEN_BUDGET),
         "--workspace",
@@ -390,7 +390,14 @@ def test_the_bench_measures_a_real_server_from_concurrent_cells(
     out = tmp_path / "bench"
     command = [sys.executable, "-m", "reasoning_graphs", "bench", "--suite", "arithmetic"]
     command += ["--limit", "1", "--patterns", "react", "--repeat", "2", "--concurrency", "2"]
-    command += ["--model", MODEL_SPEC, "--max-steps", "1", "--token-budget", str(TOKEN_BUDGET)]
+    command += [
+        "--model",
+        MODEL_SPEC,
+        "--max-model-calls",
+        "1",
+        "--token-budget",
+        str(TOKEN_BUDGET),
+    ]
     command += ["--out", str(out), "--no-charts"]
 
     done, report = run_cli(command, openai_server)
@@ -424,7 +431,7 @@ def test_the_guards_advice_reaches_a_real_server_after_the_tool_results(
 
     def first_prompt_tokens(streak: int) -> int:
         graph = react.build_graph(
-            model=MODEL_SPEC, tools=[calculator()], max_steps=1, empty_result_streak=streak
+            model=MODEL_SPEC, tools=[calculator()], max_model_calls=1, empty_result_streak=streak
         )
         state = graph.invoke({"messages": conversation})
         (thought, *_) = [e for e in state["trajectory"] if e["kind"] == "thought"]

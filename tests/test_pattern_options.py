@@ -34,7 +34,7 @@ OWN_OPTIONS = {
     "lats": {"candidates", "max_expansions", "max_depth", "threshold"},
     "cot": {"samples"},
 }
-SHARED = {"model", "max_steps", "token_budget", "approve", "deny", "tools", "time_budget"}
+SHARED = {"model", "max_model_calls", "token_budget", "approve", "deny", "tools", "time_budget"}
 
 
 def ask(question: str) -> dict[str, Any]:

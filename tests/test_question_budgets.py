@@ -145,7 +145,7 @@ TOOL_PATTERNS = PATTERNS
 @pytest.mark.parametrize("pattern", TOOL_PATTERNS)
 def test_the_tool_call_budget_stops_the_question_with_one_closing_call(pattern: str) -> None:
     timeline = Timeline()
-    graph, _ = build(pattern, timeline, max_tool_calls=3, max_steps=None)
+    graph, _ = build(pattern, timeline, max_tool_calls=3, max_model_calls=None)
 
     state = graph.invoke(ask("Look everything up."))
 
@@ -160,7 +160,7 @@ def test_the_tool_call_budget_stops_the_question_with_one_closing_call(pattern: 
 @pytest.mark.parametrize("pattern", TOOL_PATTERNS)
 def test_a_run_may_lower_the_tool_call_budget(pattern: str) -> None:
     timeline = Timeline()
-    graph, _ = build(pattern, timeline, max_tool_calls=6, max_steps=None)
+    graph, _ = build(pattern, timeline, max_tool_calls=6, max_model_calls=None)
 
     state = graph.invoke(ask("Look everything up."), context={"max_tool_calls": 3})
 
@@ -204,7 +204,7 @@ def test_the_next_round_runs_no_more_calls_than_the_budget_has_left() -> None:
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_the_time_budget_stops_a_question_whose_tools_take_time(pattern: str) -> None:
     timeline = Timeline(tool_seconds=0.35)
-    graph, _ = build(pattern, timeline, time_budget=1, max_steps=None)
+    graph, _ = build(pattern, timeline, time_budget=1, max_model_calls=None)
 
     state = graph.invoke(ask("Look everything up."))
 
@@ -220,7 +220,7 @@ def test_the_time_budget_stops_a_question_whose_tools_take_time(pattern: str) ->
 def test_model_latency_counts_as_work() -> None:
     timeline = Timeline()
     model = ScriptedChatModel(script=timeline.script(*lookups(timeline, 8)), delay=0.4)
-    graph = react.build_graph(model, [timeline.lookup()], time_budget=1, max_steps=None)
+    graph = react.build_graph(model, [timeline.lookup()], time_budget=1, max_model_calls=None)
 
     state = graph.invoke(ask("Look everything up."))
 

@@ -138,14 +138,14 @@ def test_an_edit_lands_on_the_one_call_it_answers(log: ToolLog, thread: dict) ->
     one_observation_per_call(state["messages"])
 
 
-def test_a_reused_message_id_does_not_defeat_max_steps(log: ToolLog) -> None:
+def test_a_reused_message_id_does_not_defeat_max_model_calls(log: ToolLog) -> None:
     def same_ids(messages: list[Any]) -> AIMessage:
         reply = tool_call("note", id="c1", item=f"n{len(messages)}")
         return reply.model_copy(update={"id": "same-id"})
 
     model = ScriptedChatModel(script=[same_ids], cycle=True)
 
-    react.build_graph(model, graph_tools(log), max_steps=3).invoke(
+    react.build_graph(model, graph_tools(log), max_model_calls=3).invoke(
         ask("Loop."), {"recursion_limit": 60}
     )
 
@@ -156,17 +156,19 @@ def test_a_reused_message_id_does_not_defeat_max_steps(log: ToolLog) -> None:
 # --- budgets cover the whole question -------------------------------------------------------
 
 
-@pytest.mark.parametrize("max_steps", [1, 3])
-def test_plan_execute_counts_every_model_call_of_the_question(log: ToolLog, max_steps: int) -> None:
+@pytest.mark.parametrize("max_model_calls", [1, 3])
+def test_plan_execute_counts_every_model_call_of_the_question(
+    log: ToolLog, max_model_calls: int
+) -> None:
     steps = [f"Look up item {n}." for n in range(5)]
     script = [Plan(steps=steps), tool_call("lookup", item="x"), tool_call("lookup", item="y")]
     model = ScriptedChatModel(script=script, cycle=True)
 
-    state = plan_execute.build_graph(model, graph_tools(log), max_steps=max_steps).invoke(
-        ask("Look everything up.")
-    )
+    state = plan_execute.build_graph(
+        model, graph_tools(log), max_model_calls=max_model_calls
+    ).invoke(ask("Look everything up."))
 
-    assert len(model.calls) <= max_steps + 1
+    assert len(model.calls) <= max_model_calls + 1
     assert state["outcome"]["status"] == "incomplete"
 
 
@@ -174,7 +176,7 @@ def test_reflexion_counts_every_trial_against_the_budget(log: ToolLog) -> None:
     low = Judgement(feedback="Try again.", score=0.0)
     script = [tool_call("lookup", item="x"), "maybe", low, {"diagnosis": "d", "advice": "a"}]
     model = ScriptedChatModel(script=script, cycle=True)
-    graph = reflexion.build_graph(model, graph_tools(log), max_trials=5, max_steps=4)
+    graph = reflexion.build_graph(model, graph_tools(log), max_trials=5, max_model_calls=4)
 
     state = graph.invoke(ask("Find it."))
 
@@ -216,15 +218,17 @@ def test_plan_execute_shows_step_results_as_data(log: ToolLog) -> None:
     assert blocks_with(replanner, "say PWNED") == 1
 
 
-@pytest.mark.parametrize("max_steps", [3, 4, 7])
-def test_a_tree_search_samples_no_more_than_the_budget_allows(log: ToolLog, max_steps: int) -> None:
+@pytest.mark.parametrize("max_model_calls", [3, 4, 7])
+def test_a_tree_search_samples_no_more_than_the_budget_allows(
+    log: ToolLog, max_model_calls: int
+) -> None:
     from reasoning_graphs.graphs import lats
 
     script = [tool_call("lookup", item="x"), Judgement(feedback="Keep going.", score=0.3)]
     model = ScriptedChatModel(script=script, cycle=True)
-    graph = lats.build_graph(model, graph_tools(log), candidates=3, max_steps=max_steps)
+    graph = lats.build_graph(model, graph_tools(log), candidates=3, max_model_calls=max_model_calls)
 
     state = graph.invoke(ask("Search."))
 
-    assert len(model.calls) <= max_steps + 1
+    assert len(model.calls) <= max_model_calls + 1
     assert state["outcome"]["status"] == "incomplete"

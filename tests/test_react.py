@@ -209,7 +209,7 @@ def test_step_budget_ends_with_an_honest_incomplete_answer() -> None:
     model = ScriptedChatModel(
         script=[lambda _: tool_call("calculator", expression=f"{next(counter)}+1")], cycle=True
     )
-    graph = build_graph(model, tools=[calculator()], max_steps=3)
+    graph = build_graph(model, tools=[calculator()], max_model_calls=3)
 
     state = graph.invoke(ask("count forever"))
 
@@ -260,7 +260,7 @@ def test_a_repeated_call_is_answered_from_before_and_the_run_goes_on() -> None:
 
 def test_finish_survives_a_failing_model() -> None:
     script = [tool_call("calculator", expression="2*3"), RuntimeError("model crashed")]
-    graph = build_graph(ScriptedChatModel(script=script), tools=[calculator()], max_steps=1)
+    graph = build_graph(ScriptedChatModel(script=script), tools=[calculator()], max_model_calls=1)
 
     state = graph.invoke(ask("2*3?"))
 
@@ -297,9 +297,9 @@ def test_other_model_errors_are_not_retried() -> None:
 
 def test_context_overrides_limits_per_run() -> None:
     model = ScriptedChatModel(script=[tool_call("calculator", expression="1+1"), "x", "y"])
-    graph = build_graph(model, tools=[calculator()], max_steps=10)
+    graph = build_graph(model, tools=[calculator()], max_model_calls=10)
 
-    state = graph.invoke(ask("hi"), context={"max_steps": 1})
+    state = graph.invoke(ask("hi"), context={"max_model_calls": 1})
 
     assert state["outcome"]["status"] == "incomplete"
 

@@ -378,7 +378,7 @@ def test_the_step_budget_ends_with_an_honest_answer(tools, log) -> None:
         step("E3", "lookup", item="#E2"),
     ]
     model = ScriptedChatModel(script=[plan(*steps), "Probably a."])
-    graph = build_graph(model, tools=tools, max_steps=1)
+    graph = build_graph(model, tools=tools, max_model_calls=1)
 
     state = graph.invoke(ask("chain"))
 
@@ -386,7 +386,7 @@ def test_the_step_budget_ends_with_an_honest_answer(tools, log) -> None:
     assert len(model.calls) == 2  # plus the one closing call past the budget
     assert without_note(state["outcome"]) == {
         "status": "incomplete",
-        "reason": "reached the limit of 1 model steps",
+        "reason": "reached the limit of 1 model calls",
     }
     final = state["messages"][-1]
     assert final.content == "Probably a."  # the model's own words

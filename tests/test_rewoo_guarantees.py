@@ -111,7 +111,7 @@ def test_a_plan_made_again_past_the_budget_is_not_asked_for(log) -> None:
     bad = plan(step("E1", "teleport", item="x"))
     model = ScriptedChatModel(script=[bad, plan(step("E1", "look", item="x")), "?", "?"])
 
-    state = build_graph(model, tools=tools, max_steps=1).invoke(ask("question"))
+    state = build_graph(model, tools=tools, max_model_calls=1).invoke(ask("question"))
 
     assert len(model.calls) == 2  # the budget, plus one closing answer
     assert log.runs == []

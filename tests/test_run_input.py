@@ -32,11 +32,11 @@ BAD_INPUTS = {
 }
 BAD_OPTIONS = {
     "unknown option": {"bogus": 1},
-    "ill-typed option": {"max_steps": "ten"},
+    "ill-typed option": {"max_model_calls": "ten"},
     "tool the graph lacks": {"tools": ["no_such_tool"]},
     "misspelt approval": {"approve": ["write-file"]},
     "misspelt denial": {"deny": ["writefile"]},
-    "not an object": ["max_steps"],
+    "not an object": ["max_model_calls"],
 }
 
 
@@ -128,7 +128,7 @@ def test_well_formed_runs_still_run(tmp_path: Any) -> None:
 
     message = graph.invoke({"messages": "What is 6*7?"}, config)["messages"][-1]
     single = graph.invoke({"messages": HumanMessage("And 6*7?")}, config)["messages"][-1]
-    options = AgentContext(max_steps=3, approve=["calculator"], tools=["calculator"])
+    options = AgentContext(max_model_calls=3, approve=["calculator"], tools=["calculator"])
     paused = graph.invoke(QUESTION, config, context=options)
 
     assert (message.content, single.content) == ("42", "42")

@@ -102,7 +102,7 @@ def counting_graph(log: ToolLog, replies: int, **options: Any) -> tuple[Any, Scr
 @pytest.mark.parametrize(
     ("built", "raised", "runs"),
     [
-        ({"max_steps": 2}, {"max_steps": 50}, 2),
+        ({"max_model_calls": 2}, {"max_model_calls": 50}, 2),
         # the first reply is stopped as it streams past the budget: no call of it runs
         ({"token_budget": 1}, {"token_budget": 10**9}, 0),
     ],
@@ -130,9 +130,9 @@ def test_a_run_cannot_raise_the_calls_per_turn(log, thread, as_context) -> None:
 
 
 def test_a_run_may_lower_a_budget_even_where_the_graph_has_none(log, thread, as_context) -> None:
-    graph, _ = counting_graph(log, 5, max_steps=None)
+    graph, _ = counting_graph(log, 5, max_model_calls=None)
 
-    state = graph.invoke(ask("go"), thread, context=as_context(max_steps=1))
+    state = graph.invoke(ask("go"), thread, context=as_context(max_model_calls=1))
 
     assert state["outcome"]["status"] == "incomplete"
     assert len(log.runs) == 1
@@ -141,7 +141,7 @@ def test_a_run_may_lower_a_budget_even_where_the_graph_has_none(log, thread, as_
 @pytest.mark.parametrize(
     "options",
     [
-        {"max_steps": "50"},
+        {"max_model_calls": "50"},
         {"token_budget": True},
         {"approve": "shell"},
         {"deny": [1]},

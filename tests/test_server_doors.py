@@ -264,7 +264,7 @@ async def test_options_sent_as_configurable_get_the_same_refusal_on_every_route(
 
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
-    assistant = await client.assistants.create("react", context={"max_steps": 3})
+    assistant = await client.assistants.create("react", context={"max_model_calls": 3})
     assistant_id = assistant["assistant_id"]  # crons name a stored assistant
     cron = await client.crons.create(assistant_id, schedule=YEARLY, input=QUESTION)
     stored_cron = await client.http.get(f"/runs/crons/{cron['cron_id']}")
@@ -297,7 +297,7 @@ async def test_options_sent_as_configurable_get_the_same_refusal_on_every_route(
     assert "max_step" in expected
     assert details[:-1] == [expected] * (len(details) - 1)
     assert await client.runs.list(thread_id) == []
-    assert (await client.assistants.get(assistant_id))["context"] == {"max_steps": 3}
+    assert (await client.assistants.get(assistant_id))["context"] == {"max_model_calls": 3}
     assert await client.http.get(f"/runs/crons/{cron['cron_id']}") == stored_cron
     crons = await client.crons.search(assistant_id=assistant_id)
     assert [c["cron_id"] for c in crons] == [cron["cron_id"]]
@@ -317,7 +317,7 @@ async def test_the_servers_own_configurable_keys_are_not_run_options(server: Dev
             "langgraph_request_id": "from-the-caller",
             "__caller_marker__": 1,
             "x-team": "blue",
-            "max_steps": 5,
+            "max_model_calls": 5,
         }
     )
 

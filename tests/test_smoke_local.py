@@ -60,7 +60,11 @@ def test_text_react_on_the_embedded_model(grammar: bool, tmp_path: Path) -> None
     from reasoning_graphs.tools.builtins import default_tools
 
     graph = build_graph(
-        "local", tools=default_tools(tmp_path), grammar=grammar, max_steps=4, token_budget=3000
+        "local",
+        tools=default_tools(tmp_path),
+        grammar=grammar,
+        max_model_calls=4,
+        token_budget=3000,
     )
 
     state = graph.invoke({"messages": [("user", "What is 23*17+4?")]})

@@ -87,7 +87,7 @@ def test_a_resume_cannot_give_back_spent_budget(log: ToolLog) -> None:
     script = [lookups[0], tool_call("deploy", item="prod"), *lookups[1:], "done"]
 
     def model_calls(attack: bool) -> int:
-        graph = deploy_graph(log, script, max_steps=3)
+        graph = deploy_graph(log, script, max_model_calls=3)
         thread = {"configurable": {"thread_id": f"budget-{attack}"}}
         graph.invoke(ask("go"), thread)
         if attack:

@@ -285,7 +285,7 @@ def test_a_resumed_search_counts_on_from_where_it_was(tmp_path: Path) -> None:
     script = [*[calculate] * 3, judged, *[write] * 3]
 
     first = run_process(
-        script, "run", "6*7?", "--pattern", "lats", "--max-steps", "20", *flags, env=env
+        script, "run", "6*7?", "--pattern", "lats", "--max-model-calls", "20", *flags, env=env
     )
     assert first.returncode == 4, first.stderr  # waits for the write to be approved
     thread_id = re.search(r"resume (\w+)", first.stdout + first.stderr).group(1)

@@ -7,16 +7,21 @@ assistant) changes only what it names.
 Any client of the dev server can send these options, so a run may only make a
 graph stricter, and each option declares how where it is defined (its
 :mod:`bound <reasoning_graphs.option_bounds>`): budgets and timeouts may be
-lowered, never raised or removed (at build time ``max_steps=None`` and
+lowered, never raised or removed (at build time ``max_model_calls=None`` and
 ``token_budget=None`` mean "no limit"); ``approve`` and ``deny`` add to the
 graph's lists; ``tools`` picks among the graph's tools; a ``mode`` is a preset
 of budgets and tightens the same way. Only ``model``, ``summary_model`` and the
 options that shape the prompt (``context_*``, ``keep_messages``) replace the
 graph's choice. An option without a bound cannot be set by a run.
+
+``max_steps`` is the former name of ``max_model_calls`` (a "step" is a plan's):
+for one release it is still read, as a run option and as a build option, with a
+``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypeVar, get_args
@@ -31,10 +36,16 @@ from reasoning_graphs.option_bounds import (
     ModelSpec,
     NarrowsTools,
     OneOf,
+    RenamedTo,
     bound_of,
 )
 
 BAD_CONTEXT = "Unknown run option(s) {names}; known options: {known}."
+RENAMED = "Option {old!r} is now called {new!r}; the old name goes in a later release."
+BOTH_NAMES = (
+    "Options {old!r} and {new!r} are one option under its old and new name, given different "
+    "values ({old_value!r}, {new_value!r}): give only {new!r}."
+)
 
 Mode = Literal["chat", "agent"]
 ContextStrategy = Literal["none", "window", "summary", "protective", "hybrid"]
@@ -43,10 +54,15 @@ DEFAULT_IDLE_TIMEOUT = 600.0
 """Seconds without any model or tool activity before a question stops (10 minutes)."""
 
 MODES: dict[str, dict[str, Any]] = {
-    "chat": {"max_tool_rounds": 1, "max_steps": 2, "max_tool_calls_per_turn": 5, "retries": 3},
+    "chat": {
+        "max_tool_rounds": 1,
+        "max_model_calls": 2,
+        "max_tool_calls_per_turn": 5,
+        "retries": 3,
+    },
     "agent": {
         "max_tool_rounds": 20,
-        "max_steps": 21,
+        "max_model_calls": 21,
         "max_tool_calls_per_turn": 5,
         "max_tool_calls": 200,
         "token_budget": 200_000,
@@ -58,7 +74,7 @@ MODES: dict[str, dict[str, Any]] = {
 ``chat``: one round of at most 5 tool calls, then the answer (2 model calls).
 ``agent``: 20 rounds of at most 5 calls, then the answer (21 model calls), 200 tool calls
 and 200,000 tokens per question. The model call after the last round is asked with tools
-off, and its reply is the answer (``max_tool_rounds``); ``max_steps`` bounds the model
+off, and its reply is the answer (``max_tool_rounds``); ``max_model_calls`` bounds the model
 calls of patterns that make no tool rounds alike. ``retries``: attempts of a model call
 that failed for a transient reason (rate limit, timeout, server error): 3 and 5."""
 
@@ -90,7 +106,7 @@ class AgentContext:
         "cheaper model may do). Empty: the graph's, else the run's model.",
         bound=ModelSpec(),
     )
-    max_steps: int | None = run_option(
+    max_model_calls: int | None = run_option(
         "Model calls per question (in every step and trial; summaries that fit the prompt to "
         "the window are not counted) before the run must answer." + LOWER_ONLY,
         bound=LowerOnly(least=1),
@@ -188,8 +204,20 @@ class AgentContext:
         "an incomplete answer (default 600)." + LOWERED_GUARD,
         bound=LowerOnly(seconds=True),
     )
+    max_steps: int | None = run_option(
+        "Deprecated: the former name of max_model_calls, read as it for one more release.",
+        bound=RenamedTo("max_model_calls"),
+    )
 
     def __post_init__(self) -> None:
+        for old, new in renamed_options(type(self)).items():
+            value = getattr(self, old)
+            if _is_unset(value):
+                continue
+            _bound(type(self), new).check(old, value)
+            given = getattr(self, new)
+            setattr(self, new, _moved(old, new, value, None if _is_unset(given) else given))
+            setattr(self, old, None)
         for item in fields(self):
             value = getattr(self, item.name)
             if not _is_unset(value):
@@ -201,7 +229,7 @@ class Limits:
     """Resolved limits and approval lists for one run (``None`` budgets: no limit)."""
 
     model: str | None = None
-    max_steps: int | None = 10
+    max_model_calls: int | None = 10
     max_tool_rounds: int | None = None
     max_tool_calls_per_turn: int = 8
     token_budget: int | None = None
@@ -285,6 +313,35 @@ def refuse_unknown_options(context: Mapping[str, Any], schema: type) -> None:
     unknown = sorted(str(name) for name in context if name not in known)
     if unknown:
         raise ValueError(BAD_CONTEXT.format(names=unknown, known=known))
+
+
+def renamed_options(schema: type = AgentContext) -> dict[str, str]:
+    """Each former option name of ``schema`` (a dataclass), and the name it now has."""
+    return {
+        item.name: item.metadata[BOUND].current
+        for item in fields(schema)
+        if isinstance(item.metadata.get(BOUND), RenamedTo)
+    }
+
+
+def current_names(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Build ``options`` with each former name given as the option's current one (and a
+    ``DeprecationWarning``); the two names with different values are a ``ValueError``."""
+    current = dict(options)
+    for old, new in renamed_options().items():
+        if old in current:
+            value = current.pop(old)
+            current[new] = _moved(old, new, value, current.get(new))
+    return current
+
+
+def _moved(old: str, new: str, value: Any, given: Any) -> Any:
+    """``value``, given under the former name ``old``, as the option ``new`` (which was
+    given as ``given``: ``None`` when unset), with a ``DeprecationWarning``."""
+    if given is not None and given != value:
+        raise ValueError(BOTH_NAMES.format(old=old, new=new, old_value=value, new_value=given))
+    warnings.warn(RENAMED.format(old=old, new=new), DeprecationWarning, stacklevel=3)
+    return value
 
 
 def _preset(mode: Mode) -> dict[str, Any]:

@@ -134,6 +134,18 @@ class NarrowsTools(ToolList):
         return tuple(value)
 
 
+@dataclass(frozen=True)
+class RenamedTo(Bound):
+    """An option's former name, kept for one release: a value given under it moves to the
+    option ``current`` (with a ``DeprecationWarning``) and obeys that option's bound, which
+    :class:`~reasoning_graphs.context.AgentContext` checks under this name."""
+
+    current: str
+
+    def check(self, name: str, value: Any) -> None:
+        """Nothing of its own: the value is the current option's, and checked by its bound."""
+
+
 def bound_of(option: Field[Any]) -> Bound:
     """The bound ``option`` declares; a ``ValueError`` naming it when it declares none."""
     bound = option.metadata.get(BOUND)

@@ -1,7 +1,7 @@
 """Facts about the current question, derived from the state rather than stored twice.
 
 A question is everything since the latest human message: the budgets count the
-model steps and tokens of the question, and repetition is judged within it. The
+model calls and tokens of the question, and repetition is judged within it. The
 facts every step asks for are running folds of the conversation
 (:mod:`reasoning_graphs.history`), so a step reads only the messages added
 since the step before.
@@ -184,7 +184,7 @@ def _count_thought(by_question: dict[int, int], event: Mapping[str, Any]) -> dic
 THOUGHTS = Fold("thoughts", dict, _count_thought)
 
 
-def steps_used(state: Mapping[str, Any]) -> int:
+def model_calls_used(state: Mapping[str, Any]) -> int:
     """Model calls this graph has made for the current question.
 
     Counted from the trajectory, not from the messages: a provider that reuses a

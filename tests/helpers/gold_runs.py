@@ -39,7 +39,7 @@ Builder = Callable[[ScriptedChatModel, list[BaseTool]], CompiledStateGraph]
 
 AGENTS: dict[str, Builder] = {
     "react": lambda model, tools: react.build_graph(
-        model, tools, InMemorySaver(), max_steps=GOLD_MAX_STEPS
+        model, tools, InMemorySaver(), max_model_calls=GOLD_MAX_STEPS
     ),
     "create_agent": lambda model, tools: create_agent(model, tools, checkpointer=InMemorySaver()),
 }

@@ -61,7 +61,7 @@ class BenchSettings:
         call_delay, token_delay: The oracle's seconds per call and per output token.
         checkpointer: The saver every cell writes to (a spec :func:`open_checkpointer`
             reads: a SQLite file, ``postgresql://…``, ``memory``).
-        max_steps: Model calls per question.
+        max_model_calls: Model calls per question.
         token_budget: Prompt plus completion tokens per question (``None``: no limit).
         samples: Chain-of-Thought's self-consistency votes.
         workspaces: The folder each cell's workspace is made in (``None``: a temporary one).
@@ -71,7 +71,7 @@ class BenchSettings:
     call_delay: float = 0.0
     token_delay: float = 0.0
     checkpointer: str = "memory"
-    max_steps: int = 20
+    max_model_calls: int = 20
     token_budget: int | None = None
     samples: int = 3
     workspaces: str | None = None
@@ -177,7 +177,7 @@ def pattern_options(cell: Cell, settings: BenchSettings) -> dict[str, Any]:
     """The build options a pattern takes for this cell besides the shared budgets: the
     bench's ``samples`` for a pattern that samples, and the task's unit tests as the
     evaluator of a pattern that takes one."""
-    options: dict[str, Any] = {"max_steps": settings.max_steps}
+    options: dict[str, Any] = {"max_model_calls": settings.max_model_calls}
     if settings.token_budget is not None:
         options["token_budget"] = settings.token_budget
     takes = inspect.signature(graph_builder(cell.pattern)).parameters

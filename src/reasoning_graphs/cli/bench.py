@@ -95,8 +95,9 @@ def add_bench_parser(commands: Any) -> None:
         help="the oracle's seconds per output token, as a model's generation (default 0.001)",
     )
     bench.add_argument("--limit", type=int, help="run only the first N tasks of each suite")
+    bench.add_argument("--max-model-calls", type=int, help="model calls per question (default 20)")
     bench.add_argument(
-        "--max-steps", type=int, default=20, help="model calls per question (default 20)"
+        "--max-steps", type=int, help="deprecated: the former name of --max-model-calls"
     )
     bench.add_argument("--token-budget", type=int, help="tokens per question (default: none)")
     bench.add_argument(
@@ -123,7 +124,9 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
     from reasoning_graphs.bench.runner import BenchSettings, Cell
     from reasoning_graphs.bench.suite import SuiteError
 
-    for flag in ("repeat", "concurrency", "max_steps", "samples"):
+    if args.max_model_calls is None:
+        args.max_model_calls = BenchSettings.max_model_calls
+    for flag in ("repeat", "concurrency", "max_model_calls", "samples"):
         if getattr(args, flag) < 1:
             raise usage_error(POSITIVE.format(flag="--" + flag.replace("_", "-")))
     for flag in ("call_delay", "token_delay"):
@@ -153,7 +156,7 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
         call_delay=args.call_delay,
         token_delay=args.token_delay,
         checkpointer=args.checkpointer or str((out / "checkpoints.sqlite").resolve()),
-        max_steps=args.max_steps,
+        max_model_calls=args.max_model_calls,
         token_budget=args.token_budget,
         samples=args.samples,
         workspaces=str((out / "workspaces").resolve()),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,8 @@ from reasoning_graphs.context import MODES, ContextStrategy
 from reasoning_graphs.graphs import PATTERNS
 
 USAGE_ERROR = exits.USAGE
+FORMER_FLAG = "--max-steps is now called --max-model-calls; the old name goes in a later release"
+BOTH_FLAGS = "--max-steps is the former name of --max-model-calls: give only --max-model-calls"
 LIBRARY_LOGGER = "reasoning_graphs"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -77,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
-    run.add_argument("--max-steps", type=int, help="model steps before an incomplete answer")
+    run.add_argument(
+        "--max-model-calls", type=int, help="model calls per question before an incomplete answer"
+    )
+    run.add_argument(
+        "--max-steps", type=int, help="deprecated: the former name of --max-model-calls"
+    )
     run.add_argument("--token-budget", type=int, help="tokens allowed for this question")
     run.add_argument(
         "--time-budget", type=int, metavar="SECONDS", help="seconds of work for this question"
@@ -225,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
+        _read_former_flags(args)
         if args.command == "patterns":
             return print_patterns()
         if args.command == "bench":
@@ -274,6 +283,18 @@ def print_patterns() -> int:
     for pattern in PATTERNS.values():
         print(f"{pattern.name:<{width}}  {pattern.summary}")
     return exits.ANSWERED
+
+
+def _read_former_flags(args: argparse.Namespace) -> None:
+    """``--max-steps``, the former name of ``--max-model-calls``, read as it for one more
+    release (with a ``DeprecationWarning``); the two with different values are a usage error."""
+    former = getattr(args, "max_steps", None)
+    if former is None:
+        return
+    if args.max_model_calls is not None and args.max_model_calls != former:
+        raise UsageError(BOTH_FLAGS)
+    warnings.warn(FORMER_FLAG, DeprecationWarning, stacklevel=2)
+    args.max_model_calls = former
 
 
 def entry() -> None:

@@ -39,6 +39,7 @@ from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.cli.store import Store
 from reasoning_graphs.cli.threads import ThreadRecord
 from reasoning_graphs.cli.user_graphs import graph_reference, is_graph_reference, load_graph
+from reasoning_graphs.context import renamed_options
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
@@ -88,7 +89,7 @@ PATTERN_FLAGS = (
     "model",
     "workspace",
     "docs",
-    "max_steps",
+    "max_model_calls",
     "token_budget",
     "time_budget",
     "model_timeout",
@@ -104,7 +105,7 @@ OWN_MODEL = ""
 
 def run(store: Store, args: argparse.Namespace) -> int:
     """Ask ``args.question`` on a new thread, or on ``--thread`` as its next question."""
-    for flag in ("max_steps", "context_window"):
+    for flag in ("max_model_calls", "context_window"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be at least 1")
@@ -125,7 +126,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
     )
     thread_id = args.thread or uuid.uuid4().hex[:12]
     flags = {
-        "max_steps": args.max_steps,
+        "max_model_calls": args.max_model_calls,
         "token_budget": args.token_budget,
         "time_budget": args.time_budget,
         "model_timeout": args.model_timeout,
@@ -136,7 +137,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "context_window": args.context_window,
     }
     limits = {
-        **(record.limits if record else {}),
+        **(_saved_limits(record)),
         **{key: value for key, value in flags.items() if value is not None},
     }
     workspace, docs = _folders(args, record, pattern)
@@ -180,7 +181,7 @@ def resume(store: Store, args: argparse.Namespace) -> int:
     _refuse_pattern_flags(args, pattern)
     model_spec = record.model if record else default_model_spec()
     workspace, docs = _folders(args, record, pattern)
-    graph = _graph(store, pattern, model_spec, workspace, docs, record.limits if record else None)
+    graph = _graph(store, pattern, model_spec, workspace, docs, _saved_limits(record))
     with hold(store.checkpointer, args.thread_id, wait=args.wait):
         snapshot = graph.get_state(config)
         decisions = _given_resume(args, snapshot.interrupts)
@@ -244,6 +245,15 @@ def _folders(
     workspace = args.workspace or (record.workspace if record else None)
     docs = args.docs or (record.docs if record else os.environ.get(DOCS_ENV) or None)
     return str(workspace_folder(workspace)), str(workspace_folder(docs)) if docs else None
+
+
+def _saved_limits(record: ThreadRecord | None) -> dict[str, Any]:
+    """The limits a thread's record keeps, each under its current name (a record an
+    earlier release saved may hold ``max_steps``)."""
+    renamed = renamed_options()
+    return {
+        renamed.get(name, name): value for name, value in (record.limits if record else {}).items()
+    }
 
 
 def _graph(

@@ -6,7 +6,7 @@ answer), and at the root the others give the alternative a sampled model
 would — the task's ``draft``, or an answer without looking anything up — which
 the judge scores 0, so the search has a wrong branch to pass over. Further
 down the samples agree and collapse into one child, which keeps a deep chain
-within the question's step budget. The judge reads the branch from its
+within the question's model-call budget. The judge reads the branch from its
 request: a final answer is scored by the scorer, unfinished steps by how far
 along the gold path they are.
 """

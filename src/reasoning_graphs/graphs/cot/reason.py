@@ -7,7 +7,7 @@ reported in the state and on the answer message. Self-consistency only helps
 when the samples differ: give it a model that samples (temperature above 0).
 
 The samples are a batch (:mod:`~reasoning_graphs.nodes.model.batch`): no more start
-than the step budget has left, and they share the tokens left. The vote is
+than the model-call budget has left, and they share the tokens left. The vote is
 over the samples that finished; fewer than asked is recorded in the trajectory.
 """
 

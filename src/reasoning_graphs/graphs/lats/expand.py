@@ -64,8 +64,9 @@ def make_expand(
     setup: AgentSetup, settings: SearchSettings
 ) -> Callable[[LatsState], Body[dict[str, Any]]]:
     """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
-    a batch (:mod:`~reasoning_graphs.nodes.model.batch`): fewer when the question's step budget
-    has room for fewer (each is sampled and judged), sharing the tokens left."""
+    a batch (:mod:`~reasoning_graphs.nodes.model.batch`): fewer when the question's
+    model-call budget has room for fewer (each is sampled and judged), sharing the tokens
+    left."""
 
     def expand_node(state: LatsState) -> Body[dict[str, Any]]:
         run = setup.for_run()

@@ -50,10 +50,10 @@ from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_buil
 
 MAX_ROUNDS = 2
 """Default plan-and-run rounds per question: a first plan and one replan."""
-STEPS_PER_ROUND = 4
+MODEL_CALLS_PER_ROUND = 4
 """Model calls one round may make, with one to spare: a plan, a re-made plan, the join (the
-schedule's passes make none). The default step budget is this times ``max_rounds``, so only
-the round bound stops replans unless a run sets a tighter ``max_steps``."""
+schedule's passes make none). The default model-call budget is this times ``max_rounds``, so only
+the round bound stops replans unless a run sets a tighter ``max_model_calls``."""
 
 
 def after_plan(state: LlmCompilerState) -> Literal["schedule", "plan", "finish"]:
@@ -78,7 +78,7 @@ def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
 def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> CompiledStateGraph:
     """Build the LLM Compiler graph.
 
-    ``max_steps`` defaults to :data:`STEPS_PER_ROUND` × ``max_rounds``.
+    ``max_model_calls`` defaults to :data:`MODEL_CALLS_PER_ROUND` × ``max_rounds``.
 
     Args:
         max_rounds: Plan-and-run rounds per question before an honest, incomplete answer.
@@ -92,7 +92,9 @@ def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> Compiled
         '42'
     """
     shared.options.setdefault("system_prompt", LLM_COMPILER_SYSTEM)
-    shared.options.setdefault("max_steps", STEPS_PER_ROUND * max_rounds)
+    shared.options.setdefault(
+        "max_model_calls", shared.options.get("max_steps", MODEL_CALLS_PER_ROUND * max_rounds)
+    )
     setup = shared.setup()
 
     builder = agent_graph_builder(LlmCompilerState, context_schema=LlmCompilerContext)

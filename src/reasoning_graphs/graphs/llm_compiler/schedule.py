@@ -73,10 +73,10 @@ from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.steps.plan import result_value
 from reasoning_graphs.nodes.steps.tool_task import run_cleared
 from reasoning_graphs.question import (
+    model_calls_used,
     question_answers,
     question_bookkeeping,
     question_number,
-    steps_used,
 )
 from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.output import content_text
@@ -246,7 +246,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[s
     def schedule(state: LlmCompilerState) -> Body[dict[str, Any]]:
         run = setup.for_run()
         plan: list[CompilerTask] = state.get("plan") or []
-        turn, step = question_number(state["messages"]), steps_used(state)
+        turn, step = question_number(state["messages"]), model_calls_used(state)
         done = _settled_tasks(state, plan)
         this_pass = _skipped(plan, done)
         done.update(this_pass)

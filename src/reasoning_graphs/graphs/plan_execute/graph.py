@@ -59,7 +59,7 @@ def build_graph(
 
     The model must support ``with_structured_output`` for planning and tool calling
     for the steps; the system prompt is the executor's. The step subgraphs save into the
-    checkpointer too, and ``max_steps`` and ``token_budget`` cover the whole question —
+    checkpointer too, and ``max_model_calls`` and ``token_budget`` cover the whole question —
     planning, every step's calls, revisions and the closing answer.
 
     Args:
@@ -80,8 +80,8 @@ def build_graph(
     """
     step_graph = build_step_graph(shared.model, shared.tools, retry=shared.retry, **shared.options)
     setup = shared.setup()
-    plan = make_plan(setup, max_steps=max_plan_steps)
-    replan = make_replan(setup, max_replans=max_replans, max_steps=max_plan_steps)
+    plan = make_plan(setup, max_plan_steps=max_plan_steps)
+    replan = make_replan(setup, max_replans=max_replans, max_plan_steps=max_plan_steps)
 
     builder = agent_graph_builder(PlanExecuteState, context_schema=PlanExecuteContext)
     builder.add_node("plan", model_node("plan", plan))

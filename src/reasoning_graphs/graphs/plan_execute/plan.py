@@ -66,9 +66,9 @@ class Replan(BaseModel):
 
 
 def make_plan(
-    setup: AgentSetup, *, max_steps: int
+    setup: AgentSetup, *, max_plan_steps: int
 ) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
-    """Build the ``plan`` node: at most ``max_steps`` steps, and a new plan per question."""
+    """Build the ``plan`` node: at most ``max_plan_steps`` steps, and a new plan per question."""
 
     def plan(state: PlanExecuteState) -> Body[dict[str, Any]]:
         run = setup.for_run()
@@ -78,7 +78,7 @@ def make_plan(
         steps = _clean(parsed.steps if isinstance(parsed, Plan) else [])
         return {
             # an unreadable or empty plan still gets the request done, as a single step
-            "plan": steps[:max_steps] or [latest_request(state["messages"])],
+            "plan": steps[:max_plan_steps] or [latest_request(state["messages"])],
             "replans": 0,
             "outcome": None,
             "trajectory": [event],
@@ -88,7 +88,7 @@ def make_plan(
 
 
 def make_replan(
-    setup: AgentSetup, *, max_replans: int, max_steps: int
+    setup: AgentSetup, *, max_replans: int, max_plan_steps: int
 ) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
     """Build the ``replan`` node: answer, or revise the plan at most ``max_replans`` times.
 
@@ -118,7 +118,7 @@ def make_replan(
         replans, limit = state.get("replans", 0), run.option("max_replans", max_replans)
         if replans >= limit:
             return {**update, "outcome": _incomplete(REPLAN_LIMIT.format(limit=limit))}
-        return {**update, "plan": steps[:max_steps], "replans": replans + 1}
+        return {**update, "plan": steps[:max_plan_steps], "replans": replans + 1}
 
     return replan
 

@@ -57,7 +57,7 @@ def build_graph(
     The model must support tool calling for the attempts and ``with_structured_output``
     for the reflections (and for judging, without an ``evaluator``); the tools and the
     system prompt are the attempts'. The attempt subgraphs save into the checkpointer
-    too, and ``max_steps`` and ``token_budget`` cover the whole question — every
+    too, and ``max_model_calls`` and ``token_budget`` cover the whole question — every
     attempt, grade and reflection.
 
     Args:

@@ -68,10 +68,10 @@ from reasoning_graphs.nodes.wiring.tool_loop import (
     to_settle,
 )
 
-REWOO_MAX_STEPS = 12
-"""Default step budget, in model calls of the question. ReWOO makes two (plan and answer),
+REWOO_MAX_MODEL_CALLS = 12
+"""Default model calls per question. ReWOO makes two (plan and answer),
 three with a re-plan, and waves of tool calls cost none, so the default never cuts a plan
-short; a run that lowers ``max_steps`` to what the plan spent stops after the first wave."""
+short; a run that lowers ``max_model_calls`` to what the plan spent stops after the first wave."""
 
 
 def after_plan(state: RewooState) -> Literal["work", "plan", "solve", "finish"]:
@@ -108,7 +108,7 @@ def make_after_work(
 def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     """Build the ReWOO graph.
 
-    ``max_steps`` defaults to :data:`REWOO_MAX_STEPS`.
+    ``max_model_calls`` defaults to :data:`REWOO_MAX_MODEL_CALLS`.
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel
@@ -120,7 +120,9 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
         '42'
     """
     shared.options.setdefault("system_prompt", REWOO_SYSTEM)
-    shared.options.setdefault("max_steps", REWOO_MAX_STEPS)
+    shared.options.setdefault(
+        "max_model_calls", shared.options.get("max_steps", REWOO_MAX_MODEL_CALLS)
+    )
     setup = shared.setup()
 
     builder = agent_graph_builder(RewooState)

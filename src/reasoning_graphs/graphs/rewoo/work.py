@@ -40,10 +40,10 @@ from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.trajectory import action_event
 from reasoning_graphs.nodes.steps.plan import result_value
 from reasoning_graphs.question import (
+    model_calls_used,
     question_answers,
     question_bookkeeping,
     question_number,
-    steps_used,
     this_question,
 )
 from reasoning_graphs.state import ActionEvent, Node
@@ -189,7 +189,7 @@ def _skip_events(
     return [
         action_event(
             turn=turn,
-            step=steps_used(state),
+            step=model_calls_used(state),
             call_id=SKIPPED_ID.format(var=step["var"]),
             tool=step["tool"],
             args=step["args"],

@@ -1,4 +1,4 @@
-"""The question's budgets: model calls (``max_steps``), tokens, tool calls and time of work.
+"""The question's budgets: model calls (``max_model_calls``), tokens, tool calls and time of work.
 
 Every model call and tool run of a question counts — thinking, planning,
 judging, the closing answer, and the work of a subgraph run per plan step or
@@ -16,7 +16,7 @@ durations, as the trajectory records them. Time spent waiting for a person
 is in neither, and a resumed run reads the same record from its state.
 
 A summary that fits a prompt to the context window is a model call that costs
-tokens and time, but it is no model step: ``max_steps`` counts the calls a run
+tokens and time, but ``max_model_calls`` leaves it out: it counts the calls a run
 makes to think, not the upkeep of its prompt. ``max_tool_rounds`` is not a
 budget that stops the question: once its rounds are made, the next model call
 is asked with tools off and its reply is the answer (:func:`rounds_spent`).
@@ -33,7 +33,9 @@ from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.question import executed_calls, question_number, this_question
 from reasoning_graphs.state import EXECUTED, Outcome, ThoughtEvent, TrajectoryEvent, Work
 
-STEP_LIMIT = "reached the limit of {limit} model steps"
+MODEL_CALL_LIMIT = "reached the limit of {limit} model calls"
+EARLIER_STEP_LIMIT = "reached the limit of {limit} model steps"
+"""How earlier releases worded :data:`MODEL_CALL_LIMIT`; threads saved then still hold it."""
 TOKEN_LIMIT = "spent {used} of {budget} tokens"
 TOOL_LIMIT = "reached the limit of {limit} tool calls"
 TIME_LIMIT = "spent {used:.1f} of {budget} seconds of work"
@@ -177,8 +179,8 @@ def exhausted(limits: Limits, spending: Spending) -> Outcome | None:
     for a spending already summed."""
     if spending.halt is not None:
         return _incomplete(spending.halt)
-    if limits.max_steps is not None and spending.calls >= limits.max_steps:
-        return _incomplete(STEP_LIMIT.format(limit=limits.max_steps))
+    if limits.max_model_calls is not None and spending.calls >= limits.max_model_calls:
+        return _incomplete(MODEL_CALL_LIMIT.format(limit=limits.max_model_calls))
     if limits.token_budget is not None and spending.tokens >= limits.token_budget:
         return _incomplete(TOKEN_LIMIT.format(used=spending.tokens, budget=limits.token_budget))
     if limits.max_tool_calls is not None and spending.tool_calls >= limits.max_tool_calls:

@@ -6,7 +6,7 @@ the whole budget left as its own — ten samples on a 1,500-token budget spent
 15,000 tokens. So a batch is sized before it starts and shares what is left
 while it runs:
 
-- It starts no more calls than the step budget has left, nor more than the
+- It starts no more calls than the model-call budget has left, nor more than the
   tokens left pay the prompts of with room to reply; but at least one, so a
   search always moves. A LATS candidate counts with the judge it will need,
   and together they may end one call past the budget. Either way, that is the
@@ -42,18 +42,24 @@ from reasoning_graphs.nodes.guards.budget import budget_stop_after, question_spe
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
 from reasoning_graphs.nodes.model.watch import TIME_SPENT, SharedTokens
-from reasoning_graphs.question import question_number, steps_used
+from reasoning_graphs.question import model_calls_used, question_number
 from reasoning_graphs.state import ThoughtEvent
 
 T = TypeVar("T")
 
-BudgetName = Literal["steps", "tokens", "time"]
+BudgetName = Literal["model_calls", "tokens", "time"]
+"""The budget that cut a batch (trajectories of earlier releases say ``"steps"`` for
+``"model_calls"``)."""
 
 STARTED_FEWER = "{started} of {asked} calls started: the {budget} budget had room for no more"
 FINISHED_FEWER = (
     "{finished} of {planned} calls finished: the {budget} budget ran out while they ran"
 )
-BUDGET_WORDS: dict[BudgetName, str] = {"steps": "step", "tokens": "token", "time": "time"}
+BUDGET_WORDS: dict[BudgetName, str] = {
+    "model_calls": "model-call",
+    "tokens": "token",
+    "time": "time",
+}
 # A reply that only repeats these is no answer (see reasoning_graphs.nodes.guards.honest).
 own_texts(STARTED_FEWER, FINISHED_FEWER)
 
@@ -185,7 +191,7 @@ class Batch:
         return BatchCut(
             kind="batch_cut",
             turn=question_number(self.state["messages"]),
-            step=steps_used(self.state) + 1,
+            step=model_calls_used(self.state) + 1,
             asked=self.asked,
             started=started,
             finished=finished,
@@ -233,10 +239,10 @@ def plan_batch(
             will need later (a LATS candidate and its judge: 2).
     """
     spending = question_spending(state)
-    steps_left = None if limits.max_steps is None else limits.max_steps - spending.calls
+    calls_left = None if limits.max_model_calls is None else limits.max_model_calls - spending.calls
     tokens_left = None if limits.token_budget is None else limits.token_budget - spending.tokens
     room: dict[BudgetName, int | None] = {
-        "steps": None if steps_left is None else _steps_room(steps_left, calls_each),
+        "model_calls": None if calls_left is None else _calls_room(calls_left, calls_each),
         "tokens": None if tokens_left is None else _prompts_paid(tokens_left, prompt_tokens),
     }
     tight = {name: calls for name, calls in room.items() if calls is not None and calls < asked}
@@ -247,8 +253,8 @@ def plan_batch(
     return Batch(state, limits, asked, size, prompt_tokens, shared, short_by)
 
 
-def _steps_room(left: int, calls_each: int) -> int:
-    """Calls the ``left`` steps let start: no more than that, and, with the calls each needs
+def _calls_room(left: int, calls_each: int) -> int:
+    """Calls the ``left`` model calls let start: no more than that, and, with the calls each needs
     later, ending at most one call past the budget (the one a question may make)."""
     return max(0, min(left, (left + 1) // calls_each))
 

@@ -24,6 +24,7 @@ from reasoning_graphs.context import (
     Limits,
     Mode,
     Setting,
+    current_names,
     pattern_option,
 )
 from reasoning_graphs.models.resolve import resolve_model
@@ -49,10 +50,12 @@ class AgentOptions(TypedDict, total=False):
     """Build-time options shared by the tool-using patterns.
 
     Attributes:
-        max_steps: Model calls per question — every call, in plan steps and
+        max_model_calls: Model calls per question — every call, in plan steps and
             trials too, but for the summaries that fit a prompt to the window —
             before an incomplete answer (default 10; ``None``: no limit). At most
             one call more concludes (see :mod:`~reasoning_graphs.nodes.guards.budget`).
+        max_steps: Deprecated: the former name of ``max_model_calls``, read as it
+            (with a ``DeprecationWarning``) for one more release.
         max_tool_rounds: Rounds of tool calls per question; the model call after the
             last is asked with tools off, and its reply is the answer (default and
             ``None``: no limit).
@@ -84,6 +87,7 @@ class AgentOptions(TypedDict, total=False):
             before the question stops (default 600; ``None``: no limit).
     """
 
+    max_model_calls: int | None
     max_steps: int | None
     max_tool_rounds: int | None
     max_tool_calls_per_turn: int
@@ -122,7 +126,7 @@ def agent_setup(
     summary_model = options.get("summary_model")
     summary_spec = summary_model if isinstance(summary_model, str) else None
     defaults = Limits.preset(options.get("mode"))
-    given: Mapping[str, Any] = options
+    given: Mapping[str, Any] = current_names(options)
     tool_defaults = ToolDefaults(
         timeout=options.get("tool_timeout", DEFAULT_TIMEOUT_SECONDS),
         max_observation_chars=options.get("max_observation_chars", DEFAULT_MAX_OBSERVATION_CHARS),

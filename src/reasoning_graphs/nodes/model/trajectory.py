@@ -12,7 +12,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage
 
 from reasoning_graphs.nodes.model.tokens import estimate_tokens, prompt_tokens
-from reasoning_graphs.question import question_number, steps_used
+from reasoning_graphs.question import model_calls_used, question_number
 from reasoning_graphs.state import ActionEvent, CallDecision, ThoughtEvent
 
 
@@ -33,7 +33,7 @@ def thought_event(
     return ThoughtEvent(
         kind="thought",
         turn=question_number(state["messages"]),
-        step=steps_used(state) + 1,
+        step=model_calls_used(state) + 1,
         text=reply.text,
         tool_calls=[call["name"] for call in reply.tool_calls],
         input_tokens=input_tokens,

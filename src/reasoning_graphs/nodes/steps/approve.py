@@ -37,9 +37,9 @@ from reasoning_graphs.question import (
     current_results,
     describe_call,
     last_ai_message,
+    model_calls_used,
     question_answers,
     question_number,
-    steps_used,
 )
 from reasoning_graphs.review import (
     REVIEW_DECISIONS,
@@ -195,7 +195,7 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
     def approve(state: AgentState) -> dict[str, Any]:
         run = setup.for_run()
         reply = last_ai_message(state["messages"])
-        triage = TurnTriage(turn=question_number(state["messages"]), step=steps_used(state))
+        triage = TurnTriage(turn=question_number(state["messages"]), step=model_calls_used(state))
 
         for bad in reply.invalid_tool_calls:
             name = bad.get("name") or "unknown"

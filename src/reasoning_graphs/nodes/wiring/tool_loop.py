@@ -33,7 +33,12 @@ from reasoning_graphs.nodes.steps.finish import (
 from reasoning_graphs.nodes.steps.observe import make_observe, round_update
 from reasoning_graphs.nodes.wiring.checked_graph import checked
 from reasoning_graphs.nodes.wiring.durability import with_sync_durability
-from reasoning_graphs.question import answered_ids, last_ai_message, question_number, steps_used
+from reasoning_graphs.question import (
+    answered_ids,
+    last_ai_message,
+    model_calls_used,
+    question_number,
+)
 from reasoning_graphs.state import AgentInput, AgentState
 from reasoning_graphs.tracing import labelled
 
@@ -110,7 +115,7 @@ def to_settle(state: AgentState, setup: AgentSetup) -> list[Send] | Literal["app
     cleared = cleared_as_proposed(run, state)
     if cleared is None:
         return "approve"
-    turn, step = question_number(state["messages"]), steps_used(state)
+    turn, step = question_number(state["messages"]), model_calls_used(state)
     sends = next_calls({**state, "to_run": cleared}, run.registry, turn=turn, step=step)
     return sends if len(sends) == len(cleared) else "approve"
 
@@ -135,7 +140,7 @@ def add_tool_loop(
 
     def to_act(state: AgentState) -> list[Send] | str:
         run = setup.for_run()
-        turn, step = question_number(state["messages"]), steps_used(state)
+        turn, step = question_number(state["messages"]), model_calls_used(state)
         sends = next_calls(state, run.registry, turn=turn, step=step)
         if sends:
             return sends
