@@ -14,8 +14,8 @@ from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.graphs.react import build_graph
 from reasoning_graphs.graphs.react_text import build_graph as build_text_graph
 from reasoning_graphs.metadata import settled
-from reasoning_graphs.nodes.grounding.report import find_claims, grounding_report
 from reasoning_graphs.nodes.grounding import report as grounding
+from reasoning_graphs.nodes.grounding.report import find_claims, grounding_report
 from reasoning_graphs.nodes.model.trajectory import action_event
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.state import AgentState, Claim, GroundingReport
