@@ -16,6 +16,7 @@ from langgraph.config import get_stream_writer
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.cli.render import Printer
+from reasoning_graphs.cli.store import Store, StoreError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from tests.helpers.cli_driver import run_cli, thread_id_from
 
@@ -858,3 +859,8 @@ def test_a_step_result_that_is_not_the_answer_is_still_shown(db, monkeypatch, ca
     assert "Result: 2" in lines
     assert "Result: The sum is 2." in lines
     assert lines.index("Result: The sum is 2.") < lines.index("Answer: It is 2.")
+
+
+def test_a_store_that_keeps_nothing_is_refused() -> None:
+    with pytest.raises(StoreError, match="memory"):
+        Store("memory")

@@ -13,11 +13,12 @@ from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import InjectedToolCallId, ToolException, tool
+from langchain_core.tools import InjectedToolCallId, StructuredTool, ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import InjectedState, ToolRuntime
 from langgraph.types import Command, interrupt
+from pydantic.v1 import BaseModel as PydanticV1Model
 
 from reasoning_graphs.graphs import lats, llm_compiler, react, react_text, rewoo
 from reasoning_graphs.state import AgentState
@@ -556,3 +557,24 @@ async def test_the_model_goes_on_when_not_every_call_returns_directly(face: str)
     assert len(model.calls) == 3  # a mixed round and a failed direct call both go back
     assert observation(state, "c3").status == "error"
     assert state["messages"][-1].content == "Order 42 has shipped; x found."
+
+
+class _ShelfArguments(PydanticV1Model):
+    shelf: int
+
+
+def _count_books(shelf: int) -> str:
+    return f"Shelf {shelf} holds 12 books."
+
+
+async def test_a_tool_with_a_pydantic_v1_schema_runs(face: str) -> None:
+    count_books = StructuredTool.from_function(
+        _count_books, name="count_books", description="Count a shelf.", args_schema=_ShelfArguments
+    )
+    model = ScriptedChatModel(script=[tool_call("count_books", id="c1", shelf=3), "12 books."])
+    graph = react.build_graph(model, tools=[count_books])
+
+    state = await run(graph, ask("How many books on shelf 3?"), face)
+
+    assert observation(state, "c1").content == "Shelf 3 holds 12 books."
+    assert state["messages"][-1].content == "12 books."

@@ -37,6 +37,7 @@ import asyncio
 import os
 import re
 import sqlite3
+import threading
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -92,6 +93,11 @@ class OwnedConnection:
     graph), so it is closed when the last copy goes or at interpreter exit,
     not when the first one does.
     """
+
+    conn: Any
+    """The connection (the SQLite or PostgreSQL saver's own)."""
+    lock: threading.Lock
+    """Held while the saver talks on the connection."""
 
     def _own(self, conn: Any) -> None:
         token = _Lifetime()

@@ -182,7 +182,12 @@ def durable_task(name: str, make_body: Callable[..., Body[T]]) -> Callable[..., 
     async def arun(*args: Any) -> T:
         return await adrive(make_body(*args))
 
-    tasks = (task(name=name)(run), task(name=name)(arun))
+    # ``task(name=...)`` fixes its type variables at the outer call, where mypy can only
+    # solve them as Never, so neither function fits the decorator it returns
+    tasks: tuple[Callable[..., Any], Callable[..., Any]] = (
+        task(name=name)(run),  # type: ignore[arg-type]
+        task(name=name)(arun),  # type: ignore[arg-type]
+    )
 
     def effect(*args: Any, on_settled: Callable[[Any], None] | None = None) -> Durable:
         return Durable(tasks, args, on_settled)
@@ -238,7 +243,7 @@ class Await(Effect):
         self.make = make
 
     def run(self) -> Any:
-        loop, done = _private_loop(), Future()
+        loop, done = _private_loop(), Future[Any]()
 
         def start() -> None:  # runs in the caller's context, which the task copies
             task = loop.create_task(self.make())

@@ -67,6 +67,7 @@ class Indexed(list):  # type: ignore[type-arg]
     """
 
     __slots__ = ("_folds",)
+    _folds: _Folds
 
     def __init__(self, items: Iterable[Any] = (), *, extends: Sequence[Any] | None = None):
         super().__init__(items)

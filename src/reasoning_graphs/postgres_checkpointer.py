@@ -27,6 +27,8 @@ SETUP_BUSY = "Another process has been migrating the checkpoint tables for {seco
 class PostgresCheckpointer(ThreadedAsync, OwnedConnection, PostgresSaver):
     """LangGraph's ``PostgresSaver`` with an async face, owning its connection."""
 
+    conn: Connection[DictRow]  # always one connection (``PostgresSaver`` also takes a pool)
+
     def __init__(self, conn: Connection[DictRow]) -> None:
         super().__init__(conn)
         self._own(conn)
@@ -42,7 +44,7 @@ class PostgresCheckpointer(ThreadedAsync, OwnedConnection, PostgresSaver):
         """
         deadline = time.monotonic() + SETUP_WAIT
         lock = f"SELECT pg_try_advisory_lock({SETUP_KEY}) AS held"
-        while not self.conn.execute(lock).fetchone()["held"]:
+        while not _held(self.conn.execute(lock).fetchone()):
             if time.monotonic() > deadline:
                 raise CheckpointerError(SETUP_BUSY.format(seconds=SETUP_WAIT))
             time.sleep(SETUP_POLL)
@@ -58,3 +60,8 @@ class PostgresCheckpointer(ThreadedAsync, OwnedConnection, PostgresSaver):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+
+def _held(row: DictRow | None) -> bool:
+    """Whether the row of ``pg_try_advisory_lock`` says the lock was taken."""
+    return bool(row and row["held"])

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence, Set
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeGuard, TypeVar
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import RUNTIME, decision_of
@@ -33,13 +33,13 @@ class Requests(NamedTuple):
     """The conversation's questions so far: how many, and where the latest one is."""
 
     messages: int = 0
-    count: int = 0
+    questions: int = 0
     latest: int | None = None
 
 
 def _next_message(requests: Requests, message: AnyMessage) -> Requests:
     if isinstance(message, HumanMessage):
-        return Requests(requests.messages + 1, requests.count + 1, requests.messages)
+        return Requests(requests.messages + 1, requests.questions + 1, requests.messages)
     return requests._replace(messages=requests.messages + 1)
 
 
@@ -48,7 +48,7 @@ REQUESTS = Fold("requests", Requests, _next_message)
 
 def question_number(messages: Sequence[AnyMessage]) -> int:
     """How many human messages the conversation has (the current question's number)."""
-    return folded(messages, REQUESTS).count
+    return folded(messages, REQUESTS).questions
 
 
 def request_index(messages: Sequence[AnyMessage]) -> int | None:
@@ -83,7 +83,8 @@ QUESTION_ANSWERS = Fold("question answers", dict, _answer_of_question)
 
 def question_answers(messages: Sequence[AnyMessage]) -> Mapping[str, ToolMessage]:
     """The observations of the current question, by the id of the call each answers (read only)."""
-    return MappingProxyType(folded(messages, QUESTION_ANSWERS))
+    answers: dict[str, ToolMessage] = folded(messages, QUESTION_ANSWERS)
+    return MappingProxyType(answers)
 
 
 def _answered_id(answered: set[str], message: AnyMessage) -> set[str]:
@@ -103,7 +104,7 @@ def answered_ids(messages: Sequence[AnyMessage]) -> Set[str]:
 def _add_call_ids(ids: set[str], message: AnyMessage) -> set[str]:
     if isinstance(message, AIMessage):
         calls = [*message.tool_calls, *message.invalid_tool_calls]
-        ids.update(call["id"] for call in calls if call.get("id"))
+        ids.update(call_id for call in calls if (call_id := call.get("id")))
     elif isinstance(message, ToolMessage):
         ids.add(message.tool_call_id)
     return ids
@@ -112,7 +113,7 @@ def _add_call_ids(ids: set[str], message: AnyMessage) -> set[str]:
 CALL_IDS = Fold("call ids", set, _add_call_ids)
 
 
-def call_ids(messages: Sequence[AnyMessage]) -> Set[str]:
+def call_ids(messages: Sequence[BaseMessage]) -> Set[str]:
     """Every tool-call id the conversation uses, asked or answered (read only)."""
     return folded(messages, CALL_IDS)
 
@@ -276,7 +277,13 @@ def successful_observations(
     found: list[tuple[str, str]] = []
     for message in question_messages(messages):
         if isinstance(message, AIMessage):
-            calls.update({c["id"]: describe_call(c["name"], c["args"]) for c in message.tool_calls})
+            calls.update(
+                {
+                    c["id"]: describe_call(c["name"], c["args"])
+                    for c in message.tool_calls
+                    if c["id"]
+                }
+            )
         elif was_executed(message) and message.status == "success":
             call = calls.get(message.tool_call_id)
             text = content_text(message.content)

@@ -39,12 +39,12 @@ by id is asked about again like any other unfit value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeGuard
+from typing import Any, Final, Literal, TypeGuard
 
 from typing_extensions import NotRequired, TypedDict
 
 REVIEW_DECISIONS = ("approve", "edit", "reject", "respond")
-APPROVAL_KIND = "approval"
+APPROVAL_KIND: Final = "approval"
 
 WRONG_COUNT = "Expected {expected} decision(s), one per pending call ({ids}), but got {got}."
 NOT_DECISIONS = (

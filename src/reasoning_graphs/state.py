@@ -31,7 +31,7 @@ def _add_message_id(ids: set[str], message: AnyMessage) -> set[str]:
 MESSAGE_IDS = Fold("message ids", set, _add_message_id)
 
 
-def message_ids(messages: Sequence[AnyMessage]) -> Set[str]:
+def message_ids(messages: Sequence[BaseMessage]) -> Set[str]:
     """The id of every message of the conversation (read only)."""
     return folded(messages, MESSAGE_IDS)
 

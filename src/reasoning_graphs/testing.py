@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -76,7 +77,7 @@ class RecordedCall:
     tools: list[str]
     tool_choice: Any
     stop: list[str] | None = None
-    usage: dict[str, int] | None = None
+    usage: UsageMetadata | None = None
 
 
 def tool_call(name: str, id: str | None = None, **args: Any) -> AIMessage:
@@ -259,7 +260,7 @@ class ScriptedChatModel(BaseChatModel):
                 "input_tokens": usage["input_tokens"] + schema_tokens,
                 "total_tokens": usage["total_tokens"] + schema_tokens,
             }
-        record.usage = dict(message.usage_metadata or {})
+        record.usage = message.usage_metadata
         return message
 
     def _latency(self, message: AIMessage) -> float:
@@ -320,7 +321,7 @@ def _text_tokens(text: str) -> int:
     return max(1, round(len(text) / 4)) if text else 0
 
 
-def _usage(prompt: list[BaseMessage], reply: AIMessage) -> dict[str, int]:
+def _usage(prompt: list[BaseMessage], reply: AIMessage) -> UsageMetadata:
     text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
     if reply.tool_calls:
         text += json.dumps([{"name": c["name"], "args": c["args"]} for c in reply.tool_calls])

@@ -169,7 +169,7 @@ class FileLock:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.key = ("file", str(path))
+        self.key: Hashable = ("file", str(path))
         self._fd: int | None = None
 
     def try_acquire(self) -> bool:

@@ -28,6 +28,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import LLMResult
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
@@ -244,7 +245,7 @@ def _ask(
         checkpointer=checkpointer,
         **pattern_options(cell, settings),
     )
-    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}, "callbacks": [counter]}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "callbacks": [counter]}
     step: Any = {"messages": [HumanMessage(cell.task.question)]}
     while True:
         graph.invoke(step, config)

@@ -91,10 +91,10 @@ def table_tool(table: Table) -> ToolSpec:
             raise ValueError(NO_ENTRY.format(key=key))
         return value
 
-    schema = create_model(
-        f"{table.name}_arguments",
-        **{table.argument: (str, Field(description=f"The {table.argument} to look up."))},
-    )
+    fields: dict[str, Any] = {
+        table.argument: (str, Field(description=f"The {table.argument} to look up."))
+    }
+    schema = create_model(f"{table.name}_arguments", **fields)
     tool = StructuredTool.from_function(
         func=look_up, name=table.name, description=table.description, args_schema=schema
     )

@@ -17,9 +17,10 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 
@@ -45,7 +46,7 @@ from reasoning_graphs.models.resolve import check_available, default_model_spec,
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.question import question_number
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
-from reasoning_graphs.state import GroundingReport
+from reasoning_graphs.state import GroundingReport, Outcome
 from reasoning_graphs.thread_lock import hold
 from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
 
@@ -144,7 +145,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
     graph = _graph(store, pattern, model_spec, workspace, docs, limits)
     # one process at a time on the thread, from reading it to the run's end
     with hold(store.checkpointer, thread_id, wait=args.wait):
-        config = {"configurable": {"thread_id": thread_id}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         if graph.get_state(config).interrupts:
             raise UsageError(WAITING_NOTE.format(thread_id=thread_id))
         with _printer(args, pattern, thread_id) as printer:
@@ -173,7 +174,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
 def resume(store: Store, args: argparse.Namespace) -> int:
     """Continue a thread that did not end: answer its pending approval, or run on from its
     last saved step."""
-    config = {"configurable": {"thread_id": args.thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": args.thread_id}}
     if store.latest(args.thread_id) is None:
         raise UsageError(NO_THREAD.format(thread_id=args.thread_id, db=store.label))
     record = store.threads.get(args.thread_id)
@@ -195,8 +196,8 @@ def resume(store: Store, args: argparse.Namespace) -> int:
                     args.thread_id, owner=this_process(), workspace=workspace, docs=docs
                 )
             if decisions is not None:
-                payload = Command(resume=decisions)
-                return _drive(store, graph, payload, args.thread_id, printer, args)
+                resume: Command[Any] = Command(resume=decisions)
+                return _drive(store, graph, resume, args.thread_id, printer, args)
             # run on from the last saved step, once the person answered what it waits for
             pending = snapshot.interrupts
             return _drive(store, graph, None, args.thread_id, printer, args, pending)
@@ -375,7 +376,10 @@ def _drive(
     ``pending``: interrupts the thread already waits on, asked before the run goes on.
     """
     # LangSmith groups the runs of one conversation by their metadata's thread_id
-    config = {"configurable": {"thread_id": thread_id}, "metadata": {"thread_id": thread_id}}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id},
+        "metadata": {"thread_id": thread_id},
+    }
     mode = _decision_mode(args)
     ctrl_c.resume_hint = closing_note(thread_id, INTERRUPTED, args.db)
     try:
@@ -403,7 +407,8 @@ def _drive(
     finally:
         ctrl_c.resume_hint = None
     values = graph.get_state(config).values
-    outcome = values.get("outcome") or {"status": "answered"}
+    answered: Outcome = {"status": "answered"}
+    outcome: Outcome = values.get("outcome") or answered
     store.threads.set_status(thread_id, outcome["status"], ended=_latest(store, thread_id))
     printer.answer(final_answer(values.get("messages") or []), outcome)
     if args.explain:
@@ -413,11 +418,11 @@ def _drive(
 
 
 def _stream(
-    graph: CompiledStateGraph, payload: Any, config: Mapping[str, Any], printer: Printer
+    graph: CompiledStateGraph, payload: Any, config: RunnableConfig, printer: Printer
 ) -> list[Interrupt]:
     """Run the graph from ``payload`` and print what it streams; the interrupts it stopped on."""
     pending: dict[str, Interrupt] = {}  # each task that stopped reports its own
-    for namespace, kind, chunk in graph.stream(
+    parts = graph.stream(
         payload,
         config,
         # messages: the answer's tokens, and every reply's for the status line;
@@ -426,7 +431,10 @@ def _stream(
         stream_mode=["updates", "messages", "custom", "tasks"],
         subgraphs=True,  # a pattern's inner ReAct steps stream too
         durability="sync",
-    ):
+    )
+    # with subgraphs and a list of modes each part is (namespace, mode, chunk), which
+    # LangGraph's overloads type as a dict
+    for namespace, kind, chunk in cast(Iterator[tuple[tuple[str, ...], str, Any]], parts):
         if kind == "tasks":
             _follow_step(printer, namespace, chunk)
             continue

@@ -25,6 +25,10 @@ from reasoning_graphs.cli.threads import ThreadIndex
 DB_ENV = "REASONING_GRAPHS_DB"
 CANNOT_OPEN = "cannot open the thread store {where}: {error}"
 NO_STORE = "no thread store at {where}: it does not exist (a `run` creates it)"
+NOT_A_DATABASE = (
+    "the thread store {where} keeps nothing between commands: "
+    "name a SQLite file or a postgresql:// URL"
+)
 
 
 class StoreError(Exception):
@@ -63,7 +67,12 @@ class Store:
     def __init__(self, spec: str | Path, *, create: bool = True) -> None:
         """Open the store ``spec`` names; a SQLite file that is missing is created (with its
         folder) only if ``create``, else :class:`MissingStore` is raised."""
-        from reasoning_graphs.checkpointers import CheckpointerError, open_checkpointer, redacted
+        from reasoning_graphs.checkpointers import (
+            CheckpointerError,
+            OwnedConnection,
+            open_checkpointer,
+            redacted,
+        )
 
         self.label = redacted(str(spec))
         if isinstance(spec, Path) and not create and not spec.exists():
@@ -76,6 +85,8 @@ class Store:
             raise StoreError(str(error)) from error
         except (OSError, ValueError) as error:
             raise StoreError(CANNOT_OPEN.format(where=self.label, error=error)) from error
+        if not isinstance(saver, OwnedConnection):  # in memory: no connection to index threads on
+            raise StoreError(NOT_A_DATABASE.format(where=self.label))
         self.checkpointer: Any = saver  # a SQLite or PostgreSQL checkpointer: it owns `conn`
         try:
             self.threads = ThreadIndex(saver.conn, lock=saver.lock)

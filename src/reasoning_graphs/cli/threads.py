@@ -206,8 +206,9 @@ def _values(row: Sequence[Any] | Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _record(row: Sequence[Any] | Mapping[str, Any]) -> ThreadRecord:
-    values = _values(row)
-    return ThreadRecord(*values[:7], json.loads(values[7]), *values[8:])
+    values = list(_values(row))
+    values[7] = json.loads(values[7])  # the limits, stored as JSON text
+    return ThreadRecord(*values)
 
 
 def _now() -> str:

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from reasoning_graphs.effects import Blocking, Body
 
@@ -74,7 +75,7 @@ def server_of(model: BaseChatModel) -> Server | None:
     if not base_url or not isinstance(name, str) or urlsplit(base_url).hostname == OPENAI_HOST:
         return None
     key = getattr(model, "openai_api_key", None)
-    secret = key.get_secret_value() if hasattr(key, "get_secret_value") else None
+    secret = key.get_secret_value() if isinstance(key, SecretStr) else None
     return Server(base_url.rstrip("/"), name, secret)
 
 

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -54,6 +54,11 @@ from langchain_core.utils.json_schema import dereference_refs
 
 if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp.llama_types import (
+        ChatCompletionRequestMessage,
+        ChatCompletionRequestSystemMessage,
+        CreateChatCompletionResponse,
+    )
 
 INSTALL_HINT = "install the local extra: pip install 'reasoning-graphs[local]'"
 LLAMA_CPP_MISSING = f"llama-cpp-python is not installed; {INSTALL_HINT}"
@@ -367,7 +372,7 @@ class LocalChatModel(BaseChatModel):
 
     def _complete(
         self, request: _Request, on_text: Callable[[str, int], None] | None = None
-    ) -> dict[str, Any]:
+    ) -> CreateChatCompletionResponse:
         """Run the completion under the model's lock; ``on_text`` sees the raw text grow, with
         the number of tokens generated so far."""
         options = dict(request.options)
@@ -379,9 +384,11 @@ class LocalChatModel(BaseChatModel):
         with request.lock:
             if not self.reuse_prefix:
                 request.llama.reset()
-            return request.llama.create_chat_completion(
+            reply = request.llama.create_chat_completion(
                 messages=request.chat, grammar=request.grammar, stop=request.stop, **options
             )
+        # not asked to stream, llama.cpp returns one whole response, never an iterator of chunks
+        return cast("CreateChatCompletionResponse", reply)
 
     def _is_tiny(self) -> bool:
         if self.tiny_model is None:
@@ -417,7 +424,7 @@ class _Request:
 
     llama: Llama
     lock: threading.Lock
-    chat: list[dict[str, str]]
+    chat: list[ChatCompletionRequestMessage]
     grammar: LlamaGrammar | None
     stop: list[str]
     options: dict[str, Any]
@@ -426,7 +433,7 @@ class _Request:
 
 
 def _reply_message(
-    request: _Request, response: dict[str, Any], call_id: str | None = None
+    request: _Request, response: CreateChatCompletionResponse, call_id: str | None = None
 ) -> AIMessage:
     """The reply as a message: tool call (with ``call_id``, when given) or answer, with usage
     and finish reason."""
@@ -507,14 +514,14 @@ class _ChunkMaker:
         when it adds nothing to stream yet."""
         reader = self.reader
         content = reader.feed(raw)
-        calling = isinstance(reader, AnswerReader)
-        arguments = reader.arguments() if calling else ""
+        calling = reader if isinstance(reader, AnswerReader) else None
+        arguments = calling.arguments() if calling is not None else ""
         if not (content or arguments):
             return None
         calls = []
         if arguments:
             first = not self.call_streamed
-            name = reader.action if calling and first else None
+            name = calling.action if calling is not None and first else None
             call_id = self.call_id if first else None
             calls = [tool_call_chunk(name=name, args=arguments, id=call_id, index=0)]
             self.call_streamed = True
@@ -805,19 +812,19 @@ def _allowed_tools(tools: list[dict[str, Any]], tool_choice: str) -> list[dict[s
     return [tool for tool in tools if tool["function"]["name"] == tool_choice]
 
 
-def _to_llama_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+def _to_llama_messages(messages: Sequence[BaseMessage]) -> list[ChatCompletionRequestMessage]:
     """Map LangChain messages onto the system/user/assistant roles the chat template knows.
 
     Tool calls are replayed as the JSON the model produced, and tool results as
     user observations, because SmolLM2's template has no tool role.
     """
     tool_names: dict[str, str] = {}
-    chat: list[dict[str, str]] = []
+    chat: list[ChatCompletionRequestMessage] = []
     for message in messages:
         if isinstance(message, SystemMessage):
             chat.append({"role": "system", "content": message.text})
         elif isinstance(message, AIMessage):
-            parts = [message.text] if message.text else []
+            parts = [str(message.text)] if message.text else []
             for call in message.tool_calls:
                 tool_names[call["id"] or ""] = call["name"]
                 parts.append(json.dumps({"action": call["name"], "args": call["args"]}))
@@ -832,8 +839,12 @@ def _to_llama_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
 
 
 def _with_instructions(
-    chat: list[dict[str, str]], tools: list[dict[str, Any]], may_answer: bool, *, brief: bool
-) -> list[dict[str, str]]:
+    chat: list[ChatCompletionRequestMessage],
+    tools: list[dict[str, Any]],
+    may_answer: bool,
+    *,
+    brief: bool,
+) -> list[ChatCompletionRequestMessage]:
     """Put the allowed actions into the system prompt.
 
     final_answer is listed as one more action rather than shown as a JSON
@@ -854,7 +865,8 @@ def _with_instructions(
     else:
         instructions = ANSWER_ONLY
     if chat and chat[0]["role"] == "system":
-        system = {"role": "system", "content": f"{chat[0]['content']}\n\n{instructions}"}
+        content = f"{chat[0]['content']}\n\n{instructions}"
+        system: ChatCompletionRequestSystemMessage = {"role": "system", "content": content}
         return [system, *chat[1:]]
     return [{"role": "system", "content": instructions}, *chat]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +70,7 @@ class Injections:
         return bool(self.state) or self.runtime is not None
 
 
-def injections_of(tool: BaseTool, hidden: set[str]) -> Injections:
+def injections_of(tool: BaseTool, hidden: Set[str]) -> Injections:
     """Read what ``tool`` asks for from its annotations; ``hidden`` are its injected arguments."""
     state: dict[str, str | None] = {}
     optional: set[str] = set()

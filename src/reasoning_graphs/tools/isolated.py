@@ -198,7 +198,12 @@ async def _readable(connection: Connection, seconds: float) -> None:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
     fd = connection.fileno()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+
+    def mark_ready() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, mark_ready)
     try:
         done, _ = await asyncio.wait({ready}, timeout=seconds)
     finally:

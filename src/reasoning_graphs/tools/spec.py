@@ -19,6 +19,8 @@ from functools import cached_property
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools.base import ArgsSchema
+from pydantic import BaseModel
 
 from reasoning_graphs.tools.injection import Injections, injections_of
 
@@ -102,10 +104,7 @@ class ToolSpec:
 
     def argument_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments the model must supply (injected ones excluded)."""
-        schema = self.tool.tool_call_schema
-        if isinstance(schema, dict):
-            return schema
-        return schema.model_json_schema()
+        return _json_schema(self.tool.tool_call_schema)
 
     def injected_arguments(self) -> set[str]:
         """Arguments the runtime fills in, hidden from the model (``InjectedToolArg``)."""
@@ -121,9 +120,19 @@ class ToolSpec:
         schema = self.tool.get_input_schema()
         fields = getattr(schema, "model_fields", None)
         if fields is None:
-            fields = schema.model_json_schema().get("properties", {})
+            fields = _json_schema(schema).get("properties", {})
         visible = set(self.argument_schema().get("properties", {}))
         return frozenset(set(fields) - visible)
+
+
+def _json_schema(schema: ArgsSchema) -> dict[str, Any]:
+    """A tool's arguments as JSON schema, from a dict or a pydantic model (v2, or v1, which
+    LangChain still accepts)."""
+    if isinstance(schema, dict):
+        return schema
+    if issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return schema.schema()
 
 
 def tool_spec(

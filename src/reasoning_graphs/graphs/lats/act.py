@@ -40,6 +40,7 @@ from reasoning_graphs.graphs.lats.tree import (
     update_nodes,
 )
 from reasoning_graphs.metadata import decision_of
+from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import action_event
 from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
@@ -92,7 +93,7 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
             event = action_event(
                 turn=turn,
                 step=step,
-                call_id=call["id"],
+                call_id=runtime_id(call),
                 tool=call["name"],
                 args=call["args"],
                 observation=result["content"],

@@ -621,7 +621,7 @@ def always(update: Mapping[str, Any]) -> bool:
 def gives_answer(update: Mapping[str, Any]) -> bool:
     """Whether a step's update answers the question (its outcome is ``answered``)."""
     outcome = update.get("outcome")
-    return bool(outcome) and outcome["status"] == "answered"
+    return bool(outcome and outcome["status"] == "answered")
 
 
 def reported(

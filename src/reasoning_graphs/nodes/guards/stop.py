@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable
 
 from reasoning_graphs.effects import Body, effect_node
 from reasoning_graphs.nodes.guards.honest import answers_checked
@@ -68,7 +68,7 @@ def stoppable(make_body: Callable[[Any], Body[dict[str, Any]]]) -> Callable[[Any
     return body
 
 
-def model_node(name: str, make_body: Callable[[Any], Body[dict[str, Any]]]) -> RunnableLambda:
+def model_node(name: str, make_body: Callable[[Any], Body[dict[str, Any]]]) -> Runnable:
     """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model;
     an answer it gives that is no answer ends the question incomplete."""
     return effect_node(name, stoppable(answers_checked(make_body)))

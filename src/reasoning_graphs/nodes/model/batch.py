@@ -246,7 +246,7 @@ def plan_batch(
         "tokens": None if tokens_left is None else _prompts_paid(tokens_left, prompt_tokens),
     }
     tight = {name: calls for name, calls in room.items() if calls is not None and calls < asked}
-    short_by = min(tight, key=tight.__getitem__) if tight else None
+    short_by = min(tight, key=tight.__getitem__, default=None)
     size = max(1, tight[short_by]) if short_by is not None else asked
     shared = SharedTokens(tokens_left) if size > 1 and tokens_left is not None else None
     short_by = short_by if size < asked else None

@@ -38,6 +38,7 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     InvalidToolCall,
+    ToolCall,
 )
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
@@ -92,6 +93,7 @@ CONTINUE_PROMPT = (
     "without repeating anything."
 )
 CUT_CALL = "The call's arguments were cut off by the length limit; it was not run."
+NO_CALL_ID = "the tool call {name!r} has no id: it did not come from the model seam"
 KEPT_FAILING = "the model call failed {attempts} times ({error})"
 NO_TYPED_CALL = "the reply carried no call of the schema, or its arguments were not JSON"
 CUT_REPLY = "the reply was cut by the length limit before it was complete"
@@ -522,15 +524,15 @@ def _after(
     if not preceding and summary is None:
         return reply
     numbered, steps_before = [], 0
-    for event in preceding:
-        numbered.append(ThoughtEvent(**{**event, "step": event["step"] + steps_before}))
-        steps_before += not event.get("summary")
-    fields: dict[str, Any] = {**reply.event, "step": reply.event["step"] + steps_before}
+    for earlier in preceding:
+        numbered.append(ThoughtEvent(**{**earlier, "step": earlier["step"] + steps_before}))
+        steps_before += not earlier.get("summary")
+    event: ThoughtEvent = {**reply.event, "step": reply.event["step"] + steps_before}
     if numbered:
-        fields["seam_calls"] = [thought_work(event) for event in numbered]
+        event["seam_calls"] = [thought_work(step) for step in numbered]
     if summary is not None:
-        fields["context_summary"] = summary
-    return replace(reply, event=ThoughtEvent(**fields), preceding=tuple(numbered))
+        event["context_summary"] = summary
+    return replace(reply, event=event, preceding=tuple(numbered))
 
 
 def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) -> AIMessage:
@@ -560,3 +562,11 @@ def with_runtime_ids(message: AIMessage, conversation: Sequence[BaseMessage]) ->
         if fresh != calls:
             update[key] = fresh
     return message.model_copy(update=update) if update else message
+
+
+def runtime_id(call: ToolCall) -> str:
+    """The id of a call the model seam returned (:func:`with_runtime_ids` gave it one)."""
+    call_id = call["id"]
+    if call_id is None:
+        raise ValueError(NO_CALL_ID.format(name=call["name"]))
+    return call_id

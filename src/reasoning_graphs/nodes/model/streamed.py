@@ -24,8 +24,6 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ValidationError
 
-TYPED_KEYS = ("raw", "parsed", "parsing_error")
-
 
 def named_calls(message: AIMessage, names: Collection[str]) -> AIMessage:
     """``message`` with each call's name that repeats one of ``names`` set to that name."""
@@ -48,7 +46,9 @@ def typed_reply(
     """The raw message, the parsed object and the parsing error of a typed call's result
     (``with_structured_output(..., include_raw=True)``), parsed again when the raw reply's
     call needed its name mended."""
-    message, parsed, unparsed = (result.get(key) for key in TYPED_KEYS)
+    message: AIMessage = result["raw"]
+    parsed: BaseModel | None = result.get("parsed")
+    unparsed: Exception | None = result.get("parsing_error")
     name = schema_name(schema)
     mended = named_calls(message, [name])
     if parsed is not None or mended is message:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from langgraph.types import Command, StateSnapshot
 
@@ -53,7 +53,7 @@ def addressed(command: Command, snapshot: StateSnapshot) -> Command:
     return Command(resume={pending.id: _answer(resume) for pending in snapshot.interrupts})
 
 
-def _by_interrupt_id(resume: Any) -> bool:
+def _by_interrupt_id(resume: Any) -> TypeGuard[Mapping[str, Any]]:
     """LangGraph's own test: a non-empty mapping whose keys are all interrupt ids."""
     return (
         isinstance(resume, Mapping)
