@@ -210,6 +210,9 @@ class AgentContext:
     )
 
     def __post_init__(self) -> None:
+        """A value under a former name moves to the current option, checked by that option's
+        bound under the name the run used; then each value given is checked by its own bound
+        (an option that declares none refuses any)."""
         for old, new in renamed_options(type(self)).items():
             value = getattr(self, old)
             if _is_unset(value):
