@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
 from langgraph.channels.delta import DeltaChannel
-from langgraph.graph.message import _messages_delta_reducer
 from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.history import Fold, Indexed, folded
+from reasoning_graphs.message_merge import merge_message_writes
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
     if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
         return Indexed([*state, *added], extends=state)
-    return Indexed(_messages_delta_reducer(state, list(writes)), extends=state)
+    return Indexed(merge_message_writes(state, writes), extends=state)
 
 
 def _only_new(added: list[Any], taken: Set[str]) -> bool:
