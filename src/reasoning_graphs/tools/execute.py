@@ -1,8 +1,11 @@
 """Run one tool call and turn whatever happens into an observation.
 
 The model must be able to act on every outcome, so nothing here raises for a
-bad call: an unknown tool, invalid arguments, an exception inside the tool and a
-timeout each come back as an error observation that says what to do instead.
+bad call: an exception inside the tool and a timeout each come back as an error
+observation that says what to do instead. Whether a call can run at all (its
+tool exists, its arguments fit the tool's schema, :func:`call_error`) is decided
+once, where the call is triaged, before a person is asked and before it runs;
+the call that reaches :func:`execute_call` is the cleared one, taken as it is.
 Otherwise the tool answers as it would under LangGraph's ``ToolNode``: invoked
 with the whole tool call, it keeps its own status, artifact, content blocks and
 commands (see :mod:`reasoning_graphs.tools.output`).
@@ -124,7 +127,8 @@ def execute_call(
     does, so it answers with a ``ToolMessage`` (its own status, artifact and
     content blocks) or a ``Command``. ``state`` is the graph state for tools
     that inject it (``InjectedState``, ``ToolRuntime``); ``observations`` the
-    stored full texts for ``read_observation``.
+    stored full texts for ``read_observation``. The call was cleared by the triage, which
+    checked its arguments (:func:`call_error`); they are not checked again here.
     """
     started = time.perf_counter()
 
@@ -132,9 +136,9 @@ def execute_call(
         elapsed = (time.perf_counter() - started) * 1000
         return ToolResult(content=content, status="error", duration_ms=elapsed)
 
-    refused, spec = call_error(registry, name, args), registry.get(name)
-    if refused is not None or spec is None:  # no spec is always refused
-        return failed(refused or "")
+    spec = registry.get(name)
+    if spec is None:  # a call no triage cleared, written into the state by hand
+        return failed(UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names())))
     try:
         extra = injected_values(
             spec.tool,
@@ -163,8 +167,8 @@ def execute_call(
 
 def call_error(registry: ToolRegistry, name: str, args: Mapping[str, Any]) -> str | None:
     """Why ``name(**args)`` cannot run at all (no such tool, arguments off its schema), as the
-    observation the model gets; ``None`` when it can. Checked before a person is asked too:
-    approving a call that can only fail wastes their attention."""
+    observation the model gets; ``None`` when it can. The triage checks each call with it
+    once, before a person is asked and before the call runs."""
     spec = registry.get(name)
     if spec is None:
         return UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names()))

@@ -66,9 +66,9 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
     CompilerTask,
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
-from reasoning_graphs.metadata import decision_of, mark, mark_of, with_decision
+from reasoning_graphs.metadata import decision_of, mark, mark_of
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.steps.plan import result_value
 from reasoning_graphs.nodes.steps.tool_task import run_cleared
@@ -427,19 +427,21 @@ def _record_pass(
             "success" if result["status"] == "success" else "error"
         )
         args = result.get("args", task["args"])  # as run; as planned when it did not run
-        calls.append(ToolCall(name=task["tool"], args=args, id=call_id, type="tool_call"))
-        messages.append(_observation(result, call_id, task["tool"], status, decision))
-        event = action_event(
+        call = ToolCall(name=task["tool"], args=args, id=call_id, type="tool_call")
+        own = result.get("message") or ToolMessage(
+            result["text"], tool_call_id=call_id, name=call["name"]
+        )
+        observation, event = record_call(
+            call,
+            own.model_copy(update={"status": status}),
+            decision,
             turn=turn,
             step=step,
-            call_id=call_id,
-            tool=task["tool"],
-            args=args,
             observation=result["text"],
-            status=status,
-            decision=decision,
             duration_ms=result.get("duration_ms", 0.0),
         )
+        calls.append(call)
+        messages.append(observation)
         events.append({**event, "started": result.get("started"), "ended": result.get("ended")})
         ref = result.get("ref")
         if ref and result["value"] != result["text"]:
@@ -463,20 +465,6 @@ def _current_round(messages: Sequence[AnyMessage]) -> int:
     """The round of the plan being run: its plan message says."""
     plans = question_bookkeeping(messages, RUNTIME, PLAN_KIND)
     return mark_of(plans[-1]).get("round", 1) if plans else 1
-
-
-def _observation(
-    result: TaskResult,
-    call_id: str,
-    tool: str,
-    status: Literal["success", "error"],
-    decision: CallDecision,
-) -> ToolMessage:
-    """The task's ``ToolMessage``: the tool's (or the triage's) own, when there is one."""
-    own: ToolMessage | None = result.get("message")
-    if own is None:
-        own = ToolMessage(result["text"], tool_call_id=call_id, name=tool)
-    return with_decision(own, decision).model_copy(update={"status": status})
 
 
 def _task_result(status: TaskStatus, text: str, value: str | None = None) -> TaskResult:

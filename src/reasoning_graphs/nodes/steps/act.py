@@ -27,9 +27,8 @@ from langgraph.types import Command, Send
 from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.metadata import with_decision
 from reasoning_graphs.nodes.model.setup import AgentSetup
-from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.seal import spent_seals
 from reasoning_graphs.nodes.steps.tool_task import checked_call
 from reasoning_graphs.question import answered_ids, call_signature
@@ -74,22 +73,16 @@ def make_act(
         run = setup.for_run()
         outcome = yield from checked_call(run, call, task["observations"], task.get("state"))
         result = _with_unapplied_noted(outcome.result, state_keys)
-        message = with_decision(
+        message, event = record_call(
+            call,
             result.to_message(call["id"], call["name"]),
             outcome.decision,
-            direct=result.return_direct,
-            acted=outcome.decision in EXECUTED and not run.registry.is_read_only(call["name"]),
-        )
-        event = action_event(
             turn=task["turn"],
             step=task["step"],
-            call_id=call["id"],
-            tool=call["name"],
-            args=call["args"],
             observation=result.content,
-            status=result.status,
-            decision=outcome.decision,
             duration_ms=result.duration_ms,
+            direct=result.return_direct,
+            acted=outcome.decision in EXECUTED and not run.registry.is_read_only(call["name"]),
         )
         if "seal" in call and outcome.decision != "blocked":  # spent: the ledger keeps it
             event["seal"] = call["seal"]

@@ -1,5 +1,13 @@
 """``approve``: decide the fate of every call of a model turn before any of them runs.
 
+The turn is triaged once (:func:`triage_turn`), by the router that leaves the
+node which wrote the turn: a turn with nothing to decide or record goes straight
+to ``act``; any other comes here with that triage (:class:`Settling`), and this
+node records it and puts what needs a person to them. Each call's arguments
+are checked against its tool's schema in the triage, before a person is asked
+and before anything runs, so what a person approves is exactly what runs and
+the tool layer takes a cleared call as it is.
+
 First, a turn that repeats a call which failed, with the same arguments, in
 the rounds just before (``repeat_failure_limit`` rounds in a row with this
 one) runs nothing: the run stops with the reason, stateful tools too, since
@@ -7,29 +15,32 @@ running a failing call again is no way forward. Otherwise, order of checks
 per call: the per-turn call limit, an earlier rejection of
 the same call, the policy's block rules, an identical call whose result still
 holds (:func:`~reasoning_graphs.question.current_results`: it is answered with
-that result, exactly as the tool gave it, and the next prompt says so), and
-finally approval by a person for dangerous calls. All dangerous calls of the
-turn go into one interrupt. A repeat never ends the question by itself: the
-loop's progress guards judge whether rounds still bring something new. The
-node has no side effects, so LangGraph may re-run it on resume.
+that result, exactly as the tool gave it, and the next prompt says so), the
+arguments against the tool's schema, and finally approval by a person for
+dangerous calls. All dangerous calls of the turn go into one interrupt. A
+repeat never ends the question by itself: the loop's progress guards judge
+whether rounds still bring something new. The node has no side effects, so
+LangGraph may re-run it on resume; it re-runs with the same triage.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
+from typing_extensions import TypedDict
 
-from reasoning_graphs.metadata import RAW, decision_of, settled
+from reasoning_graphs.metadata import RAW, REUSED_FROM, decision_of
 from reasoning_graphs.nodes.guards.budget import turn_call_limit
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.loops import STOPPED_CALL, repeated_failure, tool_rounds
+from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
-from reasoning_graphs.nodes.model.trajectory import action_event
+from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.edits import merged_edits
 from reasoning_graphs.nodes.steps.seal import sealed
 from reasoning_graphs.question import (
@@ -93,6 +104,8 @@ class TurnTriage:
         edited: The arguments that run for a call a person edited (their edit merged
             over the proposed arguments), by call id.
         places: Each call's place in the model's order, and the call, by call id.
+        to_ask: The calls a person must decide, each with its place.
+        stop: Why nothing of the turn runs (a repeated failure), when that is so.
     """
 
     turn: int
@@ -103,6 +116,15 @@ class TurnTriage:
     rejected: dict[str, str] = field(default_factory=dict)
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
     places: dict[str, tuple[int, ToolCall]] = field(default_factory=dict)
+    to_ask: list[tuple[int, ToolCall]] = field(default_factory=list)
+    stop: str | None = None
+
+    def runs_as_proposed(self) -> list[ClearedCall] | None:
+        """The calls in order when every one runs as proposed with nothing to decide or
+        record first; else ``None``: the turn needs ``approve``."""
+        if self.answered or self.to_ask or self.stop is not None or not self.cleared:
+            return None
+        return [call for _, call in sorted(self.cleared, key=lambda item: item[0])]
 
     def in_model_order(self) -> tuple[list[ClearedCall], list[ToolMessage]]:
         """What runs, and the observations to record now, keeping the model's order of calls.
@@ -121,7 +143,7 @@ class TurnTriage:
                 now.append(answer)
                 continue
             settled_call = ClearedCall(
-                id=call["id"],
+                id=runtime_id(call),
                 name=call["name"],
                 args=call["args"],
                 decision=decision_of(answer),
@@ -135,7 +157,9 @@ class TurnTriage:
         self, index: int, call: ToolCall, args: dict[str, Any], decision: CallDecision
     ) -> None:
         """Clear a call to run, keeping its place in the model's order."""
-        cleared = ClearedCall(id=call["id"], name=call["name"], args=dict(args), decision=decision)
+        cleared = ClearedCall(
+            id=runtime_id(call), name=call["name"], args=dict(args), decision=decision
+        )
         self.cleared.append((index, sealed(cleared)))
 
     def answer_without_running(
@@ -146,14 +170,8 @@ class TurnTriage:
         status: Literal["success", "error"] = "error",
     ) -> None:
         """Settle a call without running it: its observation is ``content``."""
-        message = ToolMessage(
-            content,
-            tool_call_id=call["id"],
-            name=call["name"],
-            status=status,
-            response_metadata=settled(decision),
-        )
-        self._settle(call, message, content, decision)
+        message = ToolMessage(content, tool_call_id=call["id"], name=call["name"], status=status)
+        self._settle(call, message, decision)
 
     def reuse(self, call: ToolCall, earlier: EffectDone, message: ToolMessage | None) -> None:
         """Answer ``call`` with the result of the identical ``earlier`` call: its observation
@@ -166,51 +184,81 @@ class TurnTriage:
             status=message.status,
             name=message.name,
             tool_call_id=call["id"],
-            response_metadata=settled("reused", reused=earlier["call_id"]),
+            response_metadata={REUSED_FROM: earlier["call_id"]},
         )
-        self._settle(call, answer, earlier["result"], "reused")
+        self._settle(call, answer, "reused", observation=earlier["result"])
 
     def _settle(
-        self, call: ToolCall, answer: ToolMessage, observation: str, decision: CallDecision
+        self,
+        call: ToolCall,
+        answer: ToolMessage,
+        decision: CallDecision,
+        observation: str | None = None,
     ) -> None:
-        """Record a call settled without running: its observation and its trajectory event."""
-        self.answered.append(answer)
-        self.events.append(
-            action_event(
-                turn=self.turn,
-                step=self.step,
-                call_id=call["id"],
-                tool=call["name"],
-                args=call["args"],
-                observation=observation,
-                status=answer.status,
-                decision=decision,
-            )
+        """Record a call settled without running: its trajectory event, and its observation
+        marked from it."""
+        message, event = record_call(
+            call, answer, decision, turn=self.turn, step=self.step, observation=observation
         )
+        self.answered.append(message)
+        self.events.append(event)
 
 
-def make_approve(setup: AgentSetup) -> Node[AgentState]:
-    """Build the ``approve`` node for ``setup``."""
+class Settling(TypedDict):
+    """What ``approve`` receives from the router: the turn and its one triage.
 
-    def approve(state: AgentState) -> dict[str, Any]:
+    Attributes:
+        reply: The model turn whose calls are settled.
+        triage: Its :class:`TurnTriage`, as plain fields, so a checkpoint keeps it while a
+            person decides.
+    """
+
+    reply: AIMessage
+    triage: dict[str, Any]
+
+
+def triage_turn(run: RunScope, state: AgentState) -> TurnTriage:
+    """The one triage of the latest model turn: every call settled, cleared, or set aside
+    for a person (nothing asked yet, nothing run)."""
+    reply = last_ai_message(state["messages"])
+    triage = TurnTriage(turn=question_number(state["messages"]), step=model_calls_used(state))
+    for bad in reply.invalid_tool_calls:
+        name = bad.get("name") or "unknown"
+        call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
+        triage.answer_without_running(
+            call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
+        )
+    triage.stop = _repeated_failure(state, reply, run.limits.repeat_failure_limit)
+    if triage.stop is None:
+        _triage_calls(run, state, reply.tool_calls, triage)
+    else:  # nothing of this turn runs: the run stops before repeating the failure
+        for call in reply.tool_calls:
+            triage.answer_without_running(call, STOPPED_CALL.format(reason=triage.stop), "skipped")
+    return triage
+
+
+def settling(state: AgentState, triage: TurnTriage) -> Settling:
+    """The router's hand-over of a triaged turn to ``approve``."""
+    return Settling(reply=last_ai_message(state["messages"]), triage=vars(triage).copy())
+
+
+def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
+    """Build the ``approve`` node for ``setup``.
+
+    It takes the router's :class:`Settling`; a thread saved while this node asked, before
+    the router triaged, resumes with the state instead, and the turn is triaged here.
+    """
+
+    def approve(state: Settling | AgentState) -> dict[str, Any]:
         run = setup.for_run()
-        reply = last_ai_message(state["messages"])
-        triage = TurnTriage(turn=question_number(state["messages"]), step=model_calls_used(state))
-
-        for bad in reply.invalid_tool_calls:
-            name = bad.get("name") or "unknown"
-            call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
-            triage.answer_without_running(
-                call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
-            )
-
-        stop = _repeated_failure(state, reply, run.limits.repeat_failure_limit)
-        if stop is None:
-            settle_calls(run, state, reply.tool_calls, triage)
-        else:  # nothing of this turn runs: the run stops before repeating the failure
-            for call in reply.tool_calls:
-                triage.answer_without_running(call, STOPPED_CALL.format(reason=stop), "skipped")
-
+        if "triage" in state:
+            given = cast(Settling, state)
+            reply, triage = given["reply"], TurnTriage(**given["triage"])
+        else:
+            thread = cast(AgentState, state)
+            reply, triage = last_ai_message(thread["messages"]), triage_turn(run, thread)
+        if triage.to_ask:
+            _ask_person(triage.to_ask, triage, run)
         to_run, answered = triage.in_model_order()
         update: dict[str, Any] = {"to_run": to_run}
         messages = [_with_edited_args(reply, triage.edited)] if triage.edited else []
@@ -221,26 +269,11 @@ def make_approve(setup: AgentSetup) -> Node[AgentState]:
         ):
             if value:  # an empty write would still mark the channel changed
                 update[key] = value
-        if stop is not None:
-            update["outcome"] = {"status": "incomplete", "reason": stop}
+        if triage.stop is not None:
+            update["outcome"] = {"status": "incomplete", "reason": triage.stop}
         return update
 
     return approve
-
-
-def cleared_as_proposed(run: RunScope, state: AgentState) -> list[ClearedCall] | None:
-    """The latest model turn's calls, in order, when every one may run as proposed with
-    nothing to decide or record first (no approval, block, rejection, reuse, limit,
-    repeated failure or unreadable call); else ``None``: the turn needs ``approve``."""
-    reply = last_ai_message(state["messages"])
-    if reply.invalid_tool_calls or not reply.tool_calls:
-        return None
-    if _repeated_failure(state, reply, run.limits.repeat_failure_limit) is not None:
-        return None
-    triage = TurnTriage(turn=0, step=0)  # its events are not kept: it must have none
-    if _triage_calls(run, state, reply.tool_calls, triage) or triage.answered:
-        return None
-    return [call for _, call in sorted(triage.cleared, key=lambda item: item[0])]
 
 
 def _repeated_failure(state: AgentState, reply: AIMessage, limit: int) -> str | None:
@@ -267,10 +300,10 @@ def settle_calls(
     running anything: the answer is saved with the step, and LangGraph keeps a resume
     value only until the node that asked ends, so a crash in between would ask again.
     """
-    to_ask = _triage_calls(run, state, calls, triage)
-    if to_ask:
-        _ask_person(to_ask, triage, run)
-    return bool(to_ask)
+    _triage_calls(run, state, calls, triage)
+    if triage.to_ask:
+        _ask_person(triage.to_ask, triage, run)
+    return bool(triage.to_ask)
 
 
 def _described(call: ToolCall, spec: ToolSpec | None) -> str:
@@ -285,8 +318,10 @@ def _triage_calls(
     state: AgentState,
     calls: Sequence[ToolCall],
     triage: TurnTriage,
-) -> list[tuple[int, ToolCall]]:
-    """Settle every call that needs no person; return the ones that do."""
+) -> None:
+    """Settle every call that needs no person, and set aside (``triage.to_ask``) the ones
+    that do. A call whose arguments its tool cannot take is answered with why, before
+    anyone is asked: approving a call that can only fail wastes a person's attention."""
     limit = turn_call_limit(state, run.limits)
     over_limit = (
         OVER_CALL_LIMIT.format(limit=limit)
@@ -296,10 +331,9 @@ def _triage_calls(
     rejected_before = state.get("rejected") or {}
     current = current_results(state, run.registry)
     answers = question_answers(state["messages"])
-    to_ask: list[tuple[int, ToolCall]] = []
     changing = False  # a stateful call of this turn runs before the rest: nothing holds after it
     for index, call in enumerate(calls):
-        triage.places[call["id"]] = (index, call)
+        triage.places[runtime_id(call)] = (index, call)
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
         if index >= limit:
@@ -312,17 +346,14 @@ def _triage_calls(
             triage.answer_without_running(call, blocked, "blocked")
         elif signature in current and not changing:
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
+        elif refused := call_error(run.registry, call["name"], call["args"]):
+            triage.answer_without_running(call, refused, "invalid")
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
-            refused = call_error(run.registry, call["name"], call["args"])
-            if refused is None:
-                to_ask.append((index, call))
-                changing |= not run.registry.is_read_only(call["name"])
-            else:  # a person is never asked about a call that cannot run
-                triage.answer_without_running(call, refused, "invalid")
+            triage.to_ask.append((index, call))
+            changing |= not run.registry.is_read_only(call["name"])
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
             changing |= not run.registry.is_read_only(call["name"])
-    return to_ask
 
 
 def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:
@@ -330,7 +361,7 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: Run
     arguments merged over the proposed ones and checked, see :mod:`~.edits`)."""
     pending = [
         PendingCall(
-            id=call["id"],
+            id=runtime_id(call),
             name=call["name"],
             args=call["args"],
             description=_described(call, run.registry.get(call["name"])),
@@ -347,7 +378,7 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: Run
             triage.clear_to_run(index, call, call["args"], "approved")
         elif kind == "edit":
             triage.clear_to_run(index, call, decision["args"], "edited")
-            triage.edited[call["id"]] = decision["args"]
+            triage.edited[runtime_id(call)] = decision["args"]
         elif kind == "reject":
             reason = decision["reason"]
             triage.rejected[call_signature(call["name"], call["args"])] = reason

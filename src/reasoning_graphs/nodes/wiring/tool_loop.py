@@ -6,12 +6,41 @@ the honest stop are the same code in every pattern. A step that would decide
 nothing is skipped: a turn whose calls all run as proposed, at once, goes
 straight to ``act`` (:func:`to_settle`), and a round that leaves nothing to
 record goes straight back (:func:`~reasoning_graphs.nodes.steps.observe.round_update`).
+
+A call is triaged once, its arguments checked once and its decision recorded
+once. From the model's reply to its saved observation it passes through 17
+modules of this package, one of them twice, in this order (ReAct; every step
+looks tools up in ``tools/registry.py``):
+
+1. ``nodes/wiring/react_loop.py``: the reply asks for tools (``after_think``);
+2. ``nodes/wiring/tool_loop.py``: :func:`to_settle` triages the turn and routes it;
+3. ``nodes/steps/approve.py``: the triage (``triage_turn``), and the ``approve``
+   node when the turn needs one (a person then decides through ``review.py``,
+   ``nodes/steps/edits.py`` and ``nodes/steps/seal.py``);
+4. ``nodes/guards/loops.py``: a failure repeated from the rounds before;
+5. ``nodes/guards/budget.py``: the calls a turn and a question may still make;
+6. ``question.py``: earlier rejections, results that still hold;
+7. ``tools/policy.py``: block rules, and whether a person must decide;
+8. ``tools/execute.py``: the arguments against the tool's schema (``call_error``);
+9. ``nodes/steps/act.py``: ``next_calls`` sends the call, and its ``act`` task runs;
+10. ``effects.py``: the task's body, on either face, with the tool's timeout;
+11. ``nodes/steps/tool_task.py``: ``checked_call``, the runner every pattern shares;
+12. ``nodes/steps/seal.py``: a call that needs a person carries their seal;
+13. ``nodes/steps/unknown_outcome.py``: at most once across a crash (with
+    ``call_journal.py`` when the call must not repeat);
+14. ``tools/execute.py`` again: ``execute_call`` runs the tool and catches what it raises;
+15. ``tools/injection.py``: the values the tool has injected;
+16. ``tools/output.py``: what the tool returned, read as its observation;
+17. ``nodes/model/trajectory.py``: ``record_call``, the one record of the decision;
+18. ``metadata.py``: the observation marked from that record.
+
+LangGraph then saves the ``act`` task's writes (the observation, the record)
+with the step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -23,7 +52,7 @@ from reasoning_graphs.effects import effect_node
 from reasoning_graphs.nodes.grounding.report import always, report, reported
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT, make_act, next_calls
-from reasoning_graphs.nodes.steps.approve import cleared_as_proposed, make_approve
+from reasoning_graphs.nodes.steps.approve import make_approve, settling, triage_turn
 from reasoning_graphs.nodes.steps.finish import (
     AskFinal,
     after_outcome,
@@ -73,7 +102,9 @@ def compile_agent(
     """
     if checkpointer is not None:
         checkpointer = open_checkpointer(checkpointer)
-    graph = checked(builder.compile(checkpointer=checkpointer, name=name), tool_names)
+    graph: CompiledStateGraph = checked(
+        builder.compile(checkpointer=checkpointer, name=name), tool_names
+    )
     if not subgraph:
         graph = labelled(graph, name)
     if checkpointer is None:
@@ -107,17 +138,21 @@ def round_answered(state: AgentState) -> bool:
     return all(call["id"] in answered for call in reply.tool_calls)
 
 
-def to_settle(state: AgentState, setup: AgentSetup) -> list[Send] | Literal["approve"]:
-    """Where a model turn of tool calls goes: straight to ``act`` when every call runs as
-    proposed and all of them start now (one call, or read-only calls together), else to
-    ``approve``, which settles them and records the order the rest run in."""
+def to_settle(state: AgentState, setup: AgentSetup) -> list[Send]:
+    """Where a model turn of tool calls goes, after its one triage (:func:`triage_turn`):
+    straight to ``act`` when every call runs as proposed and all of them start now (one
+    call, or read-only calls together), else to ``approve`` with the triage, which records
+    it, asks a person what needs one, and keeps the order the rest run in."""
     run = setup.for_run()
-    cleared = cleared_as_proposed(run, state)
-    if cleared is None:
-        return "approve"
-    turn, step = question_number(state["messages"]), model_calls_used(state)
-    sends = next_calls({**state, "to_run": cleared}, run.registry, turn=turn, step=step)
-    return sends if len(sends) == len(cleared) else "approve"
+    triage = triage_turn(run, state)
+    cleared = triage.runs_as_proposed()
+    if cleared is not None:
+        sends = next_calls(
+            {**state, "to_run": cleared}, run.registry, turn=triage.turn, step=triage.step
+        )
+        if len(sends) == len(cleared):
+            return sends
+    return [Send("approve", settling(state, triage))]
 
 
 def add_tool_loop(
