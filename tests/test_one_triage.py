@@ -144,3 +144,17 @@ def test_a_thread_paused_in_approve_before_the_router_triaged_resumes(thread) ->
         "deploy z",
     ]
     assert state["messages"][-1].content == "done"
+
+
+def test_a_call_off_its_schema_proposed_again_stops_the_run(thread) -> None:
+    """Settled before it runs, a call whose arguments cannot run still counts as a failure:
+    proposing it again as it is stops the run, as any repeated failure does."""
+    again = [tool_call("lookup", item=[1]) for _ in range(3)]
+
+    state = run_graph([*again, "done"], thread)
+
+    assert state["outcome"]["status"] == "incomplete"
+    decisions = [
+        m.response_metadata["decision"] for m in state["messages"] if isinstance(m, ToolMessage)
+    ]
+    assert decisions == ["invalid", "skipped"]

@@ -83,6 +83,9 @@ SHORT_REPLY_CHARS = 200
 
 OBSERVED = EXECUTED | {"reused", "responded"}
 """Decisions under which an observation carries a result (the tool's, reused, or a person's)."""
+FAILED_AS_PROPOSED = OBSERVED | {"invalid"}
+"""Decisions under which an error is the call's own: it failed, or its arguments cannot run,
+and proposing it again as it is fails again."""
 
 
 class Round(NamedTuple):
@@ -161,7 +164,7 @@ def _failure_of(round_: Round, signature: str) -> ToolMessage | None:
         if (
             call is not None
             and answer.status == "error"
-            and decision_of(answer) in OBSERVED
+            and decision_of(answer) in FAILED_AS_PROPOSED
             and not failed_transiently(answer)  # it may pass: running it again is the point
             and call_signature(call["name"], call["args"]) == signature
         ):
