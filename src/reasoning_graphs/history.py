@@ -59,7 +59,7 @@ class _Folds:
         """By fold name: how many items it has read, the last of them, the summary."""
 
 
-class Indexed(list):  # type: ignore[type-arg]
+class Indexed(list[Any]):
     """A list that shares its folds with the list it extends (``extends``), when it does.
 
     It extends ``extends`` when its first items are the very objects of that

@@ -6,7 +6,7 @@ checkpointer can save it and a new process can pick the run up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
@@ -395,7 +395,32 @@ class AgentState(StepInput):
 StateT = TypeVar("StateT", contravariant=True)
 
 
+TrajectoryRecord = Mapping[str, Any]
+"""An entry a node adds to the trajectory: a :data:`TrajectoryEvent`, or an event of a kind
+a pattern or a guard adds (a judge's verdict, a batch cut short)."""
+
+
+class AgentUpdate(TypedDict, total=False):
+    """What a node may write to :class:`AgentState`: each key as its reducer takes it
+    (messages to merge by id, entries to append to the trajectory, observations to add).
+
+    A pattern's nodes write the keys of its own state besides these: their updates
+    extend this one (see each pattern's ``state.py``), so a type checker refuses a
+    node that writes a key its state lacks.
+    """
+
+    messages: Sequence[BaseMessage]
+    trajectory: Sequence[TrajectoryRecord]
+    observations: Mapping[str, str]
+    rejected: Mapping[str, str]
+    earlier_work: list[Work]
+    earlier_calls: list[ActionEvent]
+    to_run: list[ClearedCall]
+    outcome: Outcome | None
+    grounding: GroundingReport | None
+
+
 class Node(Protocol[StateT]):
     """A node that does no outside work: LangGraph calls it with the state, by name."""
 
-    def __call__(self, state: StateT) -> dict[str, Any]: ...
+    def __call__(self, state: StateT) -> Mapping[str, Any]: ...

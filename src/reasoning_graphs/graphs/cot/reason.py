@@ -14,13 +14,12 @@ over the samples that finished; fewer than asked is recorded in the trajectory.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
-from reasoning_graphs.graphs.cot.state import CotState
+from reasoning_graphs.graphs.cot.state import CotState, ReasonUpdate
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.guards.honest import incomplete_note
 from reasoning_graphs.nodes.model.batch import plan_batch
@@ -33,10 +32,10 @@ NO_FINAL_ANSWER = "the model's reasoning gave no final answer"
 AGREEMENT = "{count}/{total}"
 
 
-def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body[dict[str, Any]]]:
+def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body[ReasonUpdate]]:
     """Build the ``reason`` node: ``samples`` concurrent chains of thought and their vote."""
 
-    def reason(state: CotState) -> Body[dict[str, Any]]:
+    def reason(state: CotState) -> Body[ReasonUpdate]:
         run = setup.for_run()
         prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
         asked = run.option("samples", samples)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reasoning_graphs.graphs.cot.answer import Sample
-from reasoning_graphs.state import AgentState
+from reasoning_graphs.state import AgentState, AgentUpdate
 
 
 class CotState(AgentState):
@@ -14,6 +14,14 @@ class CotState(AgentState):
         answer: The chosen answer (the majority's, with self-consistency).
         agreement: How many samples gave the chosen answer, e.g. ``"3/5"``.
     """
+
+    samples: list[Sample]
+    answer: str
+    agreement: str
+
+
+class ReasonUpdate(AgentUpdate, total=False):
+    """What ``reason`` writes: the samples, the vote's answer and agreement, and the answer."""
 
     samples: list[Sample]
     answer: str

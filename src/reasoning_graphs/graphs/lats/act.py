@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from langchain_core.messages.tool import ToolCall
 
 from reasoning_graphs.effects import Body, Gather, durable_task
-from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
+from reasoning_graphs.graphs.lats.state import LatsState, TreeUpdate, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     LatsNode,
     LatsTree,
@@ -47,7 +46,7 @@ from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.steps.seal import proof
 from reasoning_graphs.nodes.steps.tool_task import ToolRun, run_cleared
 from reasoning_graphs.question import question_number
-from reasoning_graphs.state import ClearedCall
+from reasoning_graphs.state import ClearedCall, TrajectoryRecord
 from reasoning_graphs.tools.registry import ToolRegistry
 
 RESULTS_STAY_IN_TREE = "LATS keeps tool results only as observations in its search tree"
@@ -58,26 +57,27 @@ run_call = durable_task("run_call", partial(run_cleared, no_command=RESULTS_STAY
 """One cleared call as a durable task: its result is saved as soon as it finishes."""
 
 
-def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
+def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[TreeUpdate]]:
     """Build the LATS ``act`` node; it runs again while :func:`cleared_to_run` calls wait."""
 
-    def act(state: LatsState) -> Body[dict[str, Any]]:
+    def act(state: LatsState) -> Body[TreeUpdate]:
         run = setup.for_run()
         tree, leaf = state["tree"], selected_leaf(state)
         turn, step = question_number(state["messages"]), expansions(tree)
         undecided = [node for node in unobserved_calls(tree, leaf) if node["decision"] is None]
         changes: dict[int, NodeChange] = {}
-        update: dict[str, Any] = {"trajectory": []}
+        update: TreeUpdate = {}
+        events: list[TrajectoryRecord] = []
         if undecided:
             triage = TurnTriage(turn=turn, step=step)
             asked = settle_calls(run, state, [call_of(node) for node in undecided], triage)
             changes = _decisions(undecided, triage)
             by_call = {call_of(node)["id"]: node["id"] for node in undecided}
-            update["trajectory"] = [{**e, "node": by_call[e["id"]]} for e in triage.events]
+            events = [{**e, "node": by_call[e["id"]]} for e in triage.events]
             update["rejected"] = triage.rejected
             tree = update_nodes(tree, changes)
             if asked:  # the person's answer is saved with this step; the calls run next
-                return {**update, "tree": tree}
+                return {**update, "trajectory": events, "tree": tree}
 
         this_pass = _this_pass(run.registry, cleared_to_run(tree, leaf))
         results = yield from _run_pass(run, this_pass, state)
@@ -101,12 +101,13 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
                 decision=result["decision"],
                 duration_ms=result["duration_ms"],
             )
-            update["trajectory"].append({**event, "node": node["id"]})
+            events.append({**event, "node": node["id"]})
             if result["ref"] and result["full_text"] is not None:
                 stored[result["ref"]] = result["full_text"]
         if not changes:
             return {}
         update["tree"] = update_nodes(state["tree"], changes)
+        update["trajectory"] = events
         if stored:
             update["observations"] = stored
         return update
@@ -147,7 +148,7 @@ def _decisions(nodes: list[LatsNode], triage: TurnTriage) -> dict[int, NodeChang
         changes[by_call[call["id"]]["id"]] = {
             "call": ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call"),
             "decision": call["decision"],
-            **proof(call),  # type: ignore[typeddict-item]
+            **proof(call),
         }
     return changes
 
@@ -179,9 +180,9 @@ def _cleared_call(node: LatsNode) -> ClearedCall:
     """The node's call as the tool layer runs it, with how it was cleared."""
     call = call_of(node)
     return ClearedCall(
-        id=call["id"],
+        id=runtime_id(call),
         name=call["name"],
         args=call["args"],
         decision=node["decision"] or "auto",
-        **proof(node),  # type: ignore[typeddict-item]
+        **proof(node),
     )

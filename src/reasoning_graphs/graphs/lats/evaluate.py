@@ -28,7 +28,7 @@ from reasoning_graphs.graphs.lats.prompts import (
     NOT_FINISHED,
     STEP_LINE,
 )
-from reasoning_graphs.graphs.lats.state import EvaluationEvent, LatsState, selected_leaf
+from reasoning_graphs.graphs.lats.state import EvaluationEvent, LatsState, TreeUpdate, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     LatsNode,
     NodeChange,
@@ -51,10 +51,10 @@ from reasoning_graphs.state import Node, Outcome
 EXPANSIONS_SPENT = "spent the budget of {limit} expansions"
 
 
-def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any]]]:
+def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[TreeUpdate]]:
     """Build the ``evaluate`` node: one judge call per unscored child of the selected leaf."""
 
-    def evaluate(state: LatsState) -> Body[dict[str, Any]]:
+    def evaluate(state: LatsState) -> Body[TreeUpdate]:
         run = setup.for_run()
         tree = state["tree"]
         unscored = [n for n in children(tree, selected_leaf(state)) if n["score"] is None]
@@ -94,7 +94,7 @@ def make_evaluate(setup: AgentSetup) -> Callable[[LatsState], Body[dict[str, Any
 def make_backpropagate(setup: AgentSetup, settings: SearchSettings) -> Node[LatsState]:
     """Build the ``backpropagate`` node: back up the new scores, then stop or go on."""
 
-    def backpropagate_node(state: LatsState) -> dict[str, Any]:
+    def backpropagate_node(state: LatsState) -> TreeUpdate:
         search = settings.for_run(get_runtime().context)
         tree = state["tree"]
         new = [n for n in children(tree, selected_leaf(state)) if n["visits"] == 0]

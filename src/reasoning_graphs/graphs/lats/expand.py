@@ -11,13 +11,12 @@ one child.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
+from reasoning_graphs.graphs.lats.state import LatsState, SelectUpdate, TreeUpdate, selected_leaf
 from reasoning_graphs.graphs.lats.tree import (
     Candidate,
     SearchSettings,
@@ -45,7 +44,7 @@ CALLS_PER_CANDIDATE = 2
 def make_select(settings: SearchSettings) -> Node[LatsState]:
     """Build the ``select`` node: a leaf to expand, or an incomplete outcome when none is left."""
 
-    def select(state: LatsState) -> dict[str, Any]:
+    def select(state: LatsState) -> SelectUpdate:
         search = settings.for_run(get_runtime().context)
         turn = question_number(state["messages"])
         tree = state.get("tree")
@@ -62,13 +61,13 @@ def make_select(settings: SearchSettings) -> Node[LatsState]:
 
 def make_expand(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[LatsState], Body[dict[str, Any]]]:
+) -> Callable[[LatsState], Body[TreeUpdate]]:
     """Build the ``expand`` node: ``settings.candidates`` concurrent samples of the next step,
     a batch (:mod:`~reasoning_graphs.nodes.model.batch`): fewer when the question's
     model-call budget has room for fewer (each is sampled and judged), sharing the tokens
     left."""
 
-    def expand_node(state: LatsState) -> Body[dict[str, Any]]:
+    def expand_node(state: LatsState) -> Body[TreeUpdate]:
         run = setup.for_run()
         tree, leaf = state["tree"], selected_leaf(state)
         prompt = [

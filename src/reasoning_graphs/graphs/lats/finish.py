@@ -12,7 +12,6 @@ branch's evidence.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.runtime import get_runtime
@@ -32,18 +31,18 @@ from reasoning_graphs.nodes.model.call import ModelReply
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.steps.finish import ask_with_tools_off, make_finish
 from reasoning_graphs.question import successful_observations
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import AgentUpdate, Outcome
 
 BEST_BRANCH = "{reason}; the best branch scored {score:.2f}"
 
 
 def make_lats_finish(
     setup: AgentSetup, settings: SearchSettings
-) -> Callable[[LatsState], Body[dict[str, Any]]]:
+) -> Callable[[LatsState], Body[AgentUpdate]]:
     """Build the ``finish`` node of LATS."""
     from_best_branch = make_finish(setup, _ask_on_best_branch, _best_branch_evidence)
 
-    def finish(state: LatsState) -> Body[dict[str, Any]]:
+    def finish(state: LatsState) -> Body[AgentUpdate]:
         outcome: Outcome = state.get("outcome") or {"status": "incomplete", "reason": "stopped"}
         best = best_answer(state["tree"])
         if best is None:

@@ -7,7 +7,7 @@ from typing import Literal
 from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.graphs.lats.tree import LatsTree
-from reasoning_graphs.state import AgentState
+from reasoning_graphs.state import AgentState, AgentUpdate
 
 NOTHING_SELECTED = "select chose no leaf: only finish may run after it"
 
@@ -25,6 +25,21 @@ class LatsState(AgentState):
 
     tree: NotRequired[LatsTree]
     selected: NotRequired[int | None]
+
+
+class SelectUpdate(AgentUpdate, total=False):
+    """What ``select`` writes: the question's tree (planted on its first run) and the leaf to
+    expand, or the outcome when no branch can grow."""
+
+    tree: LatsTree
+    selected: int | None
+
+
+class TreeUpdate(AgentUpdate, total=False):
+    """What ``expand``, ``act``, ``evaluate`` and ``backpropagate`` write: the tree as they
+    grew, ran, scored or backed it up, with their events."""
+
+    tree: LatsTree
 
 
 class EvaluationEvent(TypedDict):

@@ -263,6 +263,7 @@ def update_nodes(tree: LatsTree, changes: dict[int, NodeChange]) -> LatsTree:
     nodes = [
         {**node, **changes[node["id"]]} if node["id"] in changes else node for node in tree["nodes"]
     ]
+    # a node with some of its fields replaced is still a node, which the spread cannot show
     return {**tree, "nodes": nodes}  # type: ignore[typeddict-item]
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -38,7 +37,7 @@ from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.steps.plan import closing_prompt
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import AgentUpdate, Outcome
 from reasoning_graphs.tools.registry import ToolRegistry
 
 REPLAN_LINE = re.compile(r"^\s*replan\s*[:(]\s*(.*?)\)?\s*$", re.IGNORECASE | re.MULTILINE)
@@ -85,10 +84,10 @@ def ask_joiner(run: RunScope, state: LlmCompilerState, instruction: str) -> Body
 
 def make_join(
     setup: AgentSetup, max_rounds: int
-) -> Callable[[LlmCompilerState], Body[dict[str, Any]]]:
+) -> Callable[[LlmCompilerState], Body[AgentUpdate]]:
     """Build the ``join`` node for ``setup``; at most ``max_rounds`` plan-and-run rounds."""
 
-    def join(state: LlmCompilerState) -> Body[dict[str, Any]]:
+    def join(state: LlmCompilerState) -> Body[AgentUpdate]:
         run = setup.for_run()
         typed = run.setup.bindings.supports_schema(run.model, JoinDecision)
         prompt = joiner_prompt(setup, state)

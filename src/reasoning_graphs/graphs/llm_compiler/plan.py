@@ -13,7 +13,7 @@ the planner sees that round's results and the reason.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
@@ -39,7 +39,7 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
     REPLAN_REQUEST,
     TEXT_FORMAT,
 )
-from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
+from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState, PlanUpdate
 from reasoning_graphs.metadata import mark, mark_of, written_by
 from reasoning_graphs.nodes.guards.budget import turn_call_limit
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
@@ -86,12 +86,12 @@ def replan_request(state: LlmCompilerState, registry: ToolRegistry) -> list[Base
     return []
 
 
-def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, Any]]]:
+def make_plan(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[Mapping[str, Any]]]:
     """Build the ``plan`` node for ``setup``."""
 
     def write_plan(
         run: RunScope, state: LlmCompilerState, specs: list[ToolSpec]
-    ) -> Body[dict[str, Any]]:
+    ) -> Body[PlanUpdate]:
         tool_names, limit = [spec.name for spec in specs], turn_call_limit(state, run.limits)
         round_number = 1 + rounds_run(state["messages"])
         attempt = _attempts_this_round(question_messages(state["messages"]))

@@ -78,7 +78,7 @@ from reasoning_graphs.question import (
     question_bookkeeping,
     question_number,
 )
-from reasoning_graphs.state import CallDecision, ClearedCall
+from reasoning_graphs.state import AgentUpdate, CallDecision, ClearedCall
 from reasoning_graphs.tools.output import content_text
 
 TaskStatus = Literal["success", "error", "skipped"]
@@ -240,10 +240,10 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
 run_task = durable_task("run_task", _task_body)
 
 
-def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[str, Any]]]:
+def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[AgentUpdate]]:
     """Build the ``schedule`` node for ``setup``: one pass per run of the node."""
 
-    def schedule(state: LlmCompilerState) -> Body[dict[str, Any]]:
+    def schedule(state: LlmCompilerState) -> Body[AgentUpdate]:
         run = setup.for_run()
         plan: list[CompilerTask] = state.get("plan") or []
         turn, step = question_number(state["messages"]), model_calls_used(state)
@@ -257,7 +257,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[dict[s
         this_pass.update(answered)
         done.update(this_pass)
         if asked:  # the person's answer is saved with this pass; the tasks run in the next
-            recorded = (
+            recorded: AgentUpdate = (
                 _record_pass(state, plan, this_pass, turn=turn, step=step, wall_ms=0.0)
                 if this_pass
                 else {}
@@ -412,7 +412,7 @@ def _record_pass(
     turn: int,
     step: int,
     wall_ms: float,
-) -> dict[str, Any]:
+) -> AgentUpdate:
     """The pass as a model turn: the calls as run, one observation each, and events."""
     messages: list[ToolMessage] = []
     events: list[dict[str, Any]] = []
@@ -455,7 +455,7 @@ def _record_pass(
         critical_path_ms=round(_critical_path_ms(plan, state, events), 2),
     )
     message = AIMessage(content="", tool_calls=calls, response_metadata=metadata)
-    update: dict[str, Any] = {"messages": [message, *messages], "trajectory": events}
+    update: AgentUpdate = {"messages": [message, *messages], "trajectory": events}
     if observations:
         update["observations"] = observations
     return update

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reasoning_graphs.graphs.llm_compiler.dag import CompilerTask
-from reasoning_graphs.state import AgentState
+from reasoning_graphs.state import AgentState, AgentUpdate
 
 
 class LlmCompilerState(AgentState):
@@ -14,6 +14,13 @@ class LlmCompilerState(AgentState):
             invalid, to show what was wrong).
         plan_problem: Why the latest plan cannot run; ``None`` when it can.
     """
+
+    plan: list[CompilerTask] | None
+    plan_problem: str | None
+
+
+class PlanUpdate(AgentUpdate, total=False):
+    """What ``plan`` writes: the round's tasks, and why they cannot run (if they cannot)."""
 
     plan: list[CompilerTask] | None
     plan_problem: str | None

@@ -18,7 +18,7 @@ from langgraph.pregel import Pregel
 
 from reasoning_graphs.graphs.plan_execute.progress import describe_steps_done, steps_done
 from reasoning_graphs.graphs.plan_execute.prompts import STEP_TASK
-from reasoning_graphs.graphs.plan_execute.state import PastStep, PlanExecuteState
+from reasoning_graphs.graphs.plan_execute.state import ExecuteUpdate, PastStep, PlanExecuteState
 from reasoning_graphs.nodes.wiring.subgraph import SubgraphRun, subgraph_node
 from reasoning_graphs.question import latest_request, question_number
 
@@ -38,7 +38,7 @@ def step_conversation(state: PlanExecuteState) -> list[AnyMessage]:
     return [HumanMessage(task)]
 
 
-def record_step(state: PlanExecuteState, run: SubgraphRun) -> dict[str, Any]:
+def record_step(state: PlanExecuteState, run: SubgraphRun) -> ExecuteUpdate:
     """Record the finished step and move the plan on.
 
     The step's result is its final answer; its trajectory joins the run's,

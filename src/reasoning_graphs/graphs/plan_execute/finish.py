@@ -9,7 +9,6 @@ finished steps as the evidence.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.plan_execute.progress import (
@@ -22,9 +21,10 @@ from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.steps.finish import make_finish
+from reasoning_graphs.state import AgentUpdate
 
 
-def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
+def make_plan_finish(setup: AgentSetup) -> Callable[[PlanExecuteState], Body[AgentUpdate]]:
     """Build the ``finish`` node of a plan for ``setup``."""
 
     def ask(run: RunScope, state: PlanExecuteState, instruction: str) -> Body[ModelReply]:

@@ -9,7 +9,6 @@ a revision falls back to an honest closing answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -28,7 +27,7 @@ from reasoning_graphs.graphs.plan_execute.prompts import (
     REPLANNER_SYSTEM,
     TOOL_LINE,
 )
-from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
+from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState, PlanUpdate
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.guards.honest import incomplete_note
@@ -67,10 +66,10 @@ class Replan(BaseModel):
 
 def make_plan(
     setup: AgentSetup, *, max_plan_steps: int
-) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
+) -> Callable[[PlanExecuteState], Body[PlanUpdate]]:
     """Build the ``plan`` node: at most ``max_plan_steps`` steps, and a new plan per question."""
 
-    def plan(state: PlanExecuteState) -> Body[dict[str, Any]]:
+    def plan(state: PlanExecuteState) -> Body[PlanUpdate]:
         run = setup.for_run()
         prompt = [SystemMessage(_planner_system(run, state)), *state["messages"]]
         reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Plan), state)
@@ -89,7 +88,7 @@ def make_plan(
 
 def make_replan(
     setup: AgentSetup, *, max_replans: int, max_plan_steps: int
-) -> Callable[[PlanExecuteState], Body[dict[str, Any]]]:
+) -> Callable[[PlanExecuteState], Body[PlanUpdate]]:
     """Build the ``replan`` node: answer, or revise the plan at most ``max_replans`` times.
 
     Past the bound the node does not plan again; it sets an incomplete outcome
@@ -98,7 +97,7 @@ def make_replan(
     answer, incomplete when the step before it stopped short (:func:`_answer`).
     """
 
-    def replan(state: PlanExecuteState) -> Body[dict[str, Any]]:
+    def replan(state: PlanExecuteState) -> Body[PlanUpdate]:
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:  # a revision would be a call past the budget; finish concludes
@@ -107,7 +106,7 @@ def make_replan(
         prompt = conversation_prompt(REPLANNER_SYSTEM, state, request)
         reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Replan), state)
         parsed = reply.parsed
-        update: dict[str, Any] = {"trajectory": [reply.event]}
+        update: PlanUpdate = {"trajectory": [reply.event]}
         if not isinstance(parsed, Replan):
             return {**update, "outcome": _incomplete(UNREADABLE_REPLAN)}
         if parsed.response.strip():
@@ -123,7 +122,7 @@ def make_replan(
     return replan
 
 
-def _answer(state: PlanExecuteState, text: str) -> dict[str, Any]:
+def _answer(state: PlanExecuteState, text: str) -> PlanUpdate:
     """The replanner's answer, which ends the question.
 
     When the latest step stopped short (a loop, a round limit, a budget), its

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from typing_extensions import TypedDict
 
-from reasoning_graphs.state import AgentState, Outcome, extend_record
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome, extend_record
 
 
 class PastStep(TypedDict):
@@ -39,3 +39,18 @@ class PlanExecuteState(AgentState):
     plan: list[str]
     past_steps: Annotated[list[PastStep], extend_record]
     replans: int
+
+
+class PlanUpdate(AgentUpdate, total=False):
+    """What ``plan`` and ``replan`` write: a new or revised plan, or the answer (which
+    empties the plan)."""
+
+    plan: list[str]
+    replans: int
+
+
+class ExecuteUpdate(AgentUpdate, total=False):
+    """What ``execute`` writes: the step it ran, with its result, and the plan moved on."""
+
+    plan: list[str]
+    past_steps: list[PastStep]

@@ -31,7 +31,7 @@ from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
 from reasoning_graphs.nodes.steps.think import answer_without_calls
 from reasoning_graphs.question import request_index
-from reasoning_graphs.state import AgentState, Outcome
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 from reasoning_graphs.text_format import (
     Labels,
     ParsedStep,
@@ -123,10 +123,10 @@ class TextFormat:
 
 def make_think_text(
     setup: AgentSetup, text_format: TextFormat, *, max_format_errors: int
-) -> Callable[[AgentState], Body[dict[str, Any]]]:
+) -> Callable[[AgentState], Body[AgentUpdate]]:
     """Build the text-format ``think`` node."""
 
-    def think(state: AgentState) -> Body[dict[str, Any]]:
+    def think(state: AgentState) -> Body[AgentUpdate]:
         run = setup.for_run()
         specs = run.usable_specs(state)
         if specs and rounds_spent(state, run.limits):  # the rounds are made: the answer now

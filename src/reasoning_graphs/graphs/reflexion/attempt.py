@@ -18,7 +18,7 @@ from langgraph.pregel import Pregel
 
 from reasoning_graphs.graphs.reflexion.memory import describe_lessons, lessons_so_far, trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
-from reasoning_graphs.graphs.reflexion.state import Attempt, ReflexionState
+from reasoning_graphs.graphs.reflexion.state import Attempt, AttemptUpdate, ReflexionState
 from reasoning_graphs.nodes.wiring.subgraph import SubgraphRun, subgraph_node
 from reasoning_graphs.question import request_index
 
@@ -40,7 +40,7 @@ def attempt_conversation(state: ReflexionState) -> list[AnyMessage]:
     return [*earlier, HumanMessage(request)]
 
 
-def record_attempt(state: ReflexionState, run: SubgraphRun) -> dict[str, Any]:
+def record_attempt(state: ReflexionState, run: SubgraphRun) -> AttemptUpdate:
     """Keep the attempt's answer for grading; its trajectory joins the run's, tagged by trial."""
     attempt = Attempt(answer=run.answer, outcome=run.outcome)
     events = run.events(trial=len(trials_so_far(state)) + 1)

@@ -22,7 +22,12 @@ from langchain_core.messages import AIMessage
 from reasoning_graphs.effects import Await, Blocking, Body, Effect
 from reasoning_graphs.graphs.reflexion.memory import trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import BEST_ATTEMPT_NOTE, UNGRADED_NOTE
-from reasoning_graphs.graphs.reflexion.state import EvaluationEvent, ReflexionState, Trial
+from reasoning_graphs.graphs.reflexion.state import (
+    EvaluateUpdate,
+    EvaluationEvent,
+    ReflexionState,
+    Trial,
+)
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
@@ -42,10 +47,10 @@ BELOW_THRESHOLD = (
 
 def make_evaluate(
     setup: AgentSetup, evaluator: Evaluator | None, *, threshold: float, max_trials: int
-) -> Callable[[ReflexionState], Body[dict[str, Any]]]:
+) -> Callable[[ReflexionState], Body[EvaluateUpdate]]:
     """Build the ``evaluate`` node: ``evaluator=None`` grades with the model judge."""
 
-    def evaluate(state: ReflexionState) -> Body[dict[str, Any]]:
+    def evaluate(state: ReflexionState) -> Body[EvaluateUpdate]:
         run = setup.for_run()
         bar, trial_limit = run.option("threshold", threshold), run.option("max_trials", max_trials)
         task, answer = latest_request(state["messages"]), state["attempt"]["answer"]
@@ -65,7 +70,7 @@ def make_evaluate(
             kind="evaluation", turn=done["turn"], trial=done["trial"], score=done["score"]
         )
         events: list[ThoughtEvent | EvaluationEvent] = [*calls, grade]
-        update: dict[str, Any] = {"trials": [done], "trajectory": events}
+        update: EvaluateUpdate = {"trials": [done], "trajectory": events}
         trials = [*trials_so_far(state), done]
         if done["score"] >= bar:
             return {**update, **_passed(done, trials)}
@@ -95,12 +100,12 @@ def _evaluation(evaluator: Evaluator, task: str, answer: str) -> Effect:
     is_async = inspect.iscoroutinefunction(evaluator) or inspect.iscoroutinefunction(
         type(evaluator).__call__  # an object with an async __call__
     )
-    if is_async:
+    if is_async:  # which the Evaluator's union cannot narrow to: its result is awaitable
         return Await(lambda: evaluator(task, answer))  # type: ignore[arg-type,return-value]
     return Blocking(evaluator, task, answer)
 
 
-def _passed(done: Trial, trials: list[Trial]) -> dict[str, Any]:
+def _passed(done: Trial, trials: list[Trial]) -> EvaluateUpdate:
     """End with the passing attempt: answered, unless the attempt itself stopped short (a
     budget, a loop, a reply that was no answer), which its answer already says."""
     metadata = grade_metadata(done, trials)
@@ -121,14 +126,14 @@ def _below(threshold: float, trials: list[Trial]) -> Outcome:
     return {"status": "incomplete", "reason": reason}
 
 
-def _ungraded(answer: str, outcome: Outcome) -> dict[str, Any]:
+def _ungraded(answer: str, outcome: Outcome) -> EvaluateUpdate:
     """End with the latest attempt as it is: the budget leaves no call to grade it."""
     note = UNGRADED_NOTE.format(reason=outcome.get("reason", "stopped"))
     final = AIMessage(answer, response_metadata=answered({**outcome, "note": note}))
     return {"messages": [final], "outcome": outcome}
 
 
-def _best_of(trials: list[Trial], outcome: Outcome) -> dict[str, Any]:
+def _best_of(trials: list[Trial], outcome: Outcome) -> EvaluateUpdate:
     """End with the best-scored attempt (the earliest on a tie), marked incomplete."""
     best = max(trials, key=lambda t: t["score"])
     note = BEST_ATTEMPT_NOTE.format(

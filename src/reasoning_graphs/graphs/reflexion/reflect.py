@@ -12,7 +12,6 @@ unreadable reply still yields a lesson: the grader's own feedback.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -34,7 +33,7 @@ from reasoning_graphs.graphs.reflexion.prompts import (
     REFLECT_REQUEST,
     REFLECT_SYSTEM,
 )
-from reasoning_graphs.graphs.reflexion.state import Lesson, ReflexionState
+from reasoning_graphs.graphs.reflexion.state import Lesson, ReflectUpdate, ReflexionState
 from reasoning_graphs.nodes.guards.untrusted import as_data
 from reasoning_graphs.nodes.model.call import ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup
@@ -55,10 +54,10 @@ class Reflection(BaseModel):
     advice: str = Field(description="What the next attempt must do differently; concrete.")
 
 
-def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[dict[str, Any]]]:
+def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[ReflectUpdate]]:
     """Build the ``reflect`` node: one structured model call per failed trial."""
 
-    def reflect(state: ReflexionState) -> Body[dict[str, Any]]:
+    def reflect(state: ReflexionState) -> Body[ReflectUpdate]:
         last = trials_so_far(state)[-1]
         earlier = lessons_so_far(state)
         request = REFLECT_REQUEST.format(

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from typing_extensions import TypedDict
 
-from reasoning_graphs.state import AgentState, Outcome, extend_record
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome, extend_record
 
 
 class Attempt(TypedDict):
@@ -60,3 +60,21 @@ class ReflexionState(AgentState):
     attempt: Attempt
     trials: Annotated[list[Trial], extend_record]
     reflections: Annotated[list[Lesson], extend_record]
+
+
+class AttemptUpdate(AgentUpdate, total=False):
+    """What ``act`` writes: the attempt's answer, waiting to be graded."""
+
+    attempt: Attempt
+
+
+class EvaluateUpdate(AgentUpdate, total=False):
+    """What ``evaluate`` writes: the graded trial, and the answer when the trials end."""
+
+    trials: list[Trial]
+
+
+class ReflectUpdate(AgentUpdate, total=False):
+    """What ``reflect`` writes: the lesson drawn from the trial that fell short."""
+
+    reflections: list[Lesson]

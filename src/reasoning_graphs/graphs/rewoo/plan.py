@@ -10,7 +10,7 @@ whose budget is spent gets no further plan call: ``finish`` concludes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -21,7 +21,7 @@ from reasoning_graphs.graphs.rewoo.prompts import (
     REPLAN_REQUEST,
     TEXT_FORMAT,
 )
-from reasoning_graphs.graphs.rewoo.state import RewooState
+from reasoning_graphs.graphs.rewoo.state import PlanUpdate, RewooState
 from reasoning_graphs.graphs.rewoo.steps import (
     PLAN_KIND,
     RUNTIME,
@@ -57,10 +57,10 @@ def retry_request(state: RewooState, attempt: int) -> list[BaseMessage]:
     return [HumanMessage(REPLAN_REQUEST.format(plan=previous, problem=state.get("plan_problem")))]
 
 
-def make_plan(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]]:
+def make_plan(setup: AgentSetup) -> Callable[[RewooState], Body[Mapping[str, Any]]]:
     """Build the ``plan`` node for ``setup``."""
 
-    def write_plan(run: RunScope, state: RewooState, specs: list[ToolSpec]) -> Body[dict[str, Any]]:
+    def write_plan(run: RunScope, state: RewooState, specs: list[ToolSpec]) -> Body[PlanUpdate]:
         tool_names = [spec.name for spec in specs]
         attempt = len(question_bookkeeping(state["messages"], RUNTIME, PLAN_KIND))
         draft = yield from draft_plan(

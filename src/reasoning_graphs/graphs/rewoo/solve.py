@@ -13,7 +13,6 @@ stops the plan part-way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -36,7 +35,7 @@ from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_mod
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.steps.plan import closing_prompt, no_valid_plan
 from reasoning_graphs.question import describe_call
-from reasoning_graphs.state import Outcome
+from reasoning_graphs.state import AgentUpdate, Outcome
 from reasoning_graphs.tools.registry import ToolRegistry
 
 NOT_RUN = "Not run: the run stopped before this step."
@@ -88,10 +87,10 @@ def ask_solver(run: RunScope, state: RewooState, instruction: str) -> Body[Model
     return (yield from call_model(run, request, state))
 
 
-def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[dict[str, Any]]]:
+def make_solve(setup: AgentSetup) -> Callable[[RewooState], Body[AgentUpdate]]:
     """Build the ``solve`` node for ``setup``."""
 
-    def solve(state: RewooState) -> Body[dict[str, Any]]:
+    def solve(state: RewooState) -> Body[AgentUpdate]:
         run = setup.for_run()
         advice = advice_for(state["messages"], run.limits)
         prompt = advised(solver_prompt(setup, state), advice)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
@@ -46,7 +46,7 @@ from reasoning_graphs.question import (
     question_number,
     this_question,
 )
-from reasoning_graphs.state import ActionEvent, Node
+from reasoning_graphs.state import ActionEvent, AgentUpdate, Node
 from reasoning_graphs.tools.execute import cut_message
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -112,14 +112,14 @@ def step_results(state: RewooState, registry: ToolRegistry | None = None) -> dic
 def make_work(setup: AgentSetup) -> Node[RewooState]:
     """Build the ``work`` node for ``setup``."""
 
-    def work(state: RewooState) -> dict[str, Any]:
+    def work(state: RewooState) -> AgentUpdate:
         run = setup.for_run()
         plan: list[PlanStep] = state.get("plan") or []
         results = step_results(state)
         issued = issued_calls(state["messages"])
         values = {var: r.value for var, r in results.items() if r.status == "success"}
         ready = _ready_steps(plan, issued, results, values, run.registry)
-        update: dict[str, Any] = {"trajectory": _skip_events(state, plan, results)}
+        update: AgentUpdate = {"trajectory": _skip_events(state, plan, results)}
         if ready:
             update["messages"] = [_wave(ready[: turn_call_limit(state, run.limits)], values)]
         return update

@@ -52,6 +52,7 @@ from reasoning_graphs.question import (
 from reasoning_graphs.state import (
     EXECUTED,
     AgentState,
+    AgentUpdate,
     Claim,
     ClaimKind,
     ClaimSource,
@@ -590,7 +591,7 @@ def report_for(state: AgentState) -> GroundingReport | None:
     )
 
 
-def report(state: AgentState) -> dict[str, Any]:
+def report(state: AgentState) -> AgentUpdate:
     """The ``report`` node: the grounding report of the answer just given.
 
     It sits between a question's final answer and the end of the graph and
@@ -600,7 +601,7 @@ def report(state: AgentState) -> dict[str, Any]:
     return {"grounding": report_for(state)}
 
 
-def with_report(state: AgentState, update: dict[str, Any]) -> dict[str, Any]:
+def with_report(state: AgentState, update: Mapping[str, Any]) -> dict[str, Any]:
     """``update``, which ends the question, with the grounding report of its answer."""
     after: dict[str, Any] = {**state}
     if update.get("messages"):
@@ -625,16 +626,16 @@ def gives_answer(update: Mapping[str, Any]) -> bool:
 
 
 def reported(
-    make_body: Callable[[State], Body[dict[str, Any]]],
+    make_body: Callable[[State], Body[Mapping[str, Any]]],
     ends: Callable[[Mapping[str, Any]], bool] = gives_answer,
-) -> Callable[[State], Body[dict[str, Any]]]:
+) -> Callable[[State], Body[Mapping[str, Any]]]:
     """``make_body`` whose update carries the grounding report when it ``ends`` the question.
 
     The step that gives the answer writes its report, so a question needs no
     step of its own after the answer (one graph step less per question).
     """
 
-    def body(state: State) -> Body[dict[str, Any]]:
+    def body(state: State) -> Body[Mapping[str, Any]]:
         update = yield from make_body(state)
         return with_report(state, update) if ends(update) else update
 

@@ -211,7 +211,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
 
 
-def honest_update(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def honest_update(state: Mapping[str, Any], update: Mapping[str, Any]) -> Mapping[str, Any]:
     """``update`` as it is, unless it answers the question with no answer.
 
     Then its outcome is incomplete and ``concluded``, with the reason and a note
@@ -235,16 +235,16 @@ def honest_update(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str,
     return {**update, "messages": messages, "outcome": honest}
 
 
-State = TypeVar("State")
+State = TypeVar("State", bound=Mapping[str, Any])
 
 
 def answers_checked(
-    make_body: Callable[[State], Body[dict[str, Any]]],
-) -> Callable[[State], Body[dict[str, Any]]]:
+    make_body: Callable[[State], Body[Mapping[str, Any]]],
+) -> Callable[[State], Body[Mapping[str, Any]]]:
     """``make_body`` whose updates pass :func:`honest_update`."""
 
-    def body(state: State) -> Body[dict[str, Any]]:
+    def body(state: State) -> Body[Mapping[str, Any]]:
         update = yield from make_body(state)
-        return honest_update(state, update)  # type: ignore[arg-type]
+        return honest_update(state, update)
 
     return body

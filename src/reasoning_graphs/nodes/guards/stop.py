@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable
 
 from reasoning_graphs.effects import Body, effect_node
 from reasoning_graphs.nodes.guards.honest import answers_checked
-from reasoning_graphs.state import Outcome, ThoughtEvent
+from reasoning_graphs.state import AgentUpdate, Outcome, ThoughtEvent
 
 
 class QuestionStopped(Exception):
@@ -50,16 +50,18 @@ class QuestionStopped(Exception):
         self.events = list(events)
         self.records = list(records)
 
-    def update(self) -> dict[str, Any]:
+    def update(self) -> AgentUpdate:
         """What the node that made the call writes instead of its own update."""
-        outcome = {**self.outcome, "call_stopped": True}
+        outcome: Outcome = {**self.outcome, "call_stopped": True}
         return {"outcome": outcome, "trajectory": [*self.events, *self.records]}
 
 
-def stoppable(make_body: Callable[[Any], Body[dict[str, Any]]]) -> Callable[[Any], Body[Any]]:
+def stoppable(
+    make_body: Callable[[Any], Body[Mapping[str, Any]]],
+) -> Callable[[Any], Body[Mapping[str, Any]]]:
     """``make_body`` whose bodies end in :meth:`QuestionStopped.update` when a call stops."""
 
-    def body(state: Any) -> Body[dict[str, Any]]:
+    def body(state: Any) -> Body[Mapping[str, Any]]:
         try:
             return (yield from make_body(state))
         except QuestionStopped as stop:
@@ -68,7 +70,7 @@ def stoppable(make_body: Callable[[Any], Body[dict[str, Any]]]) -> Callable[[Any
     return body
 
 
-def model_node(name: str, make_body: Callable[[Any], Body[dict[str, Any]]]) -> Runnable:
+def model_node(name: str, make_body: Callable[[Any], Body[Mapping[str, Any]]]) -> Runnable:
     """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model;
     an answer it gives that is no answer ends the question incomplete."""
     return effect_node(name, stoppable(answers_checked(make_body)))

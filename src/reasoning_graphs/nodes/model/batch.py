@@ -213,7 +213,7 @@ class Batch:
             if isinstance(result, QuestionStopped):
                 events.extend(result.events)
             elif result is not _Skipped.NOT_STARTED:
-                events.extend(events_of(cast(T, result)))
+                events.extend(events_of(result))
         outcome = first.outcome
         if not any("halt" in event for event in first.events):
             outcome = budget_stop_after(self.state, self.limits, events) or outcome

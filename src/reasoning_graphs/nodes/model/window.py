@@ -162,7 +162,9 @@ def fit_prompt(
 
 
 def _latest_summary(latest: ContextSummary | None, event: TrajectoryEvent) -> ContextSummary | None:
-    return event.get("context_summary") or latest  # type: ignore[return-value]
+    if event["kind"] == "thought" and "context_summary" in event:
+        return event["context_summary"]
+    return latest
 
 
 SUMMARIES = Fold("context summaries", lambda: None, _latest_summary)

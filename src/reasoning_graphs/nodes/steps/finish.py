@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
@@ -27,7 +27,7 @@ from reasoning_graphs.nodes.model.trajectory import thought_event
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.prompts import ANSWER_NOW
 from reasoning_graphs.question import successful_observations
-from reasoning_graphs.state import AgentState, Outcome, ThoughtEvent
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome, ThoughtEvent
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +63,10 @@ def make_finish(
     setup: AgentSetup,
     ask: AskFinal[State] = ask_with_tools_off,
     evidence: Evidence[State] = tool_evidence,
-) -> Callable[[State], Body[dict[str, Any]]]:
+) -> Callable[[State], Body[AgentUpdate]]:
     """Build the ``finish`` node: ``ask`` gets the model's last answer, ``evidence`` the facts."""
 
-    def finish(state: State) -> Body[dict[str, Any]]:
+    def finish(state: State) -> Body[AgentUpdate]:
         run = setup.for_run()
         common: AgentState = state  # what every pattern's state has
         outcome: Outcome = common.get("outcome") or {"status": "incomplete", "reason": "stopped"}

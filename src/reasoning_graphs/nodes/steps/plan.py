@@ -52,7 +52,7 @@ own_texts(UNREADABLE_PLAN, NO_VALID_PLAN)
 Step = TypeVar("Step")
 TextParser = Callable[[str, Sequence[ToolSpec]], tuple[list[Step], list[str]]]
 State = TypeVar("State", bound=AgentState)
-PlanWriter = Callable[[RunScope, State, list[ToolSpec]], Body[dict[str, Any]]]
+PlanWriter = Callable[[RunScope, State, list[ToolSpec]], Body[Mapping[str, Any]]]
 """A pattern's plan step: (run, state, the tools it may plan with) → the node's update."""
 
 
@@ -207,14 +207,14 @@ def draft_plan(
 
 def plan_node(
     setup: AgentSetup, write_plan: PlanWriter[State]
-) -> Callable[[State], Body[dict[str, Any]]]:
+) -> Callable[[State], Body[Mapping[str, Any]]]:
     """A ``plan`` node: ``write_plan`` with the tools this run may use, unless a budget is spent.
 
     A spent budget gets no plan call (it would be a call past the budget): the
     node only sets the outcome, and ``finish`` concludes.
     """
 
-    def plan(state: State) -> Body[dict[str, Any]]:
+    def plan(state: State) -> Body[Mapping[str, Any]]:
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:

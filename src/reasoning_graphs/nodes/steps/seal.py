@@ -31,6 +31,7 @@ from typing import Any
 
 from langchain_core.runnables import ensure_config
 from langgraph.config import get_config
+from typing_extensions import TypedDict
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.nodes.guards.honest import own_texts
@@ -71,10 +72,22 @@ def sealed(call: ClearedCall) -> ClearedCall:
     return ClearedCall(**{**fresh, "seal": seal(fresh)})
 
 
-def proof(holder: Mapping[str, Any]) -> dict[str, str]:
+class Proof(TypedDict, total=False):
+    """A person's clearance of one call: the nonce and the seal over it."""
+
+    nonce: str
+    seal: str
+
+
+def proof(holder: Mapping[str, Any]) -> Proof:
     """The nonce and seal ``holder`` (a cleared call, or a record that keeps its clearance)
     carries; empty for a call no person cleared."""
-    return {key: holder[key] for key in ("nonce", "seal") if key in holder}
+    found: Proof = {}
+    if "nonce" in holder:
+        found["nonce"] = holder["nonce"]
+    if "seal" in holder:
+        found["seal"] = holder["seal"]
+    return found
 
 
 def unapproved(policy: ToolPolicy, registry: ToolRegistry, call: ClearedCall) -> str | None:

@@ -16,7 +16,6 @@ question concludes as incomplete (``finish``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
 
@@ -27,7 +26,7 @@ from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_mod
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
-from reasoning_graphs.state import AgentState
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 
 ROUND_LIMIT = "reached the limit of {limit} tool round(s)"
 
@@ -37,11 +36,11 @@ def wants_tools(message: AIMessage) -> bool:
     return bool(message.tool_calls or message.invalid_tool_calls)
 
 
-def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[dict[str, Any]]]:
+def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
     """Build the ``think`` node for ``setup``."""
     system = SystemMessage(setup.system_prompt)  # the same for every call: made once
 
-    def think(state: AgentState) -> Body[dict[str, Any]]:
+    def think(state: AgentState) -> Body[AgentUpdate]:
         run = setup.for_run()
         spent = budget_stop(state, run.limits)
         if spent:  # a step or trial whose question spent the budget before it began
@@ -59,7 +58,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[dict[str, Any]]
         reply = yield from call_model(run, request, state)
         if last_call:
             return answer_without_calls(reply, run.limits.max_tool_rounds)
-        outcome = None if wants_tools(reply.message) else {"status": "answered"}
+        outcome: Outcome | None = None if wants_tools(reply.message) else {"status": "answered"}
         return {
             "messages": [reply.message],
             "trajectory": [reply.event],
@@ -70,7 +69,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[dict[str, Any]]
     return think
 
 
-def answer_without_calls(reply: ModelReply, rounds: int | None) -> dict[str, Any]:
+def answer_without_calls(reply: ModelReply, rounds: int | None) -> AgentUpdate:
     """The update for a reply asked with tools off: its words are the answer, and any call
     it proposed all the same is dropped unrun; with no words, the question concludes."""
     message, event = reply.message, reply.event
@@ -84,7 +83,14 @@ def answer_without_calls(reply: ModelReply, rounds: int | None) -> dict[str, Any
         event = {**event, "tool_calls": []}
     if not message.text.strip():
         reason = ROUND_LIMIT.format(limit=rounds)
-        outcome = {"status": "incomplete", "reason": reason}
-        return {"trajectory": [event], "outcome": outcome, "to_run": []}
-    update = {"messages": [message], "trajectory": [event], "to_run": []}
-    return {**update, "outcome": {"status": "answered"}}
+        return {
+            "trajectory": [event],
+            "outcome": {"status": "incomplete", "reason": reason},
+            "to_run": [],
+        }
+    return {
+        "messages": [message],
+        "trajectory": [event],
+        "to_run": [],
+        "outcome": {"status": "answered"},
+    }

@@ -130,7 +130,7 @@ class CheckedGraph(CompiledStateGraph):
 def checked(graph: CompiledStateGraph, tool_names: Sequence[str] = ()) -> CheckedGraph:
     """``graph`` as a :class:`CheckedGraph` (same nodes, channels and config)."""
     graph.__class__ = CheckedGraph
-    checked_graph: CheckedGraph = graph  # type: ignore[assignment]
+    checked_graph: CheckedGraph = graph  # type: ignore[assignment]  # its class, changed above
     checked_graph.tool_names = tuple(tool_names)
     return checked_graph
 

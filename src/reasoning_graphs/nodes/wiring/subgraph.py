@@ -67,7 +67,7 @@ class SubgraphRun(NamedTuple):
 Conversation = Callable[[State], list[AnyMessage]]
 """The messages the run starts from, made from the parent's state."""
 
-Record = Callable[[State, SubgraphRun], dict[str, Any]]
+Record = Callable[[State, SubgraphRun], Mapping[str, Any]]
 """The parent's update from the finished run."""
 
 
