@@ -122,9 +122,11 @@ def agent_setup(
 ) -> AgentSetup:
     """The setup a pattern's nodes share; ``tools=None`` means the built-in tools, and
     ``retry=None`` the mode's retries of a failed model call."""
-    spec_string = model if isinstance(model, str) else None
+    spec_string, chat_model = (model, None) if isinstance(model, str) else (None, model)
     summary_model = options.get("summary_model")
-    summary_spec = summary_model if isinstance(summary_model, str) else None
+    summary_spec, summary_chat_model = (
+        (summary_model, None) if isinstance(summary_model, str) else (None, summary_model)
+    )
     defaults = Limits.preset(options.get("mode"))
     given: Mapping[str, Any] = current_names(options)
     tool_defaults = ToolDefaults(
@@ -141,8 +143,8 @@ def agent_setup(
             deny=tuple(options.get("deny", ())),
             **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
         ),
-        model=None if spec_string else model,
-        summary_model=None if summary_spec else summary_model,
+        model=chat_model,
+        summary_model=summary_chat_model,
         rules=tuple(options.get("rules", ())),
         system_prompt=options.get("system_prompt", ""),
         retry_policy=retry or mode_retry_policy(options.get("mode")),

@@ -97,7 +97,9 @@ class PatternBuilder:
             own_names = ", ".join(sorted(self._own_options)) or "(none)"
             raise TypeError(
                 UNKNOWN_OPTIONS.format(
-                    builder=f"{self.__module__}.{self.__qualname__}", names=names, own=own_names
+                    builder=f"{self._wire.__module__}.{self._wire.__qualname__}",
+                    names=names,
+                    own=own_names,
                 )
             )
         tool_list = None if tools is None else list(tools)
