@@ -25,6 +25,7 @@ NO_BATCH_REDUCER = (
 
 
 def _one_write_at_a_time(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    # add_messages is typed over any message-like values; given a list, it returns a list
     return reduce(add_messages, writes, list(state))  # type: ignore[arg-type]
 
 
