@@ -255,8 +255,7 @@ def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
             given = cast(Settling, state)
             reply, triage = given["reply"], TurnTriage(**given["triage"])
         else:
-            thread = cast(AgentState, state)
-            reply, triage = last_ai_message(thread["messages"]), triage_turn(run, thread)
+            reply, triage = last_ai_message(state["messages"]), triage_turn(run, state)
         if triage.to_ask:
             _ask_person(triage.to_ask, triage, run)
         to_run, answered = triage.in_model_order()

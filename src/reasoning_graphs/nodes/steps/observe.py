@@ -30,6 +30,7 @@ from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.grounding.report import gives_answer, with_report
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.guards.loops import repeat_stop, stale_stop
+from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.question import last_ai_message, question_answers
 from reasoning_graphs.state import AgentState, Node, Outcome
@@ -44,7 +45,7 @@ def direct_answer(state: AgentState) -> AIMessage | None:
     if not reply.tool_calls or reply.invalid_tool_calls:
         return None
     answers = question_answers(state["messages"])
-    results = [answers.get(call["id"]) for call in reply.tool_calls]
+    results = [answers.get(runtime_id(call)) for call in reply.tool_calls]
     if not all(m is not None and is_direct_result(m) for m in results):
         return None
     found = [m for m in results if m is not None]

@@ -72,7 +72,9 @@ def react_loop(
         outcome = state.get("outcome")
         if outcome and after_outcome(outcome) == "finish":
             return "finish"  # the budget was spent before thinking
-        return to_settle(state, setup) if wants_tools(last_ai_message(state["messages"])) else END
+        if wants_tools(last_ai_message(state["messages"])):
+            return to_settle(state, setup)
+        return "__end__"
 
     think = make_think(setup)
     builder = agent_graph_builder(input_schema=input_schema)

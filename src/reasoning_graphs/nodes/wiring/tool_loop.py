@@ -41,6 +41,7 @@ with the step.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -116,7 +117,7 @@ def agent_graph_builder(
     state_schema: type = AgentState,
     input_schema: type = AgentInput,
     context_schema: type[AgentContext] = AgentContext,
-) -> StateGraph:
+) -> StateGraph[Any, Any, Any, Any]:
     """An empty graph over the agent state (or a pattern's extension of it), with the
     chat input and the run options Studio shows (a pattern's own extend the shared ones)."""
     return StateGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
@@ -190,10 +191,10 @@ def add_tool_loop(
     builder.add_node("approve", make_approve(setup))
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
     finish = make_finish(setup, ask_final)
-    if report:
-        finish = reported(finish, always)
     builder.add_node("observe", make_observe(setup, report=report))
-    builder.add_node("finish", effect_node("finish", finish))
+    builder.add_node(
+        "finish", effect_node("finish", reported(finish, always) if report else finish)
+    )
     builder.add_conditional_edges("approve", to_act, [ACT, "observe", back_to])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe", back_to])
     builder.add_conditional_edges(
