@@ -1,4 +1,4 @@
-"""Loop and progress guards: signs, read from the messages, that tool rounds go nowhere.
+"""Loop guards: signs, read from the messages, that tool rounds go nowhere.
 
 A round is one message of tool calls (a model's turn, or a plan's wave) with
 the observations that answer it. Four guards read the rounds of the current
@@ -197,7 +197,7 @@ def empty_streak(rounds: Sequence[Round]) -> int:
 
 def _new_texts(round_: Round) -> list[str]:
     """What each result of ``round_`` brings: its text, or for a stateful call that ran and
-    succeeded a key of its own (it acted: progress, whatever it said)."""
+    succeeded a key of its own (it acted, whatever it said)."""
     return [
         f"\0acted {a.tool_call_id}" if acted(a) else content_text(a.content)
         for a in round_.answers
