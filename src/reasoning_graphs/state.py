@@ -69,7 +69,7 @@ def append_batches(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 def extend_record(existing: list[Any], new: list[Any]) -> list[Any]:
     """``operator.add`` for a per-question record that only grows (plan steps, trials), as
     an :class:`~reasoning_graphs.history.Indexed` list, so that reading the current
-    question's part (:func:`~reasoning_graphs.nodes.turn.this_question`) stays incremental."""
+    question's part (:func:`~reasoning_graphs.question.this_question`) stays incremental."""
     return append_batches(existing, [new])
 
 
@@ -118,7 +118,7 @@ class ClearedCall(TypedDict):
 
     Attributes:
         nonce, seal: For a call a person cleared, the proof that they did, for
-            exactly this call on this thread (see :mod:`reasoning_graphs.nodes.seal`).
+            exactly this call on this thread (see :mod:`reasoning_graphs.nodes.steps.seal`).
         answer: For a call settled without running that comes after a call that
             runs, its observation: ``act`` records it in its place, so the
             observations keep the order of the model's calls.
@@ -205,7 +205,7 @@ class ActionEvent(TypedDict):
         started, ended: When it ran (epoch seconds), where a pattern runs calls
             concurrently and shows their overlap (LLM Compiler).
         seal: The person's approval it ran under, now spent
-            (:mod:`reasoning_graphs.nodes.seal`).
+            (:mod:`reasoning_graphs.nodes.steps.seal`).
     """
 
     kind: Literal["action"]
@@ -236,7 +236,7 @@ class Outcome(TypedDict):
             or a timeout while it ran), so the node wrote nothing else and the
             question goes to its honest stop.
         concluded: The node already wrote the question's incomplete answer (the
-            model's reply was no answer: see :mod:`reasoning_graphs.nodes.honest`),
+            model's reply was no answer: see :mod:`reasoning_graphs.nodes.guards.honest`),
             so the question ends there, with no closing call.
         note: On an incomplete answer's outcome (the state's, and the final message's
             ``response_metadata``): what a reader is told besides the model's own words,
@@ -355,7 +355,7 @@ class StepInput(AgentInput):
             run, so the budgets count them.
         earlier_calls: The action events of the calls that ran in the question
             before this run, in order, so that a repeat of one whose result still
-            holds is answered from it (see :func:`~reasoning_graphs.nodes.turn.current_results`).
+            holds is answered from it (see :func:`~reasoning_graphs.question.current_results`).
     """
 
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
