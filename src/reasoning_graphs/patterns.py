@@ -1,4 +1,4 @@
-"""What the library knows of a reasoning pattern, in one record a pattern.
+"""What the library knows of a reasoning pattern, in one record per pattern.
 
 Each pattern's package holds its record in ``pattern.py``; the command line,
 the bench and the tests read the records (:data:`reasoning_graphs.graphs.PATTERNS`)
