@@ -32,7 +32,7 @@ from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.seal import spent_seals
 from reasoning_graphs.nodes.steps.tool_task import checked_call
 from reasoning_graphs.question import answered_ids, call_signature
-from reasoning_graphs.state import EXECUTED, ClearedCall
+from reasoning_graphs.state import EXECUTED, AgentUpdate, ClearedCall
 from reasoning_graphs.tools.execute import ToolResult
 from reasoning_graphs.tools.registry import ToolRegistry
 
@@ -63,10 +63,10 @@ class ActInput(TypedDict):
 
 def make_act(
     setup: AgentSetup, state_keys: Collection[str] | None = None
-) -> Callable[[ActInput], Body[dict[str, Any] | list[Command]]]:
+) -> Callable[[ActInput], Body[AgentUpdate | list[Command]]]:
     """Build the ``act`` node for ``setup``; ``state_keys`` are the keys its graph's state has."""
 
-    def act(task: ActInput) -> Body[dict[str, Any] | list[Command]]:
+    def act(task: ActInput) -> Body[AgentUpdate | list[Command]]:
         call = task["call"]
         if "answer" in call:  # settled without running: its observation, in its place
             return {"messages": [call["answer"]]}
@@ -86,7 +86,7 @@ def make_act(
         )
         if "seal" in call and outcome.decision != "blocked":  # spent: the ledger keeps it
             event["seal"] = call["seal"]
-        update: dict[str, Any] = {
+        update: AgentUpdate = {
             "messages": [message],
             "trajectory": [event],
         }

@@ -63,6 +63,7 @@ from reasoning_graphs.review import (
 from reasoning_graphs.state import (
     ActionEvent,
     AgentState,
+    AgentUpdate,
     CallDecision,
     ClearedCall,
     EffectDone,
@@ -249,7 +250,7 @@ def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
     the router triaged, resumes with the state instead, and the turn is triaged here.
     """
 
-    def approve(state: Settling | AgentState) -> dict[str, Any]:
+    def approve(state: Settling | AgentState) -> AgentUpdate:
         run = setup.for_run()
         if "triage" in state:
             given = cast(Settling, state)
@@ -259,15 +260,15 @@ def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
         if triage.to_ask:
             _ask_person(triage.to_ask, triage, run)
         to_run, answered = triage.in_model_order()
-        update: dict[str, Any] = {"to_run": to_run}
+        update: AgentUpdate = {"to_run": to_run}
         messages = [_with_edited_args(reply, triage.edited)] if triage.edited else []
-        for key, value in (
-            ("messages", [*messages, *answered]),
-            ("trajectory", triage.events),
-            ("rejected", triage.rejected),
-        ):
-            if value:  # an empty write would still mark the channel changed
-                update[key] = value
+        # an empty write would still mark the channel changed
+        if messages or answered:
+            update["messages"] = [*messages, *answered]
+        if triage.events:
+            update["trajectory"] = triage.events
+        if triage.rejected:
+            update["rejected"] = triage.rejected
         if triage.stop is not None:
             update["outcome"] = {"status": "incomplete", "reason": triage.stop}
         return update

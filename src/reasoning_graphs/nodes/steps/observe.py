@@ -21,6 +21,7 @@ its answer. A failed call leaves the model to decide what to do instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -33,7 +34,7 @@ from reasoning_graphs.nodes.guards.loops import repeat_stop, stale_stop
 from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.question import last_ai_message, question_answers
-from reasoning_graphs.state import AgentState, Node, Outcome
+from reasoning_graphs.state import AgentState, AgentUpdate, Node, Outcome
 from reasoning_graphs.tools.output import content_text
 
 ANSWERED: Outcome = {"status": "answered"}
@@ -57,7 +58,7 @@ def direct_answer(state: AgentState) -> AIMessage | None:
     return AIMessage(content=content, response_metadata=metadata)
 
 
-def round_update(state: AgentState, limits: Limits) -> dict[str, Any] | None:
+def round_update(state: AgentState, limits: Limits) -> AgentUpdate | None:
     """What ``observe`` records after a round: an outcome (answered by a tool, a budget
     spent, rounds gone stale, or one set while settling); ``None`` when there is nothing
     to record, and the loop goes straight back to the model."""
@@ -80,7 +81,7 @@ def make_observe(setup: AgentSetup, *, report: bool = False) -> Node[AgentState]
     """Build the ``observe`` node for ``setup``; with ``report`` a tool's direct answer,
     which ends the question, comes with its grounding report."""
 
-    def observe(state: AgentState) -> dict[str, Any]:
+    def observe(state: AgentState) -> Mapping[str, Any]:
         update = round_update(state, setup.for_run().limits)
         if update is None:
             return {"to_run": [], "outcome": None}
