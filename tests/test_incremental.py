@@ -275,7 +275,7 @@ def test_a_round_appends_its_messages_without_reindexing_the_conversation(
 ) -> None:
     import reasoning_graphs.state as state_module
 
-    merges = counted_calls(monkeypatch, state_module, "_messages_delta_reducer")
+    merges = counted_calls(monkeypatch, state_module, "merge_message_writes")
     counts = []
     for rounds in (10, 30):
         merges[0] = 0
