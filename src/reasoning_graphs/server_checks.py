@@ -38,6 +38,7 @@ Requests for graphs that are not ours, or that the server will refuse anyway
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Literal
@@ -265,8 +266,8 @@ class RunChecks:
             return None
         graph_id = assistant_id if assistant_id in GRAPHS else await self._graph_id(assistant_id)
         graph = GRAPHS.get(graph_id) if graph_id else None
-        if isinstance(graph, ServedGraph):  # a pattern's graph, built on first use
-            graph = graph()
+        if isinstance(graph, ServedGraph):  # built on first use: off the event loop
+            graph = await asyncio.to_thread(graph)
         return graph if isinstance(graph, CheckedGraph) else None
 
     async def _thread_graph(self, thread_id: str) -> CheckedGraph | None:
