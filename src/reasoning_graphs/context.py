@@ -227,6 +227,12 @@ class AgentContext:
                 bound_of(item).check(item.name, value)
 
 
+@dataclass(kw_only=True)
+class ReactLoopContext(AgentContext):
+    """Per-run options of the patterns whose turn is the ReAct loop (``react``,
+    ``react_text``, ``plan_react``): the shared ones plus the loop's own."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resolved limits and approval lists for one run (``None`` budgets: no limit)."""

@@ -6,7 +6,7 @@ PATTERN = Pattern(
     name="react",
     summary="ReAct with native tool calling: think, act on the tools' results, think again.",
     builder="reasoning_graphs.graphs.react.graph:build_graph",
-    context="reasoning_graphs.context:AgentContext",
+    context="reasoning_graphs.context:ReactLoopContext",
     oracle="reasoning_graphs.bench.oracle.react:reply",
     answer_nodes=frozenset({"think", "finish"}),
 )

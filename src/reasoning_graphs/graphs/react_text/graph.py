@@ -19,6 +19,7 @@ from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
+from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
 from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
@@ -88,7 +89,7 @@ def build_graph(
     setup = shared.setup()
     text_format = TextFormat(labels_for(language), grammar=grammar)
 
-    builder = agent_graph_builder()
+    builder = agent_graph_builder(context_schema=ReactLoopContext)
     think = make_think_text(setup, text_format, max_format_errors=max_format_errors)
     builder.add_node("think", model_node("think", reported(think)))
     builder.add_edge(START, "think")

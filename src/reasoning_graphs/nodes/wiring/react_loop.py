@@ -18,6 +18,7 @@ from langgraph.types import RetryPolicy, Send
 from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
+from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
@@ -77,7 +78,7 @@ def react_loop(
         return "__end__"
 
     think = make_think(setup)
-    builder = agent_graph_builder(input_schema=input_schema)
+    builder = agent_graph_builder(input_schema=input_schema, context_schema=ReactLoopContext)
     builder.add_node("think", model_node("think", reported(think) if report else think))
     builder.add_edge(START, "think")
     builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
