@@ -208,6 +208,27 @@ def test_odd_schemas_do_not_break_the_parser() -> None:
     assert parse_step('Action: b\nAction Input: {"x": 1}', tools).args == {"x": 1}
 
 
+# The fallback's conclusions
+
+
+@pytest.mark.parametrize("labels", [ENGLISH, CHINESE], ids=["en", "zh"])
+@pytest.mark.parametrize("keyword", ["结论", "总结", "最终"])
+def test_a_long_thought_that_concludes_in_chinese_is_the_answer(
+    keyword: str, labels: Labels
+) -> None:
+    worked = "我把每一项都核对了一遍，" * 30  # past the length at which prose needs a conclusion
+    text = f"{labels.thought}: {worked}{keyword}是三百九十五。"
+    step = parse(text, labels)
+    assert (step.kind, step.level) == ("final", "fallback")
+    assert "三百九十五" in (step.answer or "")
+
+
+@pytest.mark.parametrize("labels", [ENGLISH, CHINESE], ids=["en", "zh"])
+def test_a_long_thought_without_a_conclusion_is_still_no_answer(labels: Labels) -> None:
+    worked = "我把每一项都核对了一遍，" * 30
+    assert parse(f"{labels.thought}: {worked}共三百九十五。", labels).kind == "error"
+
+
 # Labels
 
 

@@ -92,7 +92,7 @@ _UNFINISHED_RE = re.compile(
 _CONCLUSION_RE = re.compile(
     r"\b(?:the|my|final)\s+answer\s+is\b|\btherefore\b|\bthus\b|\bhence\b"
     r"|\bso\s+the\s+(?:result|answer|total)\s+is\b|\bthe\s+result\s+is\b|\bin\s+conclusion\b"
-    r"|\bin\s+summary\b|答案是|因此|所以|综上|结果是",
+    r"|\bin\s+summary\b|答案是|因此|所以|综上|结果是|结论|总结|最终",
     re.IGNORECASE,
 )
 _SHORT_ANSWER_CHARS = 300
