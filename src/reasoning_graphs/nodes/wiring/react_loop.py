@@ -3,11 +3,13 @@
 ReAct's own graph is this loop; Plan-and-Execute runs it for each plan step and
 Reflexion for each trial, as a subgraph (:func:`build_step_graph`), so the
 loop, its system prompt and its state are shared rather than copied.
+Plan-in-context ReAct is this loop with its plan added (:class:`LoopParts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -19,22 +21,48 @@ from typing_extensions import Unpack
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.context import ReactLoopContext
+from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import model_node
-from reasoning_graphs.nodes.model.setup import AgentOptions, agent_setup
+from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.finish import after_outcome
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.steps.think import make_think, wants_tools
 from reasoning_graphs.nodes.wiring.tool_loop import (
+    Detour,
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
     to_settle,
 )
 from reasoning_graphs.question import last_ai_message
-from reasoning_graphs.state import AgentState, StepInput
+from reasoning_graphs.state import AgentState, AgentUpdate, StepInput
 from reasoning_graphs.tools.spec import ToolSpec
+
+StepBody = Callable[[AgentState], Body[AgentUpdate]]
+
+
+@dataclass(frozen=True)
+class LoopParts:
+    """What a pattern built on the loop adds to it (Plan-in-context ReAct: its plan).
+
+    Attributes:
+        name: The graph's name.
+        context_schema: Its run options.
+        make_think: Builds the ``think`` node from the setup.
+        steps: Model steps of the pattern's own, by name, each built from the setup;
+            each hands on to ``think``.
+        opening: The step run before the first ``think``, when there is one.
+        detour: The step a round hands to instead of ``think`` when the round asks for it.
+    """
+
+    name: str = "react"
+    context_schema: type[ReactLoopContext] = ReactLoopContext
+    make_think: Callable[[AgentSetup], StepBody] = make_think
+    steps: Mapping[str, Callable[[AgentSetup], StepBody]] = field(default_factory=dict)
+    opening: str | None = None
+    detour: Detour | None = None
 
 
 def build_step_graph(
@@ -62,10 +90,11 @@ def react_loop(
     options: AgentOptions,
     *,
     report: bool = True,
+    parts: LoopParts = LoopParts(),
 ) -> CompiledStateGraph:
     """The ReAct loop compiled with ``input_schema`` as its input; ``report``: the step
     that ends a question writes its grounding report (a step's subgraph leaves that, and
-    its tracing labels, to its pattern)."""
+    its tracing labels, to its pattern); ``parts``: what a pattern adds to the loop."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
@@ -77,12 +106,15 @@ def react_loop(
             return to_settle(state, setup)
         return "__end__"
 
-    think = make_think(setup)
-    builder = agent_graph_builder(input_schema=input_schema, context_schema=ReactLoopContext)
+    think = parts.make_think(setup)
+    builder = agent_graph_builder(input_schema=input_schema, context_schema=parts.context_schema)
     builder.add_node("think", model_node("think", reported(think) if report else think))
-    builder.add_edge(START, "think")
+    for name, make_step in parts.steps.items():
+        builder.add_node(name, model_node(name, make_step(setup)))
+        builder.add_edge(name, "think")
+    builder.add_edge(START, parts.opening or "think")
     builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
-    add_tool_loop(builder, setup, report=report)
+    add_tool_loop(builder, setup, detour=parts.detour, report=report)
     return compile_agent(
-        builder, checkpointer, "react", tool_names=setup.registry.names(), subgraph=not report
+        builder, checkpointer, parts.name, tool_names=setup.registry.names(), subgraph=not report
     )

@@ -40,7 +40,8 @@ with the step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph import END, StateGraph
@@ -156,23 +157,37 @@ def to_settle(state: AgentState, setup: AgentSetup) -> list[Send]:
     return [Send("approve", settling(state, triage))]
 
 
+@dataclass(frozen=True)
+class Detour:
+    """A node a round hands to instead of ``back_to`` when ``wanted`` (the state after the
+    round) says so; the pattern adds the node and its way back."""
+
+    node: str
+    wanted: Callable[[AgentState], bool]
+
+
 def add_tool_loop(
     builder: StateGraph,
     setup: AgentSetup,
     *,
     ask_final: AskFinal = ask_with_tools_off,
     back_to: str = "think",
+    detour: Detour | None = None,
     report: bool = False,
 ) -> None:
-    """Add approve, act, observe and finish; ``observe`` hands back to ``back_to``. With
-    ``report`` the steps that end the question (a tool's direct answer, ``finish``) write
-    its grounding report (:func:`~reasoning_graphs.nodes.grounding.report.reported`); a step's
-    subgraph leaves that to its pattern.
+    """Add approve, act, observe and finish; a round hands back to ``back_to``, or to the
+    ``detour`` it asks for. With ``report`` the steps that end the question (a tool's
+    direct answer, ``finish``) write its grounding report
+    (:func:`~reasoning_graphs.nodes.grounding.report.reported`); a step's subgraph leaves
+    that to its pattern.
 
     The node that hands work to the loop (``back_to``) must end its turn with an
     ``AIMessage`` whose ``tool_calls`` are the calls to settle and run; a model
     writes them in ReAct, a plan executor writes them in the planning patterns.
     """
+
+    def back(state: AgentState) -> str:
+        return detour.node if detour is not None and detour.wanted(state) else back_to
 
     def to_act(state: AgentState) -> list[Send] | str:
         run = setup.for_run()
@@ -182,11 +197,11 @@ def add_tool_loop(
             return sends
         if not round_answered(state) or round_update(state, run.limits) is not None:
             return "observe"  # concurrent calls meet there, each task seeing only its own result
-        return back_to
+        return back(state)
 
     def after_observe(state: AgentState) -> str:
         outcome = state.get("outcome")
-        return back_to if not outcome else after_outcome(outcome)  # answered: a tool's result
+        return back(state) if not outcome else after_outcome(outcome)  # answered: a tool's result
 
     builder.add_node("approve", make_approve(setup))
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
@@ -195,9 +210,10 @@ def add_tool_loop(
     builder.add_node(
         "finish", effect_node("finish", reported(finish, always) if report else finish)
     )
-    builder.add_conditional_edges("approve", to_act, [ACT, "observe", back_to])
-    builder.add_conditional_edges(ACT, to_act, [ACT, "observe", back_to])
+    backs = [back_to] if detour is None else [back_to, detour.node]
+    builder.add_conditional_edges("approve", to_act, [ACT, "observe", *backs])
+    builder.add_conditional_edges(ACT, to_act, [ACT, "observe", *backs])
     builder.add_conditional_edges(
-        "observe", after_observe, {back_to: back_to, "finish": "finish", END: END}
+        "observe", after_observe, {**{n: n for n in backs}, "finish": "finish", END: END}
     )
     builder.add_edge("finish", END)
