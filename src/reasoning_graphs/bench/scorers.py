@@ -11,6 +11,9 @@
 - ``unit_tests``: the answer's Python code run with the task's ``tests`` in a fresh
   interpreter (see :mod:`reasoning_graphs.bench.unit_tests`); the value is the share
   of top-level asserts that pass.
+- ``game24``: the answer's expression (after an ``Answer:`` label, before ``= 24``) must
+  use exactly the numbers of ``scorer_options["numbers"]``, each once, with ``+ - * /``
+  and parentheses, and equal 24 exactly (see :mod:`reasoning_graphs.bench.game24`).
 - ``module:function``: ``function(task, answer)`` from an importable module. It may
   return a :class:`Score`, a bool, or a number in 0..1 that is correct when it
   reaches ``scorer_options["threshold"]`` (default 1.0: partial credit is not a
@@ -32,6 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reasoning_graphs.bench import game24
 from reasoning_graphs.bench.suite import SuiteError, Task
 from reasoning_graphs.bench.unit_tests import TestRun, run_tests
 from reasoning_graphs.nodes.steps.judge import Evaluation
@@ -42,10 +46,12 @@ DEFAULT_TIMEOUT_SECONDS = 10.0
 DEFAULT_FUNCTION_THRESHOLD = 1.0
 
 UNKNOWN_SCORER = (
-    "task {id!r} names scorer {name!r}; use exact, f1, numeric, unit_tests or module:function"
+    "task {id!r} names scorer {name!r}; use exact, f1, numeric, unit_tests, game24 or "
+    "module:function"
 )
 NO_TESTS = "task {id!r} is scored by unit tests but has no 'tests'"
 NO_GOLD_NUMBER = "task {id!r} is scored numerically but its answer {answer!r} holds no number"
+NO_PUZZLE = "task {id!r} is scored by game24 but has no scorer_options numbers (a list of ints)"
 BAD_FUNCTION = "scorer {name!r} of task {id!r} cannot be loaded: {error}"
 BAD_RESULT = "scorer {name!r} returned {kind}; return a Score, a bool or a number in 0..1"
 
@@ -95,6 +101,8 @@ def check_scorer(task: Task) -> None:
         raise SuiteError(NO_TESTS.format(id=task.id))
     if task.scorer == "numeric" and last_number(task.answer) is None:
         raise SuiteError(NO_GOLD_NUMBER.format(id=task.id, answer=task.answer))
+    if task.scorer == "game24":
+        _puzzle(task)
 
 
 def unit_test_evaluator(task: Task) -> Callable[[str, str], Evaluation]:
@@ -179,6 +187,18 @@ def _run(task: Task, answer: str) -> TestRun:
         raise SuiteError(f"the tests of task {task.id!r} are not Python: {error}") from None
 
 
+def _game24(task: Task, answer: str) -> Score:
+    solved, detail = game24.check(answer, _puzzle(task))
+    return Score(solved, float(solved), detail)
+
+
+def _puzzle(task: Task) -> list[int]:
+    numbers = task.scorer_options.get("numbers")
+    if not isinstance(numbers, list) or not all(type(n) is int for n in numbers):
+        raise SuiteError(NO_PUZZLE.format(id=task.id))
+    return numbers
+
+
 def _by_function(task: Task, answer: str) -> Score:
     module_name, _, name = task.scorer.partition(":")
     try:
@@ -202,4 +222,5 @@ SCORERS: dict[str, Callable[[Task, str], Score]] = {
     "f1": _f1,
     "numeric": _numeric,
     "unit_tests": _unit_tests,
+    "game24": _game24,
 }
