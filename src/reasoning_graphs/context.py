@@ -36,6 +36,7 @@ from reasoning_graphs.option_bounds import (
     ModelSpec,
     NarrowsTools,
     OneOf,
+    OnOnly,
     RenamedTo,
     bound_of,
 )
@@ -232,6 +233,18 @@ class ReactLoopContext(AgentContext):
     """Per-run options of the patterns whose turn is the ReAct loop (``react``,
     ``react_text``, ``plan_react``): the shared ones plus the loop's own."""
 
+    reflect_every: int | None = run_option(
+        "Tool rounds between the model's reflections on what the latest observations gave "
+        "(shown in its next prompt). Empty: the graph's (default: none). May make them more "
+        "frequent, not rarer.",
+        bound=LowerOnly(least=1),
+    )
+    reflect_on_failure: bool | None = run_option(
+        "Reflect after a round with a failed call (a tool error, a refused or invalid call, "
+        "a timeout). May turn it on, not off.",
+        bound=OnOnly(),
+    )
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -301,7 +314,7 @@ class Limits:
         }
 
 
-Setting = TypeVar("Setting", int, float)
+Setting = TypeVar("Setting", int, float, int | None)
 
 
 def pattern_option(context: AgentContext | None, name: str, built: Setting) -> Setting:

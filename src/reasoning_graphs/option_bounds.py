@@ -24,6 +24,7 @@ NO_BOUND = (
 BAD_COUNT = "Run option {name!r} must be a whole number of at least {least}, not {value!r}."
 BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
 BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
+BAD_SWITCH = "Run option {name!r} must be true or false, not {value!r}."
 BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
 BAD_MODEL = "Run option {name!r} must be a model spec string, not {value!r}."
 BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
@@ -59,6 +60,18 @@ class LowerOnly(Bound):
 
     def merged(self, name: str, built: Any, value: Any) -> Any:
         return value if built is None else min(built, value)
+
+
+@dataclass(frozen=True)
+class OnOnly(Bound):
+    """A switch a run may turn on, never off: a check the graph makes stays made."""
+
+    def check(self, name: str, value: Any) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(BAD_SWITCH.format(name=name, value=value))
+
+    def merged(self, name: str, built: Any, value: Any) -> Any:
+        return bool(built) or value
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,9 @@ class ThoughtEvent(TypedDict):
             prompts reuse (the latest in the trajectory is the one in force).
         typed: The schema a typed request asked for (its name).
         unread: Why a typed reply did not fit its schema, when it did not.
+        reflection: Set on the ReAct loop's look back at a tool round
+            (:mod:`~reasoning_graphs.nodes.steps.reflect`): a model step, whose text
+            later prompts show as the model's own note.
     """
 
     kind: Literal["thought"]
@@ -190,6 +193,7 @@ class ThoughtEvent(TypedDict):
     context_summary: NotRequired[ContextSummary]
     typed: NotRequired[str]
     unread: NotRequired[str]
+    reflection: NotRequired[bool]
 
 
 class ActionEvent(TypedDict):

@@ -42,6 +42,7 @@ from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
 from reasoning_graphs.nodes.steps.prompts import CANNOT_RUN_NOTE
+from reasoning_graphs.nodes.steps.reflect import REFLECTION
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import Claim, GroundingReport, Outcome
 
@@ -57,7 +58,9 @@ PROGRESS = "progress"
 VERBATIM_EVENTS = frozenset({"action", "approval", "observation", "question", "reply"})
 """Lines of what a tool receives or returns, or of what a person is asked or typed: shown
 as they are, entities and all."""
-WHOLE_EVENTS = frozenset({"answer", "draft", "thought", "result", "approval", "question"})
+WHOLE_EVENTS = frozenset(
+    {"answer", "draft", "thought", "reflection", "result", "approval", "question"}
+)
 """Lines that are the model's own text, or what a person decides on: never cut."""
 UNLABELLED_EVENTS = frozenset({"plan_problem"})
 """Lines whose text says what they are (``[This plan cannot run: …]``)."""
@@ -252,6 +255,9 @@ class Printer:
         steps, problem = update.get("plan"), update.get("plan_problem")
         if node in PLAN_NODES and _is_written_plan(steps):
             self.emit("plan", " → ".join(steps), steps=steps)
+        for event in update.get("trajectory") or []:
+            if event.get(REFLECTION):  # the loop's look back, kept apart from the messages
+                self.emit("reflection", str(event.get("text", "")).strip())
         for message in update.get("messages", []):
             if mark_of(message).get("kind") == "plan" and problem and not steps:
                 # no step could be read: there is no plan to show, only why

@@ -96,7 +96,7 @@ def build_graph(
     builder.add_conditional_edges(
         "think", make_after_think(setup), ["approve", ACT, "observe", "finish", END]
     )
-    add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True)
+    add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True, reflect=True)
     return compile_agent(
         builder, shared.checkpointer, "react_text", tool_names=setup.registry.names()
     )

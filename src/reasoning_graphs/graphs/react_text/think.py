@@ -29,6 +29,7 @@ from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_mod
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.reflect import with_reflection
 from reasoning_graphs.nodes.steps.think import answer_without_calls
 from reasoning_graphs.question import request_index
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
@@ -134,7 +135,8 @@ def make_think_text(
             return answer_without_calls(final, run.limits.max_tool_rounds)
         messages = state["messages"]
         shown = model_view(messages, run.registry)
-        prompt = advised(text_format.prompt(specs, shown), advice_for(messages, run.limits))
+        prompt = with_reflection(text_format.prompt(specs, shown), state)
+        prompt = advised(prompt, advice_for(messages, run.limits))
         request = text_format.request(run.model, specs, prompt)
         replied = yield from call_model(run, request, state)
         reply = replied.message

@@ -68,11 +68,15 @@ def advice_for(messages: Sequence[AnyMessage], limits: Limits) -> list[str]:
 
 
 def advised(prompt: Sequence[BaseMessage], advice: Sequence[str]) -> list[BaseMessage]:
-    """``prompt`` with ``advice`` at its end: in the last user turn when the prompt ends
-    with one (the text format's observation), else as a user turn of its own."""
+    """``prompt`` with ``advice`` at its end, as the runtime's note (:func:`with_note`)."""
     if not advice:
         return list(prompt)
-    note = NOTE.format(advice=" ".join(advice))
+    return with_note(prompt, NOTE.format(advice=" ".join(advice)))
+
+
+def with_note(prompt: Sequence[BaseMessage], note: str) -> list[BaseMessage]:
+    """``prompt`` with ``note`` at its end: in the last user turn when the prompt ends
+    with one (the text format's observation), else as a user turn of its own."""
     *before, last = prompt
     if isinstance(last, HumanMessage):
         return [*before, HumanMessage(f"{last.text}\n\n{note}")]

@@ -85,6 +85,10 @@ class AgentOptions(TypedDict, total=False):
         model_timeout: Seconds one model call may take (default and ``None``: no limit).
         idle_timeout: Seconds a model call may send nothing, or a tool may run,
             before the question stops (default 600; ``None``: no limit).
+        reflect_every: In the ReAct loop, tool rounds between the model's
+            reflections on what the latest observations gave (default and ``None``: none;
+            see :mod:`~reasoning_graphs.nodes.steps.reflect`).
+        reflect_on_failure: In the ReAct loop, reflect after a round with a failed call.
     """
 
     max_model_calls: int | None
@@ -112,6 +116,8 @@ class AgentOptions(TypedDict, total=False):
     summary_model: BaseChatModel | str | None
     model_timeout: float | None
     idle_timeout: float | None
+    reflect_every: int | None
+    reflect_on_failure: bool
 
 
 def agent_setup(
@@ -148,6 +154,8 @@ def agent_setup(
         rules=tuple(options.get("rules", ())),
         system_prompt=options.get("system_prompt", ""),
         retry_policy=retry or mode_retry_policy(options.get("mode")),
+        reflect_every=options.get("reflect_every"),
+        reflect_on_failure=options.get("reflect_on_failure", False),
     )
 
 
@@ -167,6 +175,8 @@ class AgentSetup:
     rules: Sequence[Rule] = ()
     system_prompt: str = ""
     retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
+    reflect_every: int | None = None
+    reflect_on_failure: bool = False
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
 
     def for_run(self) -> RunScope:

@@ -26,6 +26,7 @@ from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_mod
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.reflect import with_reflection
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 
 ROUND_LIMIT = "reached the limit of {limit} tool round(s)"
@@ -52,7 +53,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
         last_call = bool(tools) and rounds_spent(state, run.limits)
         if last_call:
             advice = [*advice, ROUNDS_SPENT]
-        prompt = advised([system, *shown], advice)
+        prompt = advised(with_reflection([system, *shown], state), advice)
         choice = "none" if last_call else None
         request = ModelRequest(prompt=prompt, tools=tools, tool_choice=choice)
         reply = yield from call_model(run, request, state)

@@ -114,7 +114,7 @@ def react_loop(
         builder.add_edge(name, "think")
     builder.add_edge(START, parts.opening or "think")
     builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
-    add_tool_loop(builder, setup, detour=parts.detour, report=report)
+    add_tool_loop(builder, setup, detour=parts.detour, report=report, reflect=True)
     return compile_agent(
         builder, checkpointer, parts.name, tool_names=setup.registry.names(), subgraph=not report
     )

@@ -52,6 +52,7 @@ from reasoning_graphs.checkpointers import CheckpointerSpec, open_checkpointer
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
 from reasoning_graphs.nodes.grounding.report import always, report, reported
+from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.steps.approve import make_approve, settling, triage_turn
@@ -62,6 +63,7 @@ from reasoning_graphs.nodes.steps.finish import (
     make_finish,
 )
 from reasoning_graphs.nodes.steps.observe import make_observe, round_update
+from reasoning_graphs.nodes.steps.reflect import REFLECT, Reflection, make_reflect
 from reasoning_graphs.nodes.wiring.checked_graph import checked
 from reasoning_graphs.nodes.wiring.durability import with_sync_durability
 from reasoning_graphs.question import (
@@ -174,12 +176,14 @@ def add_tool_loop(
     back_to: str = "think",
     detour: Detour | None = None,
     report: bool = False,
+    reflect: bool = False,
 ) -> None:
     """Add approve, act, observe and finish; a round hands back to ``back_to``, or to the
-    ``detour`` it asks for. With ``report`` the steps that end the question (a tool's
-    direct answer, ``finish``) write its grounding report
-    (:func:`~reasoning_graphs.nodes.grounding.report.reported`); a step's subgraph leaves
-    that to its pattern.
+    ``detour`` it asks for. With ``reflect`` a round the run's options pick passes through
+    ``reflect`` on its way back (:mod:`~reasoning_graphs.nodes.steps.reflect`). With
+    ``report`` the steps that end the question (a tool's direct answer, ``finish``) write
+    its grounding report (:func:`~reasoning_graphs.nodes.grounding.report.reported`); a
+    step's subgraph leaves that to its pattern.
 
     The node that hands work to the loop (``back_to``) must end its turn with an
     ``AIMessage`` whose ``tool_calls`` are the calls to settle and run; a model
@@ -187,7 +191,12 @@ def add_tool_loop(
     """
 
     def back(state: AgentState) -> str:
-        return detour.node if detour is not None and detour.wanted(state) else back_to
+        if detour is not None and detour.wanted(state):
+            return detour.node
+        if reflect:
+            run = setup.for_run()
+            return REFLECT if Reflection.for_run(run).due(state, run.limits) else back_to
+        return back_to
 
     def to_act(state: AgentState) -> list[Send] | str:
         run = setup.for_run()
@@ -203,6 +212,10 @@ def add_tool_loop(
         outcome = state.get("outcome")
         return back(state) if not outcome else after_outcome(outcome)  # answered: a tool's result
 
+    def after_reflect(state: AgentState) -> str:
+        outcome = state.get("outcome")
+        return back_to if not outcome else after_outcome(outcome)  # a budget it spent
+
     builder.add_node("approve", make_approve(setup))
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
     finish = make_finish(setup, ask_final)
@@ -210,10 +223,15 @@ def add_tool_loop(
     builder.add_node(
         "finish", effect_node("finish", reported(finish, always) if report else finish)
     )
-    backs = [back_to] if detour is None else [back_to, detour.node]
+    backs = [back_to, *([detour.node] if detour else []), *([REFLECT] if reflect else [])]
     builder.add_conditional_edges("approve", to_act, [ACT, "observe", *backs])
     builder.add_conditional_edges(ACT, to_act, [ACT, "observe", *backs])
     builder.add_conditional_edges(
         "observe", after_observe, {**{n: n for n in backs}, "finish": "finish", END: END}
     )
+    if reflect:
+        builder.add_node(REFLECT, model_node(REFLECT, make_reflect(setup)))
+        builder.add_conditional_edges(
+            REFLECT, after_reflect, {back_to: back_to, "finish": "finish", END: END}
+        )
     builder.add_edge("finish", END)
