@@ -3,7 +3,7 @@
 Asked anything, each tool-using graph proposes one dangerous ``write_file`` of
 ``<pattern>.txt`` in ``REASONING_GRAPHS_WORKSPACE`` and, once the call is decided,
 answers. Each script covers exactly one question and starts again for the next
-(``cycle=True``); ``cot`` answers "4" every time.
+(``cycle=True``); ``cot`` and ``tot`` answer "4" every time.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from reasoning_graphs.graphs import (
     lats,
     llm_compiler,
     plan_execute,
+    plan_react,
     react,
     react_text,
     reflexion,
     rewoo,
+    tot,
 )
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_react.plan import PlanItems
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import WORKSPACE_ENV, write_file
@@ -61,6 +64,14 @@ plan_execute_graph = plan_execute.build_graph(
     ),
     tools=TOOLS,
 )
+plan_react_graph = plan_react.build_graph(
+    scripted(
+        PlanItems(items=["Write the file."]),
+        tool_call("write_file", **write("plan_react")),
+        "Written.",
+    ),
+    tools=TOOLS,
+)
 rewoo_graph = rewoo.build_graph(
     scripted(
         {"steps": [{"var": "E1", "tool": "write_file", "args": write("rewoo"), "reason": "asked"}]},
@@ -88,3 +99,11 @@ lats_graph = lats.build_graph(
     candidates=1,
 )
 cot_graph = cot.build_graph(scripted("2 and 2 make 4.\nAnswer: 4"), samples=3)
+tot_graph = tot.build_graph(
+    scripted(
+        {"steps": [{"step": "2 + 2 = 4", "solves": True}]},
+        {"reason": "It adds.", "verdict": "sure"},
+        {"answer": "4"},
+    ),
+    breadth=1,
+)

@@ -131,7 +131,7 @@ def steps(expression: str, numbers: Sequence[int]) -> list[str]:
             remaining = " ".join(str(n) for n in sorted(left.elements()))
             written.append(f"{a} {symbol} {b} = {result} (left: {remaining})")
             return result
-        if not isinstance(node, ast.Constant):
+        if not (isinstance(node, ast.Constant) and type(node.value) is int):
             raise NotArithmetic(NO_EXPRESSION)
         return Fraction(node.value)
 

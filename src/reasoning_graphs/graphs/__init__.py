@@ -22,10 +22,12 @@ PACKAGES = (
     "react_text",
     "rewoo",
     "plan_execute",
+    "plan_react",
     "llm_compiler",
     "reflexion",
     "lats",
     "cot",
+    "tot",
 )
 """The pattern packages, in the order lists show them: the plainest first."""
 

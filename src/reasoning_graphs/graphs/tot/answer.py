@@ -16,7 +16,7 @@ from collections.abc import Callable
 from langchain_core.messages import AIMessage, BaseMessage
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.tot.prompts import ANSWER_REQUEST
+from reasoning_graphs.graphs.tot.prompts import ANSWER_REQUEST, PATH_JOIN
 from reasoning_graphs.graphs.tot.replies import FinalAnswer
 from reasoning_graphs.graphs.tot.search import Thought, best_state, path
 from reasoning_graphs.graphs.tot.state import TotState
@@ -32,7 +32,6 @@ from reasoning_graphs.state import AgentUpdate, Outcome
 
 NO_ANSWER = "the answer step's reply could not be read as an answer"
 BEST_PATH = "the search's best path"
-PATH_JOIN = " -> "
 
 
 def best_path(state: TotState) -> list[Thought]:

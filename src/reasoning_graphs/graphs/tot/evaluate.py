@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.graphs.tot.prompts import STEP_LINE, VALUE_REQUEST, VOTE_REQUEST
+from reasoning_graphs.graphs.tot.prompts import PATH_JOIN, STEP_LINE, VALUE_REQUEST, VOTE_REQUEST
 from reasoning_graphs.graphs.tot.replies import Ballot, Valuation
 from reasoning_graphs.graphs.tot.search import (
     VERDICT_SCORES,
@@ -37,7 +37,6 @@ from reasoning_graphs.nodes.model.tokens import estimate_tokens
 from reasoning_graphs.question import latest_request
 from reasoning_graphs.state import ThoughtEvent
 
-PATH_JOIN = " -> "
 UNREADABLE = "unreadable"
 """The verdict recorded for a value reply that could not be read."""
 

@@ -37,10 +37,11 @@ from reasoning_graphs.graphs.tot.prompts import TOT_SYSTEM
 from reasoning_graphs.graphs.tot.search import Evaluator, Generator, TotSettings
 from reasoning_graphs.graphs.tot.select import make_select
 from reasoning_graphs.graphs.tot.state import TotState
-from reasoning_graphs.nodes.grounding.report import always, reported
+from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import model_node, not_stopped
 from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.progress import with_progress
+from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
 
@@ -131,9 +132,10 @@ def build_graph(
     builder.add_node("generate", model_node("generate", generate))
     builder.add_node("evaluate", model_node("evaluate", make_evaluate(setup, settings)))
     builder.add_node("select", make_select(setup, settings))
-    answer = reported(make_answer(setup), not_stopped)
+    answer = verified(setup, make_answer(setup), not_stopped)
     builder.add_node("answer", model_node("answer", answer))
-    builder.add_node("finish", effect_node("finish", reported(make_tot_finish(setup), always)))
+    finish = verified(setup, make_tot_finish(setup), always)
+    builder.add_node("finish", effect_node("finish", finish))
     builder.add_edge(START, "generate")
     builder.add_conditional_edges("generate", after_generate, ["evaluate", "finish"])
     builder.add_conditional_edges("evaluate", after_evaluate, ["select", "finish"])

@@ -22,6 +22,8 @@ Steps so far:
 
 NO_STEPS = "(none)"
 STEP_LINE = "{number}. {text}"
+PATH_JOIN = " -> "
+"""Between the steps of a path shown on one line (a voter's candidate, a note's evidence)."""
 
 PROPOSE_REQUEST = """\
 {path}
