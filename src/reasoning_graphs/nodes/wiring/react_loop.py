@@ -41,6 +41,7 @@ from reasoning_graphs.state import AgentState, AgentUpdate, StepInput
 from reasoning_graphs.tools.spec import ToolSpec
 
 StepBody = Callable[[AgentState], Body[AgentUpdate]]
+ModelStep = Callable[[AgentState], Body[Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class LoopParts:
     name: str = "react"
     context_schema: type[ReactLoopContext] = ReactLoopContext
     make_think: Callable[[AgentSetup], StepBody] = make_think
-    steps: Mapping[str, Callable[[AgentSetup], StepBody]] = field(default_factory=dict)
+    steps: Mapping[str, Callable[[AgentSetup], ModelStep]] = field(default_factory=dict)
     opening: str | None = None
     detour: Detour | None = None
 
