@@ -29,6 +29,7 @@ OWN_OPTIONS = {
     "react_text": set(),
     "rewoo": set(),
     "plan_execute": {"max_replans"},
+    "plan_react": {"max_replans"},
     "llm_compiler": {"max_rounds"},
     "reflexion": {"max_trials", "threshold"},
     "lats": {"candidates", "max_expansions", "max_depth", "threshold"},
@@ -135,6 +136,7 @@ def test_a_run_allows_fewer_plan_revisions() -> None:
         ("lats", {"threshold": 1.5}),
         ("lats", {"max_depth": True}),
         ("plan_execute", {"max_replans": -1}),
+        ("plan_react", {"max_replans": -1}),
         ("reflexion", {"max_trials": 2.5}),
     ],
 )
