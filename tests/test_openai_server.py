@@ -60,6 +60,7 @@ PATTERN_OPTIONS: dict[str, dict[str, Any]] = {
     "react": {},
     "react_text": {"max_format_errors": 1},
     "plan_execute": {"max_replans": 1, "max_plan_steps": 2},
+    "plan_react": {"max_replans": 1, "max_plan_items": 2},
     "rewoo": {},
     "llm_compiler": {"max_rounds": 1},
     "reflexion": {"max_trials": 1},
@@ -70,6 +71,7 @@ PATTERN_OPTIONS: dict[str, dict[str, Any]] = {
 OUTCOMES = {"answered", "incomplete"}
 TYPED_CALLS = {
     "plan_execute": {"Plan"},
+    "plan_react": {"PlanItems"},
     "rewoo": {"PlanSchema"},
     "llm_compiler": {"TaskPlan"},
     "reflexion": {"Judgement"},
