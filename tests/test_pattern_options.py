@@ -34,6 +34,7 @@ OWN_OPTIONS = {
     "reflexion": {"max_trials", "threshold"},
     "lats": {"candidates", "max_expansions", "max_depth", "threshold"},
     "cot": {"samples"},
+    "tot": {"breadth", "depth", "beam", "votes", "generator", "evaluator"},
 }
 SHARED = {"model", "max_model_calls", "token_budget", "approve", "deny", "tools", "time_budget"}
 
