@@ -15,6 +15,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.graph.state import CompiledStateGraph
 
+from reasoning_graphs.bench.catalog import resolve_suites
+from reasoning_graphs.bench.oracle import OracleChatModel
+from reasoning_graphs.bench.oracle.reflection import FAILED, SETTLED
+from reasoning_graphs.bench.runner import BenchSettings, Cell, pattern_options
+from reasoning_graphs.bench.suite import Task
 from reasoning_graphs.cli.render import Printer
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.graphs import react, react_text
@@ -165,6 +170,9 @@ def test_a_run_may_turn_reflection_on_or_make_it_more_frequent_never_off() -> No
         steps, _ = nodes_run(built_on, context=context)
         assert REFLECT in steps, context
 
+    studio = built_off.get_context_jsonschema()["properties"]
+    assert studio["reflect_every"]["description"]
+    assert studio["reflect_on_failure"]["description"]
     with pytest.raises(ValueError, match="reflect_every"):
         ReactLoopContext(reflect_every=0)
     with pytest.raises(ValueError, match="reflect_on_failure"):
@@ -221,3 +229,29 @@ def test_the_step_display_shows_the_reflection(capsys: pytest.CaptureFixture[str
         printer.update(node, update)
 
     assert f"Reflection: {LOOKED_BACK}" in capsys.readouterr().out
+
+
+def test_the_oracle_looks_back_at_a_failed_call_and_at_one_that_settled_things() -> None:
+    def oracle(tool: str, args: dict[str, str]) -> OracleChatModel:
+        gold = {"id": "t", "question": QUESTION, "answer": "43", "tools": [tool],
+                "trajectory": [{"tool": tool, "args": args}]}  # fmt: skip
+        return OracleChatModel(task=Task.from_json(gold), pattern="react")
+
+    failing = oracle("lookup", {"term": "x"})
+    failed = react.build_graph(failing, tools=[lookup], reflect_on_failure=True).invoke(ask())
+    settling = oracle("calculator", {"expression": "6*7"})
+    settled = react.build_graph(settling, tools=[calculator()], reflect_every=1).invoke(ask())
+
+    assert [e["text"] for e in reflections(failed)] == [FAILED.format(tool="lookup")]
+    assert [e["text"] for e in reflections(settled)] == [SETTLED]
+    assert settled["messages"][-1].content == "43"
+
+
+def test_the_bench_passes_reflection_to_the_patterns_it_builds() -> None:
+    task = Task.from_json({"id": "t", "question": QUESTION, "answer": "43"})
+    cell = Cell(suite=resolve_suites(["chain"])[0], task=task, pattern="react")
+
+    assert "reflect_every" not in pattern_options(cell, BenchSettings())
+    options = pattern_options(cell, BenchSettings(reflect_every=2, reflect_on_failure=True))
+    assert options["reflect_every"] == 2
+    assert options["reflect_on_failure"] is True

@@ -65,6 +65,8 @@ class BenchSettings:
         max_model_calls: Model calls per question.
         token_budget: Prompt plus completion tokens per question (``None``: no limit).
         samples: Chain-of-Thought's self-consistency votes.
+        reflect_every, reflect_on_failure: Reflection inside the ReAct loop
+            (:mod:`~reasoning_graphs.nodes.steps.reflect`; default off).
         workspaces: The folder each cell's workspace is made in (``None``: a temporary one).
     """
 
@@ -76,6 +78,8 @@ class BenchSettings:
     token_budget: int | None = None
     samples: int = 3
     workspaces: str | None = None
+    reflect_every: int | None = None
+    reflect_on_failure: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,12 +179,16 @@ def saver_for(spec: str) -> BaseCheckpointSaver:
 
 
 def pattern_options(cell: Cell, settings: BenchSettings) -> dict[str, Any]:
-    """The build options a pattern takes for this cell besides the shared budgets: the
-    bench's ``samples`` for a pattern that samples, and the task's unit tests as the
-    evaluator of a pattern that takes one."""
+    """The build options a pattern takes for this cell besides the shared budgets and the
+    loop's reflection: the bench's ``samples`` for a pattern that samples, and the task's
+    unit tests as the evaluator of a pattern that takes one."""
     options: dict[str, Any] = {"max_model_calls": settings.max_model_calls}
     if settings.token_budget is not None:
         options["token_budget"] = settings.token_budget
+    if settings.reflect_every is not None:
+        options["reflect_every"] = settings.reflect_every
+    if settings.reflect_on_failure:
+        options["reflect_on_failure"] = True
     takes = inspect.signature(graph_builder(cell.pattern)).parameters
     if "samples" in takes:
         options["samples"] = settings.samples

@@ -103,6 +103,17 @@ def add_bench_parser(commands: Any) -> None:
     bench.add_argument(
         "--samples", type=int, default=3, help="CoT self-consistency votes (default 3)"
     )
+    bench.add_argument(
+        "--reflect-every",
+        type=int,
+        metavar="N",
+        help="in the ReAct loop, the model reflects after every N tool rounds (default: never)",
+    )
+    bench.add_argument(
+        "--reflect-on-failure",
+        action="store_true",
+        help="in the ReAct loop, the model reflects after a round with a failed call",
+    )
     bench.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
 
 
@@ -129,6 +140,8 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
     for flag in ("repeat", "concurrency", "max_model_calls", "samples"):
         if getattr(args, flag) < 1:
             raise usage_error(POSITIVE.format(flag="--" + flag.replace("_", "-")))
+    if args.reflect_every is not None and args.reflect_every < 1:
+        raise usage_error(POSITIVE.format(flag="--reflect-every"))
     for flag in ("call_delay", "token_delay"):
         if getattr(args, flag) < 0:
             raise usage_error(NOT_NEGATIVE.format(flag="--" + flag.replace("_", "-")))
@@ -160,6 +173,8 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
         token_budget=args.token_budget,
         samples=args.samples,
         workspaces=str((out / "workspaces").resolve()),
+        reflect_every=args.reflect_every,
+        reflect_on_failure=args.reflect_on_failure,
     )
     if args.executor == "ray":
         records_of = run_ray(cells, settings, args.concurrency, args.address)

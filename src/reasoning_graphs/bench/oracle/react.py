@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from reasoning_graphs.bench.oracle.answers import final_answer
 from reasoning_graphs.bench.oracle.progress import gold_progress
 from reasoning_graphs.bench.oracle.prompt import Prompt, native_observations
+from reasoning_graphs.bench.oracle.reflection import is_reflection_request, reflection_reply
 from reasoning_graphs.bench.suite import Task
 from reasoning_graphs.testing import tool_calls
 
@@ -19,8 +20,11 @@ from reasoning_graphs.testing import tool_calls
 def loop_reply(task: Task, prompt: Prompt, answer: str) -> AIMessage | str:
     """The next gold call the prompt's observations leave, else ``answer``.
 
-    A call that asks for text (tools off, or none bound) gets ``answer`` at once.
+    A call that asks for text (tools off, or none bound) gets ``answer`` at once, but
+    for the loop's reflection request, which gets a look back.
     """
+    if is_reflection_request(prompt):
+        return reflection_reply(prompt)
     if not prompt.may_call_tools:
         return answer
     progress = gold_progress(task, native_observations(prompt.messages))

@@ -17,6 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from reasoning_graphs.bench.oracle.answers import final_answer
 from reasoning_graphs.bench.oracle.progress import gold_progress
 from reasoning_graphs.bench.oracle.prompt import Observation, Prompt, block_observation, data_blocks
+from reasoning_graphs.bench.oracle.reflection import is_reflection_request, reflection_reply
 from reasoning_graphs.bench.suite import Task
 from reasoning_graphs.text_format import ENGLISH, LABELS, Labels
 
@@ -56,7 +57,10 @@ def _closing(prompt: Prompt) -> bool:
 
 
 def reply(task: Task, prompt: Prompt) -> str:
-    """The next gold call as an Action, or the answer as the Final Answer."""
+    """The next gold call as an Action, or the answer as the Final Answer (a reflection
+    request gets a look back)."""
+    if is_reflection_request(prompt):
+        return reflection_reply(prompt)
     labels = labels_of(prompt)
     call = None if _closing(prompt) else gold_progress(task, text_observations(prompt)).next_call()
     if call is None:

@@ -95,7 +95,8 @@ def react_loop(
 ) -> CompiledStateGraph:
     """The ReAct loop compiled with ``input_schema`` as its input; ``report``: the step
     that ends a question writes its grounding report (a step's subgraph leaves that, and
-    its tracing labels, to its pattern); ``parts``: what a pattern adds to the loop."""
+    its tracing labels, to its pattern, and reflection too: Plan-and-Execute and Reflexion
+    look back their own way); ``parts``: what a pattern adds to the loop."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
@@ -115,7 +116,7 @@ def react_loop(
         builder.add_edge(name, "think")
     builder.add_edge(START, parts.opening or "think")
     builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
-    add_tool_loop(builder, setup, detour=parts.detour, report=report, reflect=True)
+    add_tool_loop(builder, setup, detour=parts.detour, report=report, reflect=report)
     return compile_agent(
         builder, checkpointer, parts.name, tool_names=setup.registry.names(), subgraph=not report
     )
