@@ -47,6 +47,7 @@ from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.call import CUT_REPLY, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
 from reasoning_graphs.nodes.steps.judge import Judgement
+from reasoning_graphs.nodes.steps.verify import check_answer
 from reasoning_graphs.tools.builtins import calculator
 from tests.helpers.openai_server import MAX_REPLY_TOKENS, MODEL_SPEC, OpenAIServer
 
@@ -443,3 +444,25 @@ def test_the_guards_advice_reaches_a_real_server_after_the_tool_results(
     advised, plain = first_prompt_tokens(3), first_prompt_tokens(10)
 
     assert advised > plain + 20  # the advice was sent, and the server took it
+
+
+def test_the_verify_reply_is_read_from_the_server(openai_server: OpenAIServer) -> None:
+    total = {"name": "calculator", "args": {"expression": "23*17+4"}, "id": "c1"}
+    state: dict[str, Any] = {
+        "messages": [
+            HumanMessage(QUESTION),
+            AIMessage("", tool_calls=[{**total, "type": "tool_call"}]),
+            ToolMessage("395", tool_call_id="c1", name="calculator"),
+            AIMessage("23*17+4 is 395."),
+        ],
+        "trajectory": [],
+        "outcome": {"status": "answered"},
+    }
+    run = RunScope(agent_setup(resolve_model(MODEL_SPEC), [calculator()]), Limits(verify=True))
+
+    verification, records = drive(check_answer(run, state))  # type: ignore[arg-type]
+
+    (thought, *_) = [r for r in records if r["kind"] == "thought"]
+    assert thought["typed"] == "AnswerCheck"
+    assert "unread" not in thought, thought
+    assert verification["status"] == "checked", verification

@@ -205,6 +205,11 @@ class AgentContext:
         "an incomplete answer (default 600)." + LOWERED_GUARD,
         bound=LowerOnly(seconds=True),
     )
+    verify: bool | None = run_option(
+        "After the answer, one more model call lists its claims, each backed by a quote of a "
+        "tool observation (checked) or inferred. May turn it on, not off.",
+        bound=OnOnly(),
+    )
     max_steps: int | None = run_option(
         "Deprecated: the former name of max_model_calls, read as it for one more release.",
         bound=RenamedTo("max_model_calls"),
@@ -272,6 +277,7 @@ class Limits:
     summary_model: str | None = None
     model_timeout: float | None = None
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
+    verify: bool = False
 
     @classmethod
     def preset(cls, mode: Mode | None) -> Limits:

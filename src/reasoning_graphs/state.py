@@ -246,6 +246,8 @@ class Outcome(TypedDict):
             ``response_metadata``): what a reader is told besides the model's own words,
             why it stopped and the evidence the tools gave. Shown after the answer, never
             written into the model's message.
+        verification: With ``verify`` on, the model's check of the answer's claims
+            against the question's observations (:mod:`~reasoning_graphs.nodes.steps.verify`).
     """
 
     status: Literal["answered", "incomplete"]
@@ -253,6 +255,46 @@ class Outcome(TypedDict):
     call_stopped: NotRequired[bool]
     concluded: NotRequired[bool]
     note: NotRequired[str]
+    verification: NotRequired[Verification]
+
+
+ClaimBacking = Literal["backed", "inferred"]
+"""Whether an observation's quoted words back a claim (``backed``) or none does (``inferred``)."""
+
+
+class CheckedClaim(TypedDict):
+    """One claim of an answer, as the model's check lists it and the runtime accepts it.
+
+    Attributes:
+        text: The claim, in the model's words.
+        status: ``backed`` only when the quote was found in an observation of the question.
+        quote: The observation's words that back it, as the model quoted them ("" when inferred).
+        call_id, tool: The call whose observation holds the quote (``None`` when inferred).
+        note: Why a claim the model called backed is inferred (its quote is in no observation).
+    """
+
+    text: str
+    status: ClaimBacking
+    quote: str
+    call_id: str | None
+    tool: str | None
+    note: NotRequired[str]
+
+
+class Verification(TypedDict):
+    """The model's check of an answer: its claims, or why there are none.
+
+    Attributes:
+        status: ``checked``; ``skipped`` (no call made: a budget spent, nothing to check
+            against, no answer); ``failed`` (the call was made, its reply could not be read
+            or the call was stopped). The answer stands either way.
+        claims: The answer's claims (empty unless ``checked``).
+        reason: Why it was skipped or failed.
+    """
+
+    status: Literal["checked", "skipped", "failed"]
+    claims: list[CheckedClaim]
+    reason: NotRequired[str]
 
 
 ClaimKind = Literal["name", "number", "date"]

@@ -131,6 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL",
         help="also require approval for TOOL ('all' for every tool)",
     )
+    run.add_argument(
+        "--verify",
+        action="store_true",
+        default=None,
+        help=(
+            "after the answer, one more model call lists its claims, each backed by a quoted "
+            "tool observation or inferred (kept with the thread)"
+        ),
+    )
     _decision_flags(run)
 
     resume = _command(commands, "resume", help="continue a stopped or interrupted thread")

@@ -44,13 +44,23 @@ from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, out
 from reasoning_graphs.nodes.steps.prompts import CANNOT_RUN_NOTE
 from reasoning_graphs.nodes.steps.reflect import REFLECTION
 from reasoning_graphs.question import describe_call
-from reasoning_graphs.state import Claim, GroundingReport, Outcome
+from reasoning_graphs.state import CheckedClaim, Claim, GroundingReport, Outcome, Verification
 
 PLAN_NODES = frozenset({"plan", "replan"})
 """The nodes whose ``plan`` update is a plan the model wrote (a step's update only moves
 the plan on)."""
 QUIET_EVENTS = frozenset(
-    {"action", "approval", "decision", "question", "reply", "answer", "grounding", "note"}
+    {
+        "action",
+        "approval",
+        "decision",
+        "question",
+        "reply",
+        "answer",
+        "grounding",
+        "verification",
+        "note",
+    }
 )
 """What quiet output shows: progress, what a person must answer, the answer and its report."""
 PROGRESS = "progress"
@@ -67,6 +77,7 @@ UNLABELLED_EVENTS = frozenset({"plan_problem"})
 NO_GROUNDING = "No grounding report for this answer."
 EMPTY_ANSWER = "(the model's reply was empty)"
 GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
+VERIFIED_SUMMARY = "{backed} of {total} claims backed by a quoted observation"
 
 
 def answer_nodes(pattern: str) -> frozenset[str]:
@@ -325,6 +336,26 @@ class Printer:
             print(f"  {_claim_line(claim)}", file=self.out)
         self.out.flush()
 
+    def verification(self, verification: Verification) -> None:
+        """Show the model's check of the answer: each claim backed by a quote or inferred,
+        or why the check was skipped or failed."""
+        claims = verification["claims"]
+        if verification["status"] == "checked":
+            backed = sum(claim["status"] == "backed" for claim in claims)
+            summary = VERIFIED_SUMMARY.format(backed=backed, total=len(claims))
+        else:
+            summary = f"{verification['status']}: {verification.get('reason', '')}"
+        if self.as_json:
+            self.emit("verification", summary, verification=verification)
+            return
+        self._record("verification", summary, {"verification": verification})
+        self.release()
+        self._wipe_status()
+        print(f"Verified: {summary}", file=self.out)
+        for claim in claims:
+            print(f"  {_checked_claim_line(claim)}", file=self.out)
+        self.out.flush()
+
 
 def _line(event: str, text: str) -> str:
     """A plain line: the event's label, then the text as a person reads it."""
@@ -350,6 +381,16 @@ def _claim_line(claim: Claim) -> str:
     if claim["supported"] and support:
         return f"✓ {head}: {support['tool']} [{support['call_id']}] {support['excerpt']!r}"
     return f"✗ {head}: only in the model's {claim['found_in']}"
+
+
+def _checked_claim_line(claim: CheckedClaim) -> str:
+    """``✓ Paris is the capital: search [call_1] "Paris is the capital of France"``, or
+    ``✗ founded in 250 BC: inferred`` with why a quote was not accepted."""
+    text = shortened(decoded(claim["text"]))
+    if claim["status"] == "backed":
+        return f"✓ {text}: {claim['tool']} [{claim['call_id']}] {shortened(claim['quote'])!r}"
+    note = claim.get("note")
+    return f"✗ {text}: inferred" + (f" ({shortened(note)})" if note else "")
 
 
 def _unlabelled(text: str, label: str) -> str:

@@ -99,6 +99,7 @@ PATTERN_FLAGS = (
     "approve",
     "context",
     "context_window",
+    "verify",
 )
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
@@ -136,6 +137,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "mode": args.mode,
         "context_strategy": args.context,
         "context_window": args.context_window,
+        "verify": args.verify,
     }
     limits = {
         **(_saved_limits(record)),
@@ -411,6 +413,8 @@ def _drive(
     outcome: Outcome = values.get("outcome") or answered
     store.threads.set_status(thread_id, outcome["status"], ended=_latest(store, thread_id))
     printer.answer(final_answer(values.get("messages") or []), outcome)
+    if "verification" in outcome:
+        printer.verification(outcome["verification"])
     if args.explain:
         printer.grounding(_this_questions_report(values))
     _close(printer, args, thread_id, outcome["status"])

@@ -21,10 +21,11 @@ from reasoning_graphs.graphs.cot.context import CotContext
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.cot.reason import make_reason
 from reasoning_graphs.graphs.cot.state import CotState
-from reasoning_graphs.nodes.grounding.report import always, reported
+from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_stopped
 from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.finish import make_finish
+from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
 
@@ -65,9 +66,9 @@ def build_graph(shared: SharedArgs, *, samples: int = 1) -> CompiledStateGraph:
     setup = agent_setup(shared.model, (), shared.retry, **shared.options)
 
     builder = agent_graph_builder(CotState, context_schema=CotContext)
-    reason = reported(make_reason(setup, samples=samples), not_stopped)
+    reason = verified(setup, make_reason(setup, samples=samples), not_stopped)
     builder.add_node("reason", model_node("reason", reason))
-    builder.add_node("finish", effect_node("finish", reported(make_finish(setup), always)))
+    builder.add_node("finish", effect_node("finish", verified(setup, make_finish(setup), always)))
     builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", after_reason, ["finish", END])
     builder.add_edge("finish", END)

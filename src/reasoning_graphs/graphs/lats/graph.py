@@ -40,9 +40,10 @@ from reasoning_graphs.graphs.lats.progress import search_progress
 from reasoning_graphs.graphs.lats.prompts import LATS_SYSTEM
 from reasoning_graphs.graphs.lats.state import LatsState, selected_leaf
 from reasoning_graphs.graphs.lats.tree import SearchSettings
-from reasoning_graphs.nodes.grounding.report import always, reported
+from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.steps.progress import with_progress
+from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
 
@@ -120,7 +121,7 @@ def build_graph(
         "evaluate", model_node("evaluate", with_progress(make_evaluate(setup), progress))
     )
     builder.add_node("backpropagate", make_backpropagate(setup, settings))
-    finish = reported(make_lats_finish(setup, settings), always)
+    finish = verified(setup, make_lats_finish(setup, settings), always)
     builder.add_node("finish", model_node("finish", finish))  # it gives the search's answer
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])

@@ -105,7 +105,7 @@ def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> Compiled
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])
     builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join"])
-    end = add_report(builder)
+    end = add_report(builder, setup)
     builder.add_conditional_edges(
         "join", after_join, {"plan": "plan", "finish": "finish", END: end}
     )

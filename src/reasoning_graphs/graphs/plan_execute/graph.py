@@ -91,7 +91,7 @@ def build_graph(
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["execute", "finish"])
     builder.add_conditional_edges("execute", after_execute, ["execute", "replan"])
-    end = add_report(builder)
+    end = add_report(builder, setup)
     builder.add_conditional_edges(
         "replan", after_replan, {"execute": "execute", "finish": "finish", END: end}
     )

@@ -21,11 +21,11 @@ from langgraph.types import Send
 
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.think import wants_tools
+from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
@@ -91,7 +91,7 @@ def build_graph(
 
     builder = agent_graph_builder(context_schema=ReactLoopContext)
     think = make_think_text(setup, text_format, max_format_errors=max_format_errors)
-    builder.add_node("think", model_node("think", reported(think)))
+    builder.add_node("think", model_node("think", verified(setup, think)))
     builder.add_edge(START, "think")
     builder.add_conditional_edges(
         "think", make_after_think(setup), ["approve", ACT, "observe", "finish", END]

@@ -96,7 +96,7 @@ def build_graph(
     builder.add_conditional_edges(
         "evaluate",
         after_evaluate,
-        {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder)},
+        {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder, setup)},
     )
     builder.add_edge("reflect", "act")
     return compile_agent(

@@ -56,10 +56,10 @@ from reasoning_graphs.graphs.rewoo.prompts import REWOO_SYSTEM
 from reasoning_graphs.graphs.rewoo.solve import ask_solver, make_solve
 from reasoning_graphs.graphs.rewoo.state import RewooState
 from reasoning_graphs.graphs.rewoo.work import make_work
-from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_stopped
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
@@ -128,7 +128,7 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     builder = agent_graph_builder(RewooState)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("work", make_work(setup))
-    builder.add_node("solve", model_node("solve", reported(make_solve(setup), not_stopped)))
+    builder.add_node("solve", model_node("solve", verified(setup, make_solve(setup), not_stopped)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["work", "plan", "solve", "finish"])
     builder.add_conditional_edges("work", make_after_work(setup), ["approve", ACT, "solve"])

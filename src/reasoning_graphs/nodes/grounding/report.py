@@ -601,17 +601,25 @@ def report(state: AgentState) -> AgentUpdate:
     return {"grounding": report_for(state)}
 
 
-def with_report(state: AgentState, update: Mapping[str, Any]) -> dict[str, Any]:
-    """``update``, which ends the question, with the grounding report of its answer."""
-    after: dict[str, Any] = {**state}
+def state_after(state: AgentState, update: Mapping[str, Any]) -> AgentState:
+    """``state`` once ``update`` is written: its messages, trajectory and observations
+    merged by their reducers, any other key it writes replaced."""
+    after: dict[str, Any] = {**state, **update}
+    after["messages"] = state["messages"]
     if update.get("messages"):
         after["messages"] = add_messages_batches(state["messages"], [update["messages"]])
+    after["trajectory"] = state.get("trajectory") or []
     if update.get("trajectory"):
-        after["trajectory"] = append_batches(state.get("trajectory") or [], [update["trajectory"]])
+        after["trajectory"] = append_batches(after["trajectory"], [update["trajectory"]])
+    after["observations"] = state.get("observations") or {}
     if update.get("observations"):
-        stored = state.get("observations") or {}
-        after["observations"] = merge_batches(stored, [update["observations"]])
-    return {**update, "grounding": report_for(cast(AgentState, after))}
+        after["observations"] = merge_batches(after["observations"], [update["observations"]])
+    return cast(AgentState, after)
+
+
+def with_report(state: AgentState, update: Mapping[str, Any]) -> dict[str, Any]:
+    """``update``, which ends the question, with the grounding report of its answer."""
+    return {**update, "grounding": report_for(state_after(state, update))}
 
 
 def always(update: Mapping[str, Any]) -> bool:

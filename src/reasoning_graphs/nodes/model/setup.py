@@ -30,7 +30,14 @@ from reasoning_graphs.context import (
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
-from reasoning_graphs.option_bounds import Fraction, FreeCount, LowerOnly, OneOf, options_bounded_by
+from reasoning_graphs.option_bounds import (
+    Fraction,
+    FreeCount,
+    LowerOnly,
+    OneOf,
+    OnOnly,
+    options_bounded_by,
+)
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -41,9 +48,9 @@ from reasoning_graphs.tools.spec import (
     ToolSpec,
 )
 
-LIMIT_OPTIONS = options_bounded_by(AgentContext, (LowerOnly, FreeCount, Fraction, OneOf))
+LIMIT_OPTIONS = options_bounded_by(AgentContext, (LowerOnly, FreeCount, Fraction, OneOf, OnOnly))
 """Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly: the
-limits and the settings of the prompt (not models or tool lists)."""
+limits, the checks and the settings of the prompt (not models or tool lists)."""
 
 
 class AgentOptions(TypedDict, total=False):
@@ -85,6 +92,9 @@ class AgentOptions(TypedDict, total=False):
         model_timeout: Seconds one model call may take (default and ``None``: no limit).
         idle_timeout: Seconds a model call may send nothing, or a tool may run,
             before the question stops (default 600; ``None``: no limit).
+        verify: After each answer, one more model call lists the answer's claims,
+            each backed by a quote of a tool observation (checked) or inferred (see
+            :mod:`~reasoning_graphs.nodes.steps.verify`; default off).
         reflect_every: In the ReAct loop, tool rounds between the model's
             reflections on what the latest observations gave (default and ``None``: none;
             see :mod:`~reasoning_graphs.nodes.steps.reflect`).
@@ -116,6 +126,7 @@ class AgentOptions(TypedDict, total=False):
     summary_model: BaseChatModel | str | None
     model_timeout: float | None
     idle_timeout: float | None
+    verify: bool
     reflect_every: int | None
     reflect_on_failure: bool
 

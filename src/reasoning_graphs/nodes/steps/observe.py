@@ -33,6 +33,7 @@ from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.guards.loops import repeat_stop, stale_stop
 from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.steps.verify import with_direct_answer
 from reasoning_graphs.question import last_ai_message, question_answers
 from reasoning_graphs.state import AgentState, AgentUpdate, Node, Outcome
 from reasoning_graphs.tools.output import content_text
@@ -85,6 +86,8 @@ def make_observe(setup: AgentSetup, *, report: bool = False) -> Node[AgentState]
         update = round_update(state, setup.for_run().limits)
         if update is None:
             return {"to_run": [], "outcome": None}
-        return with_report(state, update) if report and gives_answer(update) else update
+        if not (report and gives_answer(update)):
+            return update
+        return with_direct_answer(setup, state, with_report(state, update))
 
     return observe

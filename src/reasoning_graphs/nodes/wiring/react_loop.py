@@ -22,13 +22,13 @@ from typing_extensions import Unpack
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.effects import Body
-from reasoning_graphs.nodes.grounding.report import reported
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.finish import after_outcome
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.steps.think import make_think, wants_tools
+from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.tool_loop import (
     Detour,
     add_tool_loop,
@@ -110,7 +110,7 @@ def react_loop(
 
     think = parts.make_think(setup)
     builder = agent_graph_builder(input_schema=input_schema, context_schema=parts.context_schema)
-    builder.add_node("think", model_node("think", reported(think) if report else think))
+    builder.add_node("think", model_node("think", verified(setup, think) if report else think))
     for name, make_step in parts.steps.items():
         builder.add_node(name, model_node(name, make_step(setup)))
         builder.add_edge(name, "think")

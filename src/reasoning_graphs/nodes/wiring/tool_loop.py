@@ -51,7 +51,7 @@ from langgraph.types import Send
 from reasoning_graphs.checkpointers import CheckpointerSpec, open_checkpointer
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.nodes.grounding.report import always, report, reported
+from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT, make_act, next_calls
@@ -64,6 +64,7 @@ from reasoning_graphs.nodes.steps.finish import (
 )
 from reasoning_graphs.nodes.steps.observe import make_observe, round_update
 from reasoning_graphs.nodes.steps.reflect import REFLECT, Reflection, make_reflect
+from reasoning_graphs.nodes.steps.verify import make_report, verified
 from reasoning_graphs.nodes.wiring.checked_graph import checked
 from reasoning_graphs.nodes.wiring.durability import with_sync_durability
 from reasoning_graphs.question import (
@@ -126,10 +127,11 @@ def agent_graph_builder(
     return StateGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
 
 
-def add_report(builder: StateGraph) -> str:
-    """Add the question's last step, the grounding report of its answer (no model call),
-    and return its name: where every path that ends the question goes."""
-    builder.add_node(REPORT, report)
+def add_report(builder: StateGraph, setup: AgentSetup) -> str:
+    """Add the question's last step, the grounding report of its answer (and with ``verify``
+    on the model's check of it), and return its name: where every path that ends the
+    question goes."""
+    builder.add_node(REPORT, effect_node(REPORT, make_report(setup)))
     builder.add_edge(REPORT, END)
     return REPORT
 
@@ -221,7 +223,7 @@ def add_tool_loop(
     finish = make_finish(setup, ask_final)
     builder.add_node("observe", make_observe(setup, report=report))
     builder.add_node(
-        "finish", effect_node("finish", reported(finish, always) if report else finish)
+        "finish", effect_node("finish", verified(setup, finish, always) if report else finish)
     )
     backs = [back_to, *([detour.node] if detour else []), *([REFLECT] if reflect else [])]
     builder.add_conditional_edges("approve", to_act, [ACT, "observe", *backs])
