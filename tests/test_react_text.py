@@ -13,8 +13,10 @@ from langgraph.types import Command
 from reasoning_graphs.graphs import graph_builder
 from reasoning_graphs.graphs.react_text import build_graph
 from reasoning_graphs.testing import ScriptedChatModel
+from reasoning_graphs.text_format import format_reminder
 from reasoning_graphs.text_format.grammar import react_text_gbnf
-from reasoning_graphs.text_format.labels import CHINESE
+from reasoning_graphs.text_format.labels import CHINESE, labels_for
+from reasoning_graphs.text_format.prompt import tool_choice_rule
 from reasoning_graphs.text_format.transcript import observation_line
 from reasoning_graphs.tools.builtins import calculator
 from tests.helpers.tool_log import ToolLog, sleeping_tool
@@ -212,3 +214,42 @@ def test_cli_runs_the_text_pattern(tmp_path, monkeypatch, capsys) -> None:
     assert "Action: calculator(expression='6*7')" in out
     assert "Observation: 42" in out
     assert "Answer: 42" in out
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_system_prompt_asks_why_this_tool(language: str) -> None:
+    model = ScriptedChatModel(script=["Final Answer: ok"])
+    build_graph(model, tools=[calculator()], language=language).invoke(ask("hi"))
+
+    system = model.prompts[0][0].text
+    assert tool_choice_rule(labels_for(language)) in system
+
+
+def test_remind_format_restates_the_format_in_every_prompt() -> None:
+    action = 'Thought: add\nAction: calculator\nAction Input: {"expression": "2+2"}'
+    script = [action, action.replace("2+2", "4*2"), "Final Answer: 8"]
+    reminder = format_reminder()
+
+    plain = ScriptedChatModel(script=script)
+    build_graph(plain, tools=[calculator()]).invoke(ask("What is (2+2)*2?"))
+    reminded = ScriptedChatModel(script=script)
+    build_graph(reminded, tools=[calculator()], remind_format=True).invoke(ask("What is (2+2)*2?"))
+
+    assert not any(reminder in prompt_text(plain, call) for call in range(3))
+    assert all(reminder in reminded.prompts[call][-1].text for call in range(3))
+
+
+def test_a_run_may_turn_the_format_reminder_on_but_not_off() -> None:
+    script = ["Final Answer: ok"]
+    reminder = format_reminder()
+
+    model = ScriptedChatModel(script=script)
+    build_graph(model, tools=[calculator()]).invoke(ask("hi"), context={"remind_format": True})
+    assert reminder in model.prompts[0][-1].text
+
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model, tools=[calculator()], remind_format=True)
+    graph.invoke(ask("hi"), context={"remind_format": False})
+    assert reminder in model.prompts[0][-1].text
+    with pytest.raises(ValueError, match="remind_format"):
+        graph.invoke(ask("hi"), context={"remind_format": "yes"})

@@ -50,6 +50,10 @@ BOTH_NAMES = (
 
 Mode = Literal["chat", "agent"]
 ContextStrategy = Literal["none", "window", "summary", "protective", "hybrid"]
+StepFormat = Literal["free", "structured"]
+"""How a ReAct step is written: ``free``, the pattern's own way (native tool calls in
+``react``, Thought/Action text in ``react_text``), or ``structured``, a typed reply
+(:mod:`~reasoning_graphs.nodes.steps.typed_step`)."""
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 """Seconds without any model or tool activity before a question stops (10 minutes)."""
@@ -238,6 +242,13 @@ class ReactLoopContext(AgentContext):
     """Per-run options of the patterns whose turn is the ReAct loop (``react``,
     ``react_text``, ``plan_react``): the shared ones plus the loop's own."""
 
+    step_format: StepFormat | None = run_option(
+        "How each step is written: 'free' (the pattern's own way: native tool calls in react, "
+        "Thought/Action text in react_text) or 'structured' (a typed reply with thought, "
+        "action, input, confidence and needs_more_info). Empty: the graph's.",
+        bound=OneOf(get_args(StepFormat)),
+    )
+
     reflect_every: int | None = run_option(
         "Tool rounds between the model's reflections on what the latest observations gave "
         "(shown in its next prompt). Empty: the graph's (default: none). May make them more "
@@ -320,7 +331,7 @@ class Limits:
         }
 
 
-Setting = TypeVar("Setting", int, float, int | None)
+Setting = TypeVar("Setting", int, float, int | None, str)
 
 
 def pattern_option(context: AgentContext | None, name: str, built: Setting) -> Setting:

@@ -173,6 +173,9 @@ class ThoughtEvent(TypedDict):
             prompts reuse (the latest in the trajectory is the one in force).
         typed: The schema a typed request asked for (its name).
         unread: Why a typed reply did not fit its schema, when it did not.
+        confidence, needs_more_info: What a typed ReAct step said of itself
+            (:mod:`~reasoning_graphs.nodes.steps.typed_step`): how sure it was, 0 to 1, and
+            whether only the user could give what was missing.
         reflection: Set on the ReAct loop's look back at a tool round
             (:mod:`~reasoning_graphs.nodes.steps.reflect`): a model step, whose text
             later prompts show as the model's own note.
@@ -193,6 +196,8 @@ class ThoughtEvent(TypedDict):
     context_summary: NotRequired[ContextSummary]
     typed: NotRequired[str]
     unread: NotRequired[str]
+    confidence: NotRequired[float]
+    needs_more_info: NotRequired[bool]
     reflection: NotRequired[bool]
 
 

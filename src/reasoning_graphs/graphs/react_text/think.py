@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
-from reasoning_graphs.nodes.guards.advice import advice_for, advised
+from reasoning_graphs.nodes.guards.advice import advice_for, advised, with_note
 from reasoning_graphs.nodes.guards.budget import rounds_spent
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
@@ -38,6 +38,7 @@ from reasoning_graphs.text_format import (
     ParsedStep,
     build_system_prompt,
     format_error_observation,
+    format_reminder,
     parse_step,
     stop_sequences,
 )
@@ -123,9 +124,14 @@ class TextFormat:
 
 
 def make_think_text(
-    setup: AgentSetup, text_format: TextFormat, *, max_format_errors: int
+    setup: AgentSetup,
+    text_format: TextFormat,
+    *,
+    max_format_errors: int,
+    remind_format: bool = False,
 ) -> Callable[[AgentState], Body[AgentUpdate]]:
-    """Build the text-format ``think`` node."""
+    """Build the text-format ``think`` node; ``remind_format``: the format restated at the end
+    of every prompt (a run may turn it on), not only in a corrective observation."""
 
     def think(state: AgentState) -> Body[AgentUpdate]:
         run = setup.for_run()
@@ -137,6 +143,8 @@ def make_think_text(
         shown = model_view(messages, run.registry)
         prompt = with_reflection(text_format.prompt(specs, shown), state)
         prompt = advised(prompt, advice_for(messages, run.limits))
+        if run.option("remind_format", remind_format) and not is_format_error(messages[-1]):
+            prompt = with_note(prompt, format_reminder(text_format.labels))
         request = text_format.request(run.model, specs, prompt)
         replied = yield from call_model(run, request, state)
         reply = replied.message

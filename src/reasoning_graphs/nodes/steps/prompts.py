@@ -3,10 +3,15 @@ catalogue of the planners and the answer judge."""
 
 from reasoning_graphs.nodes.guards.honest import own_texts
 
-REACT_SYSTEM = """\
+WHY_THIS_TOOL = "Before you call a tool, say in one sentence why that tool and not another."
+"""The rule that a step names why it picks its tool: a choice made for a reason, and one a
+reader of the trajectory can check."""
+
+REACT_SYSTEM = f"""\
 You are a careful assistant that solves tasks step by step with tools.
 Think about what you still need, then call a tool, or answer.
 Use a tool only when it gives you something you cannot work out reliably yourself.
+{WHY_THIS_TOOL}
 When an observation already gives what you need, stop calling tools and answer.
 Never repeat a call you already made: its result will not change.
 Your final answer must be short, direct and based on the observations."""
