@@ -5,6 +5,7 @@ is a corrective observation, and the run option is bounded."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -227,3 +228,37 @@ def test_step_rules_are_checked_when_made() -> None:
         LowConfidence(below=2)
     with pytest.raises(ValueError, match="then"):
         NeedsMoreInfo(then="shrug")  # type: ignore[arg-type]
+
+
+def test_the_cli_shows_a_typed_steps_confidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasoning_graphs.cli import main as cli
+    from reasoning_graphs.cli import runs
+
+    unsure = step("calculator", 0.3, input={"expression": "6*7"}, needs_more_info=True)
+    model = ScriptedChatModel(script=[unsure, ANSWER])
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
+    monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "t.sqlite"))
+
+    code = cli.main(["run", "6*7?", "--pattern", "react_text", "--step-format", "structured"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "confidence 0.3, needs more info" in out
+    assert "Answer: 42" in out
+
+
+def test_the_cli_refuses_a_step_format_for_a_pattern_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasoning_graphs.cli import main as cli
+
+    monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "t.sqlite"))
+
+    code = cli.main(["run", "6*7?", "--pattern", "rewoo", "--step-format", "structured"])
+
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "--step-format" in error
+    assert "rewoo" in error

@@ -132,6 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="also require approval for TOOL ('all' for every tool)",
     )
     run.add_argument(
+        "--step-format",
+        choices=("free", "structured"),
+        help=(
+            "react and react_text: each step in the pattern's own way ('free', the default) or "
+            "as a typed reply with its confidence ('structured'; kept with the thread)"
+        ),
+    )
+    run.add_argument(
+        "--remind-format",
+        action="store_true",
+        default=None,
+        help="react_text: restate the format in every prompt (kept with the thread)",
+    )
+    run.add_argument(
         "--verify",
         action="store_true",
         default=None,

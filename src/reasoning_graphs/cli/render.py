@@ -43,6 +43,7 @@ from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
 from reasoning_graphs.nodes.steps.prompts import CANNOT_RUN_NOTE
 from reasoning_graphs.nodes.steps.reflect import REFLECTION
+from reasoning_graphs.nodes.steps.typed_step import typed_step_of
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import CheckedClaim, Claim, GroundingReport, Outcome, Verification
 
@@ -298,8 +299,9 @@ class Printer:
             if correction:
                 self.emit("format_error", str(correction))
             elif message.tool_calls or message.invalid_tool_calls:
+                signs = _step_signs(message)
                 if text:
-                    self.emit("thought", text)
+                    self.emit("thought", _with_signs(text, signs), **signs)
                 for call in message.tool_calls:
                     self.emit(
                         "action",
@@ -391,6 +393,20 @@ def _checked_claim_line(claim: CheckedClaim) -> str:
         return f"✓ {text}: {claim['tool']} [{claim['call_id']}] {shortened(claim['quote'])!r}"
     note = claim.get("note")
     return f"✗ {text}: inferred" + (f" ({shortened(note)})" if note else "")
+
+
+def _step_signs(message: AIMessage) -> dict[str, Any]:
+    """What a typed step said of itself: its confidence, and whether it needs more info."""
+    step = typed_step_of(message) or {}
+    return {key: step[key] for key in ("confidence", "needs_more_info") if key in step}
+
+
+def _with_signs(thought: str, signs: Mapping[str, Any]) -> str:
+    """A typed step's thought as shown: ``… (confidence 0.3, needs more info)``."""
+    shown = [f"confidence {signs['confidence']:g}"] if "confidence" in signs else []
+    if signs.get("needs_more_info"):
+        shown.append("needs more info")
+    return f"{thought} ({', '.join(shown)})" if shown else thought
 
 
 def _unlabelled(text: str, label: str) -> str:

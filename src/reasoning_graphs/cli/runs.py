@@ -9,6 +9,7 @@ thread's status in the index, written against the checkpoint it ended on.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import os
@@ -100,7 +101,12 @@ PATTERN_FLAGS = (
     "context",
     "context_window",
     "verify",
+    "step_format",
+    "remind_format",
 )
+OWN_OPTIONS = ("step_format", "remind_format")
+"""Flags that set an option only some of our patterns take."""
+NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
@@ -138,6 +144,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "context_strategy": args.context,
         "context_window": args.context_window,
         "verify": args.verify,
+        "step_format": args.step_format,
+        "remind_format": args.remind_format,
     }
     limits = {
         **(_saved_limits(record)),
@@ -277,12 +285,25 @@ def _graph(
         return load_graph(pattern, store.checkpointer)
     try:
         builder = graph_builder(pattern)
+        _refuse_options_not_taken(builder, pattern, limits or {})
         model = resolve_model(model_spec)
         check_available(model)
         tools = default_tools(workspace, docs)
     except (ValueError, RuntimeError, OSError) as error:
         raise UsageError(str(error)) from error
     return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
+
+
+def _refuse_options_not_taken(
+    builder: Callable[..., Any], pattern: str, options: Mapping[str, Any]
+) -> None:
+    """A flag for an option the pattern does not take (``--step-format`` for ``rewoo``) is a
+    usage error, not a failure of the build."""
+    takes = inspect.signature(builder).parameters
+    for name in OWN_OPTIONS:
+        if options.get(name) is not None and name not in takes:
+            flag = name.replace("_", "-")
+            raise UsageError(NOT_AN_OPTION.format(flag=flag, pattern=pattern))
 
 
 @contextmanager
