@@ -466,3 +466,28 @@ def test_the_verify_reply_is_read_from_the_server(openai_server: OpenAIServer) -
     assert thought["typed"] == "AnswerCheck"
     assert "unread" not in thought, thought
     assert verification["status"] == "checked", verification
+
+
+def test_a_reflection_reply_is_read_from_the_server(openai_server: OpenAIServer) -> None:
+    # a finished round placed on the thread: the loop reflects on it before thinking again
+    graph = react.build_graph(
+        model=MODEL_SPEC,
+        tools=[calculator()],
+        checkpointer=InMemorySaver(),
+        reflect_every=1,
+    )
+    thread: Any = {"configurable": {"thread_id": "reflect"}}
+    call = {"name": "calculator", "args": {"expression": "23*17+4"}, "id": "c1"}
+    round_done = [
+        HumanMessage(QUESTION),
+        AIMessage("I compute it with the calculator.", tool_calls=[{**call, "type": "tool_call"}]),
+        ToolMessage("395", tool_call_id="c1", name="calculator"),
+    ]
+    graph.update_state(thread, {"messages": round_done}, as_node="act")
+
+    state = graph.invoke(None, thread, interrupt_after=["reflect"])  # one call: the reflection
+
+    (reflection,) = [e for e in state["trajectory"] if e.get("reflection")]
+    assert reflection["text"].strip(), reflection
+    assert "stopped" not in reflection, reflection
+    assert reflection["output_tokens"] > 0
