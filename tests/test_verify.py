@@ -4,6 +4,7 @@ observation (checked by the runtime) or inferred; the answer itself never change
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,30 @@ def test_a_failing_check_call_leaves_the_answer() -> None:
     assert "bad request" in verification(state)["reason"]
 
 
+def test_a_check_past_the_model_timeout_is_left_and_the_answer_stands() -> None:
+    def slow_check(prompt: list[Any]) -> dict[str, Any]:
+        time.sleep(1.0)
+        return CHECK
+
+    state, _ = run_react(LOOKUP, ANSWER, slow_check, verify=True, model_timeout=0.3)
+
+    assert state["messages"][-1].text == ANSWER
+    assert state["outcome"]["status"] == "answered"
+    assert verification(state)["status"] == "failed"
+    assert "stopped" in verification(state)["reason"]
+
+
+@pytest.mark.asyncio
+async def test_the_async_face_checks_the_answer_too() -> None:
+    model = ScriptedChatModel(script=[LOOKUP, ANSWER, CHECK])
+    graph = graph_builder("react")(model, [lookup], verify=True)
+
+    state = await graph.ainvoke(QUESTION)
+
+    assert statuses(state)["founded in 250 BC"] == "inferred"
+    assert statuses(state)["2,102,650 people"] == "backed"
+
+
 POPULATION = {"claims": [claim("2,102,650 people", quote="2,102,650")]}
 STEP = {"var": "E1", "tool": "lookup", "reason": "look up", "args": {"city": "Paris"}}
 SAID = "Paris has 2,102,650 people."
@@ -150,13 +175,21 @@ SCRIPTS: dict[str, list[Any]] = {
     ],
     "rewoo": [{"steps": [STEP]}, SAID, POPULATION],
     "plan_execute": [{"steps": ["Look Paris up."]}, LOOKUP, SAID, {"response": SAID}, POPULATION],
+    "reflexion": [LOOKUP, SAID, POPULATION],
+}
+OPTIONS: dict[str, dict[str, Any]] = {
+    "reflexion": {
+        "max_trials": 1,
+        "evaluator": lambda task, answer: {"score": 1.0, "feedback": "ok"},
+    },
 }
 
 
 @pytest.mark.parametrize("pattern", list(SCRIPTS))
 def test_patterns_with_tools_check_their_answer(pattern: str) -> None:
     model = ScriptedChatModel(script=SCRIPTS[pattern])
-    state = graph_builder(pattern)(model, [lookup], verify=True).invoke(QUESTION)
+    options = OPTIONS.get(pattern, {})
+    state = graph_builder(pattern)(model, [lookup], verify=True, **options).invoke(QUESTION)
 
     assert state["messages"][-1].text == SAID
     assert verification(state)["status"] == "checked"
