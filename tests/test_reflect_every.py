@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,8 @@ from reasoning_graphs.bench.oracle import OracleChatModel
 from reasoning_graphs.bench.oracle.reflection import FAILED, SETTLED
 from reasoning_graphs.bench.runner import BenchSettings, Cell, pattern_options
 from reasoning_graphs.bench.suite import Task
-from reasoning_graphs.cli.render import Printer
+from reasoning_graphs.cli import main as cli
+from reasoning_graphs.cli import runs
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.graphs import react, react_text
 from reasoning_graphs.nodes.steps.reflect import REFLECT, REFLECT_SYSTEM
@@ -219,16 +221,30 @@ def test_a_correct_run_keeps_its_answer_and_tool_results() -> None:
     assert reflected["outcome"] == plain["outcome"] == {"status": "answered"}
 
 
-def test_the_step_display_shows_the_reflection(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_turns_reflection_on_and_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     model = ScriptedChatModel(script=[FIRST, LOOKED_BACK, "42"])
-    graph = react.build_graph(model, tools=[calculator()], reflect_every=1)
-    printer = Printer(as_json=False)
-    for node, update in (
-        (node, update) for chunk in graph.stream(ask()) for node, update in chunk.items()
-    ):
-        printer.update(node, update)
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
+    monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "t.sqlite"))
 
-    assert f"Reflection: {LOOKED_BACK}" in capsys.readouterr().out
+    code = cli.main(["run", "6*7?", "--pattern", "react", "--reflect-every", "1"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"Reflection: {LOOKED_BACK}" in out
+    assert "Answer: 42" in out
+
+
+def test_the_cli_refuses_reflection_for_a_pattern_without_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "t.sqlite"))
+
+    code = cli.main(["run", "6*7?", "--pattern", "rewoo", "--reflect-on-failure"])
+
+    assert code == 2
+    assert "--reflect-on-failure" in capsys.readouterr().err
 
 
 def test_the_oracle_looks_back_at_a_failed_call_and_at_one_that_settled_things() -> None:

@@ -146,6 +146,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="react_text: restate the format in every prompt (kept with the thread)",
     )
     run.add_argument(
+        "--reflect-every",
+        type=int,
+        metavar="N",
+        help=(
+            "react, react_text and plan_react: the model reflects on the latest results after "
+            "every N tool rounds (kept with the thread)"
+        ),
+    )
+    run.add_argument(
+        "--reflect-on-failure",
+        action="store_true",
+        default=None,
+        help="react, react_text and plan_react: reflect after a round with a failed call",
+    )
+    run.add_argument(
         "--verify",
         action="store_true",
         default=None,

@@ -17,6 +17,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -42,7 +43,7 @@ from reasoning_graphs.cli.store import Store
 from reasoning_graphs.cli.threads import ThreadRecord
 from reasoning_graphs.cli.user_graphs import graph_reference, is_graph_reference, load_graph
 from reasoning_graphs.context import renamed_options
-from reasoning_graphs.graphs import graph_builder
+from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.question import question_number
@@ -103,17 +104,21 @@ PATTERN_FLAGS = (
     "verify",
     "step_format",
     "remind_format",
+    "reflect_every",
+    "reflect_on_failure",
 )
 OWN_OPTIONS = ("step_format", "remind_format")
 """Flags that set an option only some of our patterns take."""
 NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
+LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
+"""Flags that set an option of the ReAct loop: only the patterns whose turn is it take them."""
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
 
 def run(store: Store, args: argparse.Namespace) -> int:
     """Ask ``args.question`` on a new thread, or on ``--thread`` as its next question."""
-    for flag in ("max_model_calls", "context_window"):
+    for flag in ("max_model_calls", "context_window", "reflect_every"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be at least 1")
@@ -146,6 +151,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "verify": args.verify,
         "step_format": args.step_format,
         "remind_format": args.remind_format,
+        "reflect_every": args.reflect_every,
+        "reflect_on_failure": args.reflect_on_failure,
     }
     limits = {
         **(_saved_limits(record)),
@@ -302,6 +309,11 @@ def _refuse_options_not_taken(
     takes = inspect.signature(builder).parameters
     for name in OWN_OPTIONS:
         if options.get(name) is not None and name not in takes:
+            flag = name.replace("_", "-")
+            raise UsageError(NOT_AN_OPTION.format(flag=flag, pattern=pattern))
+    run_options = {item.name for item in fields(PATTERNS[pattern].load_context())}
+    for name in LOOP_OPTIONS:
+        if options.get(name) and name not in run_options:
             flag = name.replace("_", "-")
             raise UsageError(NOT_AN_OPTION.format(flag=flag, pattern=pattern))
 
