@@ -240,6 +240,12 @@ def test_cli_verify_prints_the_claims_after_the_answer(db, monkeypatch, capsys) 
     assert lines[answer + 2].startswith("  ✓ Paris is the capital of France: lookup [c1]")
     assert lines[answer + 4] == "  ✗ founded in 250 BC: inferred"
 
+    model = ScriptedChatModel(script=[LOOKUP, ANSWER, "no list"])
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "Paris?", "--verify")
+    assert code == 0  # a check that failed leaves the answer answered
+    assert f"Answer: {ANSWER}" in out
+    assert "Verification failed: the check's reply could not be read" in out
+
     model = ScriptedChatModel(script=[LOOKUP, ANSWER, CHECK])
     code, out, _ = run_cli(monkeypatch, capsys, "run", "Paris?", "--verify", "--json")
     events = [json.loads(line) for line in out.splitlines()]

@@ -345,15 +345,17 @@ class Printer:
         if verification["status"] == "checked":
             backed = sum(claim["status"] == "backed" for claim in claims)
             summary = VERIFIED_SUMMARY.format(backed=backed, total=len(claims))
+            line = f"Verified: {summary}"
         else:
             summary = f"{verification['status']}: {verification.get('reason', '')}"
+            line = f"Verification {summary}"
         if self.as_json:
             self.emit("verification", summary, verification=verification)
             return
         self._record("verification", summary, {"verification": verification})
         self.release()
         self._wipe_status()
-        print(f"Verified: {summary}", file=self.out)
+        print(line, file=self.out)
         for claim in claims:
             print(f"  {_checked_claim_line(claim)}", file=self.out)
         self.out.flush()
