@@ -117,6 +117,16 @@ def test_a_spent_budget_skips_the_check_and_says_so() -> None:
     assert len(model.prompts) == 2  # the budget was not exceeded
 
 
+def test_a_check_whose_prompt_would_overrun_the_token_budget_is_not_sent() -> None:
+    budget = 450  # the answer's two calls fit; the check's longer prompt does not
+    state, model = run_react(LOOKUP, ANSWER, CHECK, verify=True, token_budget=budget)
+
+    assert state["outcome"]["status"] == "answered"
+    assert verification(state)["status"] == "skipped"
+    assert "tokens left" in verification(state)["reason"]
+    assert len(model.prompts) == 2
+
+
 @pytest.mark.parametrize(
     "reply",
     ["Everything checks out.", {"claims": "all of them"}, AIMessage("", invalid_tool_calls=[])],

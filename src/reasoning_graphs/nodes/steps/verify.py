@@ -25,10 +25,12 @@ observation, not that they say what the claim says.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
@@ -44,12 +46,13 @@ from reasoning_graphs.nodes.grounding.report import (
     reported,
     state_after,
 )
-from reasoning_graphs.nodes.guards.budget import budget_stop
+from reasoning_graphs.nodes.guards.budget import exhausted, question_spending
 from reasoning_graphs.nodes.guards.honest import no_answer_reason, own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
 from reasoning_graphs.nodes.guards.untrusted import DATA_RULE, as_data
 from reasoning_graphs.nodes.model.call import ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
+from reasoning_graphs.nodes.model.tokens import estimate_tokens
 from reasoning_graphs.question import latest_request, question_number
 from reasoning_graphs.state import (
     AgentState,
@@ -85,12 +88,13 @@ QUOTE_CHARS = 300
 """Bounds of the typed reply: a claim is a few words, a quote a sentence or two."""
 OBSERVATION_CHARS = 4000
 """Characters of each observation the check's prompt shows (quotes are looked up in all)."""
-QUOTE_MARKS = "\"'“”‘’«»「」『』….… \t\n"
+QUOTE_MARKS = "\"'“”‘’«»「」『』…. \t\n"
 """What a model puts around a quote that the observation need not hold."""
 
 NO_ANSWER = "the question ended without an answer to check"
 DIRECT_ANSWER = "the answer is a tool's own result, word for word"
 BUDGET_SPENT = "the question's budget is spent ({reason}); the check would exceed it"
+NO_ROOM = "the check's prompt (~{prompt} tokens) does not fit in the {left} tokens left"
 NO_OBSERVATIONS = "no tool observation in this question to check the claims against"
 UNREADABLE = "the check's reply could not be read ({why})"
 STOPPED = "the check was stopped: {reason}"
@@ -199,18 +203,15 @@ def check_answer(
     """The check of the answer ``state`` has just given, and the trajectory records it costs
     (the call's thought events, then the ``verify`` record)."""
     turn = question_number(state["messages"])
-    skip = _reason_to_skip(run, state)
-    if skip is not None:
-        skipped = Verification(status="skipped", claims=[], reason=skip)
-        return skipped, [_record(turn, skipped)]
     observations = question_observations(
         state["messages"], state.get("trajectory") or [], state.get("observations") or {}
     )
-    if not observations:
-        skipped = Verification(status="skipped", claims=[], reason=NO_OBSERVATIONS)
+    prompt = _prompt(state, _answer_text(state), observations)
+    skip = _reason_to_skip(run, state, observations, prompt)
+    if skip is not None:
+        skipped = Verification(status="skipped", claims=[], reason=skip)
         return skipped, [_record(turn, skipped)]
-    answer = _answer_text(state)
-    request = ModelRequest(prompt=_prompt(state, answer, observations), schema=AnswerCheck)
+    request = ModelRequest(prompt=prompt, schema=AnswerCheck)
     try:
         reply = yield from call_model(run, request, state)
     except QuestionStopped as stop:
@@ -257,12 +258,20 @@ def _not_backed(text: str, quote: str, why: str) -> CheckedClaim:
 
 
 def _plain(text: str) -> str:
-    """Text as quotes are compared: spacing made single, case folded, quote marks trimmed."""
-    return " ".join(text.split()).casefold().strip(QUOTE_MARKS)
+    """Text as quotes are compared: HTML entities decoded (some servers escape ``<``),
+    spacing made single, case folded, quote marks trimmed."""
+    return " ".join(html.unescape(text).split()).casefold().strip(QUOTE_MARKS)
 
 
-def _reason_to_skip(run: RunScope, state: AgentState) -> str | None:
-    """Why no check call is made for this answer, if none is."""
+def _reason_to_skip(
+    run: RunScope,
+    state: AgentState,
+    observations: Sequence[Observation],
+    prompt: Sequence[BaseMessage],
+) -> str | None:
+    """Why no check call is made for this answer, if none is. The budgets the call would
+    spend are asked (model calls, tokens, time; tool calls are none of its business), and
+    a prompt that alone would use up the tokens left is not sent."""
     outcome = state.get("outcome") or ANSWERED
     message = final_answer(state["messages"])
     answer = _answer_text(state)
@@ -270,9 +279,15 @@ def _reason_to_skip(run: RunScope, state: AgentState) -> str | None:
         return NO_ANSWER
     if message.response_metadata.get(RETURN_DIRECT):
         return DIRECT_ANSWER
-    spent = budget_stop(state, run.limits)
+    if not observations:
+        return NO_OBSERVATIONS
+    spending = question_spending(state)
+    spent = exhausted(replace(run.limits, max_tool_calls=None), spending)
     if spent is not None:
         return BUDGET_SPENT.format(reason=spent.get("reason", "spent"))
+    budget = run.limits.token_budget
+    if budget is not None and spending.tokens + estimate_tokens(prompt) >= budget:
+        return NO_ROOM.format(prompt=estimate_tokens(prompt), left=budget - spending.tokens)
     return None
 
 
@@ -281,7 +296,9 @@ def _answer_text(state: AgentState) -> str:
     return models_words(message) if message is not None else ""
 
 
-def _prompt(state: AgentState, answer: str, observations: Sequence[Observation]) -> list[Any]:
+def _prompt(
+    state: AgentState, answer: str, observations: Sequence[Observation]
+) -> list[BaseMessage]:
     shown = "\n\n".join(
         as_data(item.text[:OBSERVATION_CHARS], source=f"{item.tool} [{item.call_id}]")
         for item in observations
