@@ -85,7 +85,7 @@ own_texts(VERIFY_SYSTEM, VERIFY_REQUEST)  # a reply made of them is no answer
 MAX_CLAIMS = 12
 CLAIM_CHARS = 160
 QUOTE_CHARS = 300
-"""Bounds of the typed reply: a claim is a few words, a quote a sentence or two."""
+"""Bounds the typed reply's schema declares: a claim is a few words, a quote a sentence or two."""
 OBSERVATION_CHARS = 4000
 """Characters of each observation the check's prompt shows (quotes are looked up in all)."""
 QUOTE_MARKS = "\"'“”‘’«»「」『』…. \t\n"
@@ -105,20 +105,23 @@ NOT_IN_OBSERVATIONS = "its quote is in no observation of this question"
 NO_QUOTE = "marked backed without a quote"
 
 
+# The schema bounds the lengths, so that a small model held to it by a grammar closes its
+# strings instead of writing on to its length cap; a longer reply is still read. The class
+# docstrings are the descriptions the model reads.
 class ClaimCheck(BaseModel):
-    """One claim of the answer and what backs it (lengths bounded, so that a grammar-bound
-    small model closes its strings instead of writing on to its length cap)."""
+    """One claim of the answer and what backs it."""
 
     claim: str = Field(
-        max_length=CLAIM_CHARS, description="One claim the answer makes, in a few words."
+        description="One claim the answer makes, in a few words.",
+        json_schema_extra={"maxLength": CLAIM_CHARS},
     )
     status: Literal["backed", "inferred"] = Field(
         description="backed: an observation says it; inferred: no observation says it."
     )
     quote: str = Field(
         default="",
-        max_length=QUOTE_CHARS,
         description="For a backed claim, the observation's exact words that say it; else empty.",
+        json_schema_extra={"maxLength": QUOTE_CHARS},
     )
 
 
@@ -126,7 +129,8 @@ class AnswerCheck(BaseModel):
     """The answer's claims, each backed by an observation's words or inferred."""
 
     claims: list[ClaimCheck] = Field(
-        max_length=MAX_CLAIMS, description="Every claim of the answer, in order."
+        description="Every claim of the answer, in order.",
+        json_schema_extra={"maxItems": MAX_CLAIMS},
     )
 
 
