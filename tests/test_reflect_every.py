@@ -271,3 +271,19 @@ def test_the_bench_passes_reflection_to_the_patterns_it_builds() -> None:
     options = pattern_options(cell, BenchSettings(reflect_every=2, reflect_on_failure=True))
     assert options["reflect_every"] == 2
     assert options["reflect_on_failure"] is True
+
+
+def test_a_typed_step_sees_the_reflection_too() -> None:
+    def typed(action: str, **fields: Any) -> dict[str, Any]:
+        blank = {"input": {}, "answer": "", "thought": f"{action} next.", "confidence": 0.9}
+        return {**blank, "action": action, **fields}
+
+    script = [typed("calculator", input={"expression": "6*7"}), LOOKED_BACK]
+    model = ScriptedChatModel(script=[*script, typed("final_answer", answer="42")])
+    graph = react.build_graph(
+        model, tools=[calculator()], step_format="structured", reflect_every=1
+    )
+    state = graph.invoke(ask())
+
+    assert LOOKED_BACK in model.prompts[2][-1].text
+    assert state["messages"][-1].content == "42"

@@ -27,6 +27,7 @@ from reasoning_graphs.nodes.model.call import NO_TYPED_CALL, ModelReply, ModelRe
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM, ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.reflect import with_reflection
 from reasoning_graphs.nodes.steps.step_rules import RuleHit, StepRule, rule_hit
 from reasoning_graphs.nodes.steps.typed_step import (
     FINAL_ANSWER,
@@ -96,7 +97,8 @@ def think_typed(
     messages = state["messages"]
     advice = [*advice_for(messages, run.limits), *([ROUNDS_SPENT] if last_call else [])]
     system = SystemMessage(f"{system_prompt}\n\n{step_instructions(specs)}")
-    prompt = advised([system, *model_view(messages, run.registry)], advice)
+    shown = with_reflection([system, *model_view(messages, run.registry)], state)
+    prompt = advised(shown, advice)
     request = ModelRequest(prompt=prompt, schema=step_schema(tuple(s.name for s in specs)))
     events: list[ThoughtEvent] = []
     retried = 0
