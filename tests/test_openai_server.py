@@ -491,3 +491,28 @@ def test_a_reflection_reply_is_read_from_the_server(openai_server: OpenAIServer)
     assert reflection["text"].strip(), reflection
     assert "stopped" not in reflection, reflection
     assert reflection["output_tokens"] > 0
+
+
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+def test_a_typed_react_step_is_read_from_the_server(openai_server: OpenAIServer) -> None:
+    graph = react.build_graph(
+        model=MODEL_SPEC,
+        tools=[add],  # a short description keeps the prompt, and the test, short
+        checkpointer=InMemorySaver(),
+        step_format="structured",
+    )
+    thread: Any = {"configurable": {"thread_id": "typed-step"}}
+
+    asked = {"messages": [("user", "What is 2+3?")]}
+    state = graph.invoke(asked, thread, interrupt_after=["think"])  # one call: the step
+
+    (thought,) = [e for e in state["trajectory"] if e["kind"] == "thought"]
+    assert thought["typed"] == "Step"
+    assert "unread" not in thought, thought
+    assert 0 <= thought["confidence"] <= 1
+    step = state["messages"][-1]
+    assert step.tool_calls or step.text.strip(), step  # a tool call to run, or the answer

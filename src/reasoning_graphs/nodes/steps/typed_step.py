@@ -17,10 +17,10 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model, model_validator
 
 from reasoning_graphs.nodes.steps.plan import tool_catalogue
 from reasoning_graphs.tools.spec import ToolSpec
@@ -36,7 +36,7 @@ Reply to every turn with one Step:
 - thought: what you know, what you still need, and why this action (and this tool, not another);
 - action: the name of one tool below, or "final_answer" once you can answer;
 - input: the tool's arguments as a JSON object ({{}} with final_answer);
-- answer: with final_answer, your answer for the user;
+- answer: with final_answer, your answer for the user ("" with a tool);
 - confidence: from 0 to 1, how sure you are that this step is right;
 - needs_more_info: true when only the user can give what is missing; then write your \
 question for the user in question.
@@ -44,6 +44,9 @@ question for the user in question.
 Tools:
 {tools}"""
 NO_TOOLS = "(none: answer with final_answer)"
+ACTION = 'A tool\'s name, or "final_answer" once you can answer.'
+INPUT = "The tool's arguments; {} with final_answer."
+NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 UNFIT_STEP = "the reply was no Step of this schema ({error}); reply with one Step that fits it"
 NO_ANSWER = "a final_answer Step needs its answer"
 
@@ -57,11 +60,9 @@ class TypedStep(BaseModel):
     thought: str = Field(
         description="What you know, what you still need, and why this action and tool."
     )
-    action: str = Field(description='A tool\'s name, or "final_answer" once you can answer.')
-    input: dict[str, Any] = Field(
-        default_factory=dict, description="The tool's arguments; {} with final_answer."
-    )
-    answer: str = Field(default="", description="With final_answer: the answer for the user.")
+    action: str = Field(description=ACTION)
+    input: dict[str, Any] = Field(description=INPUT)
+    answer: str = Field(description='With final_answer: the answer for the user; else "".')
     confidence: float = Field(ge=0, le=1, description="How sure you are of this step, 0 to 1.")
     needs_more_info: bool = Field(
         default=False, description="Only the user can give what is missing."
@@ -76,19 +77,38 @@ class TypedStep(BaseModel):
         return self
 
 
+ToolsKey = tuple[tuple[str, str], ...]
+"""The tools a step may name: each one's name and argument schema (JSON)."""
+
+
+def step_schema(specs: Sequence[ToolSpec]) -> type[TypedStep]:
+    """The step schema for the tools ``specs``: ``action`` one of their names or
+    ``final_answer``, ``input`` the arguments of one of them (or none), so that a grammar
+    writes arguments a tool takes."""
+    return _step_schema(
+        tuple((spec.name, json.dumps(spec.argument_schema(), sort_keys=True)) for spec in specs)
+    )
+
+
 @lru_cache(maxsize=64)
-def step_schema(tool_names: tuple[str, ...]) -> type[TypedStep]:
-    """The step schema whose ``action`` is one of ``tool_names`` or ``final_answer``: one
-    class per set of tools, so a graph's bindings reuse it from call to call."""
-    choices = Literal[(*tool_names, FINAL_ANSWER)]  # type: ignore[valid-type]
-    action = Field(description='A tool\'s name, or "final_answer" once you can answer.')
+def _step_schema(tools: ToolsKey) -> type[TypedStep]:
+    """One class per set of tools, so a graph's bindings reuse it from call to call."""
+    choices = Literal[(*(name for name, _ in tools), FINAL_ANSWER)]  # type: ignore[valid-type]
+    arguments = [_arguments(json.loads(schema)) for _, schema in tools]
+    inputs = {"anyOf": [*arguments, NO_ARGUMENTS], "description": INPUT}
     schema: type[TypedStep] = create_model(
         STEP_SCHEMA,
         __base__=TypedStep,
         __module__=__name__,
-        action=(choices, action),
+        action=(choices, Field(description=ACTION)),
+        input=(Annotated[dict[str, Any], WithJsonSchema(inputs)], Field()),
     )
     return schema
+
+
+def _arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's argument schema as a step's ``input`` offers it: its fields, not its prose."""
+    return {key: schema[key] for key in ("type", "properties", "required") if key in schema}
 
 
 def step_instructions(specs: Sequence[ToolSpec]) -> str:

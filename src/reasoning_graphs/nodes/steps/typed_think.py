@@ -99,7 +99,7 @@ def think_typed(
     system = SystemMessage(f"{system_prompt}\n\n{step_instructions(specs)}")
     shown = with_reflection([system, *model_view(messages, run.registry)], state)
     prompt = advised(shown, advice)
-    request = ModelRequest(prompt=prompt, schema=step_schema(tuple(s.name for s in specs)))
+    request = ModelRequest(prompt=prompt, schema=step_schema(specs))
     events: list[ThoughtEvent] = []
     retried = 0
     while True:
