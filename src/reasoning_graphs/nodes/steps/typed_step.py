@@ -93,7 +93,7 @@ def step_schema(specs: Sequence[ToolSpec]) -> type[TypedStep]:
 @lru_cache(maxsize=64)
 def _step_schema(tools: ToolsKey) -> type[TypedStep]:
     """One class per set of tools, so a graph's bindings reuse it from call to call."""
-    choices = Literal[(*(name for name, _ in tools), FINAL_ANSWER)]  # type: ignore[valid-type]
+    choices: Any = Literal[(*(name for name, _ in tools), FINAL_ANSWER)]
     arguments = [_arguments(json.loads(schema)) for _, schema in tools]
     inputs = {"anyOf": [*arguments, NO_ARGUMENTS], "description": INPUT}
     schema: type[TypedStep] = create_model(
