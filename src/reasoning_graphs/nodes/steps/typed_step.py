@@ -20,7 +20,15 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+    model_validator,
+)
 
 from reasoning_graphs.nodes.steps.plan import tool_catalogue
 from reasoning_graphs.tools.spec import ToolSpec
@@ -160,6 +168,13 @@ def typed_step_of(message: AIMessage) -> Mapping[str, Any] | None:
 
 
 def _short(error: object, limit: int = 300) -> str:
-    """The first lines of a validation error, where the model reads what to mend."""
-    text = " ".join(str(error).split())
+    """What a validation error says is wrong, field by field, without its links: what the
+    model reads to mend its step."""
+    if isinstance(error, ValidationError):
+        problems = [
+            f"{'.'.join(map(str, item['loc'])) or 'step'}: {item['msg']}" for item in error.errors()
+        ]
+        text = "; ".join(problems)
+    else:
+        text = " ".join(str(error).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
