@@ -12,9 +12,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 
+from reasoning_graphs import LowConfidence, NeedsMoreInfo
 from reasoning_graphs.graphs import react, react_text
 from reasoning_graphs.nodes.steps.prompts import WHY_THIS_TOOL
-from reasoning_graphs.nodes.steps.step_rules import LowConfidence, NeedsMoreInfo
 from reasoning_graphs.nodes.steps.typed_step import STEP_SCHEMA, step_schema
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator

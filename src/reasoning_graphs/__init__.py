@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from reasoning_graphs.checkpointers import open_checkpointer
     from reasoning_graphs.graphs import PATTERNS, build_graph
     from reasoning_graphs.nodes.model.setup import AgentOptions
+    from reasoning_graphs.nodes.steps.step_rules import LowConfidence, NeedsMoreInfo
     from reasoning_graphs.patterns import Pattern
     from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
@@ -26,6 +27,8 @@ __version__ = "0.1.0"
 __all__ = [
     "PATTERNS",
     "AgentOptions",
+    "LowConfidence",
+    "NeedsMoreInfo",
     "Pattern",
     "ToolSpec",
     "build_graph",
@@ -38,6 +41,8 @@ __getattr__ = lazy_attributes(
     {
         "PATTERNS": "reasoning_graphs.graphs:PATTERNS",
         "AgentOptions": "reasoning_graphs.nodes.model.setup:AgentOptions",
+        "LowConfidence": "reasoning_graphs.nodes.steps.step_rules:LowConfidence",
+        "NeedsMoreInfo": "reasoning_graphs.nodes.steps.step_rules:NeedsMoreInfo",
         "Pattern": "reasoning_graphs.patterns:Pattern",
         "ToolSpec": "reasoning_graphs.tools.spec:ToolSpec",
         "build_graph": "reasoning_graphs.graphs:build_graph",
