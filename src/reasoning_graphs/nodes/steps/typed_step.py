@@ -57,6 +57,7 @@ INPUT = "The tool's arguments; {} with final_answer."
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 UNFIT_STEP = "the reply was no Step of this schema ({error}); reply with one Step that fits it"
 NO_ANSWER = "a final_answer Step needs its answer"
+NO_STEP = "(no Step)"
 
 
 class TypedStep(BaseModel):
@@ -138,22 +139,24 @@ def step_message(step: TypedStep, reply: AIMessage) -> AIMessage:
     call = ToolCall(
         name=step.action, args=step.input, id=f"call_{uuid.uuid4().hex[:24]}", type="tool_call"
     )
-    return AIMessage(content=step.thought, tool_calls=[call], **common)
+    # never empty: some servers refuse a turn with calls and no text (llama.cpp's, for one)
+    return AIMessage(content=step.thought.strip() or step.action, tool_calls=[call], **common)
 
 
 def unfit_step_message(reply: AIMessage, error: object) -> AIMessage:
     """A reply that was no step of the schema, as an invalid call of it: the loop answers
     it with what was wrong, and the model tries again."""
     raw = reply.tool_calls[0]["args"] if reply.tool_calls else reply.text
+    written = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
     bad = InvalidToolCall(
         type="invalid_tool_call",
         name=STEP_SCHEMA,
-        args=raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str),
+        args=written,
         id=f"call_{uuid.uuid4().hex[:24]}",
         error=UNFIT_STEP.format(error=_short(error)),
     )
     return AIMessage(
-        content="",
+        content=written.strip() or NO_STEP,  # what the model wrote, shown back to it
         id=reply.id,
         invalid_tool_calls=[bad],
         response_metadata=reply.response_metadata,
