@@ -308,10 +308,12 @@ SHIPPED_TASKS = [
 
 
 def test_every_described_suite_is_shipped_with_three_to_eight_tasks() -> None:
-    expected = {"arithmetic", "lookup", "parallel", "chain", "code", "approval"}
+    expected = {"arithmetic", "lookup", "parallel", "chain", "code", "approval", "game24"}
     assert set(SHIPPED_SUITES) == expected
-    for suite in SHIPPED_SUITES.values():
-        assert 3 <= len(suite.tasks) <= 8, suite.name
+    for name in expected - {"game24"}:  # the Game of 24 has twenty puzzles
+        assert 3 <= len(SHIPPED_SUITES[name].tasks) <= 8, name
+    assert len(SHIPPED_SUITES["game24"].tasks) == 20
+    assert set(SHIPPED_SUITES["game24"].patterns) == {"tot", "cot"}
     assert set(SHIPPED_SUITES["arithmetic"].patterns) == set(PATTERNS)
     assert set(SHIPPED_SUITES["code"].patterns) == {"react", "reflexion", "lats", "cot"}
     for name in ("lookup", "parallel", "chain", "approval"):
