@@ -67,6 +67,7 @@ PATTERN_OPTIONS: dict[str, dict[str, Any]] = {
     "reflexion": {"max_trials": 1},
     "lats": {"max_expansions": 1, "candidates": 2, "max_depth": 2},
     "cot": {"samples": 2},
+    "tot": {"breadth": 2, "depth": 1, "beam": 1},
 }
 """Small budgets per pattern: these tests check that runs end well, not what the model knows."""
 OUTCOMES = {"answered", "incomplete"}
