@@ -30,7 +30,7 @@ from reasoning_graphs.state import EXECUTED
 from reasoning_graphs.tools.builtins import calculator, write_file
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
-TOOL_PATTERNS = [name for name in PATTERNS if name != "cot"]
+TOOL_PATTERNS = [name for name, pattern in PATTERNS.items() if pattern.uses_tools]
 SUITES = Path(__file__).parents[1] / "src" / "reasoning_graphs" / "bench" / "suites"
 CORRECTS_A_DRAFT = ("reflexion", "lats")
 """Feedback, a search over samples, and worked reasoning reach the gold answer past a draft."""
@@ -213,7 +213,7 @@ def test_arithmetic_is_answered_with_the_calculator(pattern: str) -> None:
 
     assert answer_of(state) == "395"
     assert state["outcome"]["status"] == "answered"
-    expected = [] if pattern == "cot" else gold_calls(ARITHMETIC, {})
+    expected = gold_calls(ARITHMETIC, {}) if PATTERNS[pattern].uses_tools else []
     assert executed(state) == expected
 
 

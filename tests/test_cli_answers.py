@@ -31,6 +31,8 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.llm_compiler.dag import TaskPlan, TaskSchema
 from reasoning_graphs.graphs.llm_compiler.join import JoinDecision
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_react.plan import PlanItems
+from reasoning_graphs.graphs.tot.replies import FinalAnswer, NextStep, Proposals, Valuation
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
@@ -123,6 +125,19 @@ CANDIDATE_REPLIES: dict[str, list[Any]] = {
     "lats": ["It is 41.", "It is 42.", "It is 43.", graded, graded, graded],
     # reasoning cut at the length limit and continued
     "cot": [cut("6 times 7 is 4"), "2.\nAnswer: 42"],
+    # one proposed step that solves it, judged sure, then the answer
+    "tot": [
+        Proposals(steps=[NextStep(step="6 * 7 = 42", solves=True)]),
+        Valuation(reason="It is the product.", verdict="sure"),
+        FinalAnswer(answer="42"),
+    ],
+    # the plan, a call that marks its item done, then the answer cut and continued
+    "plan_react": [
+        PlanItems(items=["Multiply 6 by 7 with the calculator."]),
+        tool_calls(("calculator", {"expression": "6*7"}), ("update_plan", {"done": [1]})),
+        cut("The product is 4"),
+        "2.",
+    ],
 }
 
 

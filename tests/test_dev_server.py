@@ -271,7 +271,7 @@ async def test_studio_can_expand_the_subgraph_of_a_pattern(
     assert {f"{prefix}:think", f"{prefix}:approve", f"{prefix}:act"} <= inner
 
 
-TOOL_PATTERNS = [pattern for pattern in PATTERNS if pattern != "cot"]
+TOOL_PATTERNS = [name for name, pattern in PATTERNS.items() if pattern.uses_tools]
 
 
 @pytest.mark.parametrize("graph_id", TOOL_PATTERNS)

@@ -22,7 +22,10 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder, reflexion
 from reasoning_graphs.graphs.cot.prompts import COT_SYSTEM
 from reasoning_graphs.graphs.llm_compiler.prompts import NO_RESULTS
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_react.plan import PlanItems
 from reasoning_graphs.graphs.rewoo.prompts import NO_EVIDENCE
+from reasoning_graphs.graphs.tot.prompts import ANSWER_REQUEST
+from reasoning_graphs.graphs.tot.replies import FinalAnswer, NextStep, Proposals, Valuation
 from reasoning_graphs.nodes.guards.honest import NO_ANSWER, no_answer_reason
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
@@ -74,6 +77,18 @@ def echoing(final: str) -> dict[str, tuple[list[Any], dict[str, Any]]]:
         "reflexion": ([final, PASSED], {"max_trials": 1}),
         "lats": ([final, PASSED], {"candidates": 1}),
         "cot": ([f"Thinking it over.\nAnswer: {final}"], {}),
+        "tot": (
+            [
+                Proposals(steps=[NextStep(step="x is listed.", solves=True)]),
+                Valuation(reason="It settles it.", verdict="sure"),
+                FinalAnswer(answer=final),
+            ],
+            {},
+        ),
+        "plan_react": (
+            [PlanItems(items=["Look x up."]), tool_call("lookup", **LOOKUP), final],
+            {},
+        ),
     }
 
 
@@ -86,6 +101,8 @@ ECHOES = {
     "reflexion": NO_ANSWER,
     "lats": f"Final Answer: {NO_EVIDENCE}",
     "cot": COT_SYSTEM.splitlines()[-1].partition(":")[2],
+    "tot": ANSWER_REQUEST,
+    "plan_react": NO_ANSWER,
 }
 """What each pattern's model gives back instead of an answer: our texts, as imported."""
 

@@ -26,6 +26,8 @@ from langgraph.types import Command
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_react.plan import PlanItems
+from reasoning_graphs.graphs.tot.replies import FinalAnswer, NextStep, Proposals, Valuation
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.testing import LoopBoundChatModel, LoopBoundError, tool_call, tool_calls
@@ -146,6 +148,17 @@ CASES: dict[str, Case] = {
         answer="Done",
         options={"samples": 2},
         uses_tools=False,
+    ),
+    "tot": Case(
+        lambda tool: [
+            Proposals(steps=[NextStep(step="It is done.", solves=True)]),
+            Valuation(reason="It is complete.", verdict="sure"),
+            FinalAnswer(answer="Done."),
+        ],
+        uses_tools=False,
+    ),
+    "plan_react": Case(
+        lambda tool: [PlanItems(items=["Handle prod."]), tool_call(tool, item="prod"), "Done."]
     ),
 }
 TOOL_PATTERNS = [name for name, case in CASES.items() if case.uses_tools]

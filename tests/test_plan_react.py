@@ -13,6 +13,7 @@ from reasoning_graphs.graphs.plan_react import build_graph
 from reasoning_graphs.graphs.plan_react.board import is_plan
 from reasoning_graphs.graphs.plan_react.plan import PlanItems
 from reasoning_graphs.graphs.react import build_graph as build_react
+from reasoning_graphs.nodes.steps.typed_step import STEP_SCHEMA
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator
 
@@ -190,3 +191,34 @@ def test_a_malformed_plan_and_bad_update_arguments_are_observations() -> None:
     bad, outside = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert bad.status == "error"
     assert "Not in the plan" in str(outside.content)
+
+
+def test_a_run_may_write_its_steps_typed_with_the_plan_in_their_prompt() -> None:
+    def step(action: str, **fields: Any) -> dict[str, Any]:
+        blank = {"input": {}, "answer": "", "thought": f"{action} next.", "confidence": 0.9}
+        return {**blank, "action": action, **fields}
+
+    model = ScriptedChatModel(
+        script=[
+            PlanItems(items=["Compute 6*7 with the calculator."]),
+            step("calculator", input={"expression": "6*7"}),
+            step("update_plan", input={"done": [1]}),
+            step("final_answer", answer="42"),
+        ]
+    )
+    graph = build_graph(model, [calculator], checkpointer=InMemorySaver())
+
+    state = graph.invoke(
+        ask("What is 6*7?"),
+        {"configurable": {"thread_id": "typed"}},
+        context={"step_format": "structured"},
+    )
+
+    assert state["messages"][-1].content == "42"
+    assert state["outcome"] == {"status": "answered"}
+    typed = [call for call in model.calls if call.tools == [STEP_SCHEMA]]
+    assert len(typed) == 3
+    assert "[ ] 1. Compute 6*7" in str(typed[0].messages[0].content)
+    assert "[x] 1. Compute 6*7" in str(typed[2].messages[0].content)
+    thoughts = [e for e in state["trajectory"] if e["kind"] == "thought" and "confidence" in e]
+    assert [e["confidence"] for e in thoughts] == [0.9, 0.9, 0.9]

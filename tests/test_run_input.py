@@ -75,8 +75,8 @@ async def test_malformed_input_is_refused_and_the_thread_keeps_nothing(
 async def test_bad_run_options_are_refused_before_the_run_starts(
     pattern: str, options: Any, tmp_path: Any
 ) -> None:
-    if pattern == "cot" and any(key in options for key in ("tools", "approve", "deny")):
-        pytest.skip("Chain-of-Thought has no tools to name")
+    if not PATTERNS[pattern].uses_tools and any(k in options for k in ("tools", "approve", "deny")):
+        pytest.skip("this pattern has no tools to name")
     model = ScriptedChatModel(script=["unused"])
     graph = build(pattern, model, tmp_path)
     config = {"configurable": {"thread_id": "t"}}
@@ -102,6 +102,10 @@ def test_an_unknown_option_is_named_with_every_known_one(tmp_path: Any) -> None:
     assert "max_expansions" in known  # the pattern's own options are among them
 
 
+OWN_TOOLS = {"plan_react": {"update_plan"}}
+"""The tools a pattern adds to the user's (a run may name them too)."""
+
+
 def test_the_options_schema_lists_the_tools_a_run_may_name(pattern: str, tmp_path: Any) -> None:
     graph = build(pattern, ScriptedChatModel(script=[]), tmp_path)
     properties = graph.get_context_jsonschema()["properties"]
@@ -110,10 +114,10 @@ def test_the_options_schema_lists_the_tools_a_run_may_name(pattern: str, tmp_pat
         [array] = [b for b in properties[option]["anyOf"] if b.get("type") == "array"]
         return set(array["items"].get("enum") or ()) or None
 
-    if pattern == "cot":
+    if not PATTERNS[pattern].uses_tools:
         assert choices("tools") is None
         return
-    tools = {"calculator", "write_file", "read_observation"}
+    tools = {"calculator", "write_file", "read_observation", *OWN_TOOLS.get(pattern, ())}
     assert choices("tools") == tools
     assert choices("deny") == tools
     assert choices("approve") == {*tools, "all"}

@@ -13,13 +13,18 @@ plan kept in context as in Wang et al., 2023, "Plan-and-Solve Prompting".)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from langgraph.graph.state import CompiledStateGraph
 
+from reasoning_graphs.context import StepFormat
 from reasoning_graphs.graphs.plan_react.board import plan_board
 from reasoning_graphs.graphs.plan_react.context import PlanReactContext
 from reasoning_graphs.graphs.plan_react.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_react.think import may_replan, plan_think
 from reasoning_graphs.graphs.plan_react.update_tool import UPDATE_PLAN_SPEC
+from reasoning_graphs.nodes.steps.step_rules import StepRule
+from reasoning_graphs.nodes.steps.typed_think import StepFormatting
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.react_loop import LoopParts, react_loop
 from reasoning_graphs.nodes.wiring.tool_loop import Detour
@@ -29,7 +34,12 @@ from reasoning_graphs.tools.builtins import default_tools
 
 @pattern_builder
 def build_graph(
-    shared: SharedArgs, *, max_replans: int = 2, max_plan_items: int = 6
+    shared: SharedArgs,
+    *,
+    max_replans: int = 2,
+    max_plan_items: int = 6,
+    step_format: StepFormat = "free",
+    step_rules: Sequence[StepRule] = (),
 ) -> CompiledStateGraph:
     """Build the Plan-in-context ReAct graph.
 
@@ -42,6 +52,10 @@ def build_graph(
         max_replans: Rewrites of the plan per question; past them the loop goes on
             with the plan it has.
         max_plan_items: Items a plan may hold; extra items are dropped.
+        step_format: ``"free"`` (native tool calls) or ``"structured"`` (typed steps, as in
+            :func:`reasoning_graphs.graphs.react.build_graph`); a run may choose.
+        step_rules: What an unsure typed step leads to (see
+            :mod:`~reasoning_graphs.nodes.steps.step_rules`).
 
     Example:
         >>> from reasoning_graphs.graphs.plan_react.plan import PlanItems
@@ -62,7 +76,7 @@ def build_graph(
     parts = LoopParts(
         name="plan_react",
         context_schema=PlanReactContext,
-        make_think=plan_think(max_replans),
+        make_think=plan_think(max_replans, StepFormatting(step_format, tuple(step_rules))),
         steps={
             "plan": lambda setup: make_plan(setup, max_items=max_plan_items),
             "replan": lambda setup: make_replan(setup, max_items=max_plan_items),

@@ -19,6 +19,7 @@ from reasoning_graphs.graphs.plan_react.board import PlanBoard, is_plan, plan_bo
 from reasoning_graphs.graphs.plan_react.prompts import NO_MORE_REPLANS, PLAN_SECTION
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.think import make_think
+from reasoning_graphs.nodes.steps.typed_think import StepFormatting, with_step_format
 from reasoning_graphs.state import AgentState, AgentUpdate
 
 MAX_REPLANS = "max_replans"
@@ -48,8 +49,9 @@ def plan_section(board: PlanBoard, max_replans: int) -> str:
 ThinkBody = Callable[[AgentState], Body[AgentUpdate]]
 
 
-def plan_think(max_replans: int) -> Callable[[AgentSetup], ThinkBody]:
-    """The ``think`` node's maker for a loop whose rewrites are bounded by ``max_replans``."""
+def plan_think(max_replans: int, formatting: StepFormatting) -> Callable[[AgentSetup], ThinkBody]:
+    """The ``think`` node's maker for a loop whose rewrites are bounded by ``max_replans``,
+    its steps written as ``formatting`` says (tool calls, or typed steps)."""
 
     def make(setup: AgentSetup) -> ThinkBody:
         def think(state: AgentState) -> Body[AgentUpdate]:
@@ -61,7 +63,7 @@ def plan_think(max_replans: int) -> Callable[[AgentSetup], ThinkBody]:
                 shown = replace(setup, system_prompt=prompt)
             conversation = [message for message in messages if not is_plan(message)]
             seen = cast(AgentState, {**state, "messages": conversation})
-            return (yield from make_think(shown)(seen))
+            return (yield from with_step_format(shown, formatting, make_think(shown))(seen))
 
         return think
 
