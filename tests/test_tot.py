@@ -8,6 +8,7 @@ value, the lines to vote on), so the calls of a batch may come in any order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,10 @@ from reasoning_graphs.graphs.tot.prompts import (
     VALUE_REQUEST,
     VOTE_REQUEST,
 )
+from reasoning_graphs.cli import exits, runs
+from reasoning_graphs.cli import main as cli
 from reasoning_graphs.testing import ScriptedChatModel
+from tests.helpers.cli_driver import run_cli
 
 QUESTION = "Reach the goal."
 PROPOSALS: dict[tuple[str, ...], list[tuple[str, bool]]] = {
@@ -350,3 +354,30 @@ def test_the_oracle_plays_game24_and_the_levels_count_every_call(pattern: str) -
     if pattern == "tot":
         last = [event for event in record.trajectory if event["kind"] == "tot_level"][-1]
         assert last["total"] + 1 == record.model_calls == 3 * (1 + 2) + 1
+
+
+def test_the_command_shows_each_level_and_what_it_kept(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "threads.sqlite"))
+    model = model_of(responder())
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
+    ask_cli = ("run", QUESTION, "--pattern", "tot")
+
+    code, out, _ = run_cli(monkeypatch, capsys, *ask_cli)
+    _, json_out, _ = run_cli(monkeypatch, capsys, *ask_cli, "--json")
+
+    assert code == exits.ANSWERED
+    lines = [line for line in out.splitlines() if line.startswith("Level ")]
+    assert len(lines) == 3
+    assert '"B" (sure)' in lines[0]
+    assert '"A" (likely)' in lines[1] and "reserve" in lines[1]  # B's children were impossible
+    assert '"A1" (sure)' in lines[2]
+    events = [json.loads(line) for line in json_out.splitlines()]
+    shown = [e for e in events if e["event"] == "level"]
+    assert [(e["level"], [t["text"] for t in e["kept"]]) for e in shown] == [
+        (1, ["B"]),
+        (2, ["A"]),  # the level of B's children, none kept: back to A, kept in reserve
+        (2, ["A1"]),
+    ]
+    assert [e["backtracked"] for e in shown] == [False, True, False]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from reasoning_graphs.bench.catalog import shipped_names
 from reasoning_graphs.graphs import PATTERNS
 
 ALL_PATTERNS = "all"
@@ -39,7 +40,7 @@ def add_bench_parser(commands: Any) -> None:
         action="append",
         required=True,
         metavar="SUITE",
-        help="a shipped suite (arithmetic, lookup, parallel, chain, code, approval), 'all', "
+        help=f"a shipped suite ({', '.join(shipped_names())}), 'all', "
         "a .jsonl suite file or a HotpotQA distractor .json file; repeatable",
     )
     bench.add_argument(

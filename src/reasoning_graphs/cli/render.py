@@ -73,8 +73,13 @@ WHOLE_EVENTS = frozenset(
     {"answer", "draft", "thought", "reflection", "result", "approval", "question"}
 )
 """Lines that are the model's own text, or what a person decides on: never cut."""
-UNLABELLED_EVENTS = frozenset({"plan_problem"})
+UNLABELLED_EVENTS = frozenset({"plan_problem", "level"})
 """Lines whose text says what they are (``[This plan cannot run: …]``)."""
+SEARCH_LEVEL = "tot_level"
+"""The trajectory event of one level of a breadth-first search over thoughts."""
+LEVEL_LINE = "Level {level} ({calls} model calls): kept {kept}"
+NOTHING_KEPT = "nothing"
+BACKTRACKED = ", going back to a thought held in reserve"
 NO_GROUNDING = "No grounding report for this answer."
 EMPTY_ANSWER = "(the model's reply was empty)"
 GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
@@ -270,6 +275,16 @@ class Printer:
         for event in update.get("trajectory") or []:
             if event.get(REFLECTION):  # the loop's look back, kept apart from the messages
                 self.emit("reflection", str(event.get("text", "")).strip())
+            elif event.get("kind") == SEARCH_LEVEL:
+                kept = _kept_thoughts(event, update.get("search") or {})
+                self.emit(
+                    "level",
+                    _level_line(event, kept),
+                    level=event.get("level"),
+                    calls=event.get("calls"),
+                    kept=kept,
+                    backtracked=bool(event.get("backtracked")),
+                )
         for message in update.get("messages", []):
             if mark_of(message).get("kind") == "plan" and problem and not steps:
                 # no step could be read: there is no plan to show, only why
@@ -371,6 +386,27 @@ def _line(event: str, text: str) -> str:
         return text
     label = event.replace("_", " ").capitalize()
     return f"{label}: {text}" if text else label
+
+
+def _kept_thoughts(event: Mapping[str, Any], search: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The thoughts a search level kept, best first, with how they were judged."""
+    thoughts = search.get("thoughts") or []
+    ids = [i for i in event.get("kept") or [] if isinstance(i, int) and 0 <= i < len(thoughts)]
+    return [
+        {"text": thoughts[i].get("text", ""), "verdict": thoughts[i].get("verdict", "")}
+        for i in ids
+    ]
+
+
+def _level_line(event: Mapping[str, Any], kept: list[dict[str, Any]]) -> str:
+    """``Level 2 (4 model calls): kept "8 - 4 = 4 (left: 4 7 8)" (sure)``."""
+    shown = "; ".join(
+        f'"{t["text"]}"' + (f" ({t['verdict']})" if t["verdict"] else "") for t in kept
+    )
+    line = LEVEL_LINE.format(
+        level=event.get("level"), calls=event.get("calls"), kept=shown or NOTHING_KEPT
+    )
+    return line + (BACKTRACKED if event.get("backtracked") else "")
 
 
 def _is_written_plan(steps: Any) -> TypeGuard[list[str]]:
