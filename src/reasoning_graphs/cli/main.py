@@ -135,8 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--step-format",
         choices=("free", "structured"),
         help=(
-            "react and react_text: each step in the pattern's own way ('free', the default) or "
-            "as a typed reply with its confidence ('structured'; kept with the thread)"
+            "react, react_text and plan_react: each step in the pattern's own way ('free', the "
+            "default) or as a typed reply with its confidence ('structured'; kept with the thread)"
         ),
     )
     run.add_argument(
