@@ -27,6 +27,11 @@ python -m pytest -q -p no:cacheprovider -m "not server and not local_model and n
   tests/test_reflexion.py \
   tests/test_lats.py \
   tests/test_cot.py \
+  tests/test_tot.py \
+  tests/test_plan_react.py \
+  tests/test_reflect_every.py \
+  tests/test_structured_steps.py \
+  tests/test_verify.py \
   tests/test_checkpointers.py \
   tests/test_approvals.py \
   tests/test_durability_default.py \
