@@ -290,8 +290,11 @@ def _reason_to_skip(
     if spent is not None:
         return BUDGET_SPENT.format(reason=spent.get("reason", "spent"))
     budget = run.limits.token_budget
-    if budget is not None and spending.tokens + estimate_tokens(prompt) >= budget:
-        return NO_ROOM.format(prompt=estimate_tokens(prompt), left=budget - spending.tokens)
+    if budget is None:
+        return None
+    cost = estimate_tokens(prompt)
+    if spending.tokens + cost >= budget:
+        return NO_ROOM.format(prompt=cost, left=budget - spending.tokens)
     return None
 
 
