@@ -56,7 +56,7 @@ def test_the_plan_is_in_every_prompt_and_items_are_marked_done() -> None:
             "43",
         ]
     )
-    state = build_graph(model, [calculator]).invoke(ask("What is 6*7+1?"))
+    state = build_graph(model, [calculator()]).invoke(ask("What is 6*7+1?"))
 
     assert state["messages"][-1].content == "43"
     assert state["outcome"] == {"status": "answered"}
@@ -73,7 +73,7 @@ def test_the_plan_is_in_every_prompt_and_items_are_marked_done() -> None:
 
 def test_a_correct_run_costs_the_react_calls_plus_the_plan() -> None:
     react_model = ScriptedChatModel(script=[tool_call("calculator", expression="6*7"), "42"])
-    react_state = build_react(react_model, [calculator]).invoke(ask("What is 6*7?"))
+    react_state = build_react(react_model, [calculator()]).invoke(ask("What is 6*7?"))
     model = ScriptedChatModel(
         script=[
             PlanItems(items=["Compute 6*7."]),
@@ -81,7 +81,7 @@ def test_a_correct_run_costs_the_react_calls_plus_the_plan() -> None:
             "42",
         ]
     )
-    state = build_graph(model, [calculator]).invoke(ask("What is 6*7?"))
+    state = build_graph(model, [calculator()]).invoke(ask("What is 6*7?"))
 
     assert state["messages"][-1].content == react_state["messages"][-1].content == "42"
     assert state["outcome"] == react_state["outcome"] == {"status": "answered"}
@@ -183,7 +183,7 @@ def test_a_malformed_plan_and_bad_update_arguments_are_observations() -> None:
             "Done.",
         ]
     )
-    state = build_graph(model, [calculator]).invoke(ask("What is 2+2?"))
+    state = build_graph(model, [calculator()]).invoke(ask("What is 2+2?"))
 
     assert state["messages"][-1].content == "Done."
     (plan,) = [m for m in state["messages"] if is_plan(m)]
@@ -206,7 +206,7 @@ def test_a_run_may_write_its_steps_typed_with_the_plan_in_their_prompt() -> None
             step("final_answer", answer="42"),
         ]
     )
-    graph = build_graph(model, [calculator], checkpointer=InMemorySaver())
+    graph = build_graph(model, [calculator()], checkpointer=InMemorySaver())
 
     state = graph.invoke(
         ask("What is 6*7?"),
@@ -222,3 +222,56 @@ def test_a_run_may_write_its_steps_typed_with_the_plan_in_their_prompt() -> None
     assert "[x] 1. Compute 6*7" in str(typed[2].messages[0].content)
     thoughts = [e for e in state["trajectory"] if e["kind"] == "thought" and "confidence" in e]
     assert [e["confidence"] for e in thoughts] == [0.9, 0.9, 0.9]
+
+
+def test_ticking_the_plan_costs_nothing_of_the_tool_budgets() -> None:
+    budget = {"max_tool_calls": 2}
+    react_model = ScriptedChatModel(
+        script=[
+            tool_call("calculator", expression="6*7"),
+            tool_call("calculator", expression="42+1"),
+            "43",
+        ]
+    )
+    react_state = build_react(react_model, [calculator()], **budget).invoke(ask("What is 6*7+1?"))
+    model = ScriptedChatModel(
+        script=[
+            PlanItems(items=["Compute 6*7.", "Add 1."]),
+            tool_calls(("calculator", {"expression": "6*7"}), ("update_plan", {"done": [1]})),
+            tool_calls(("calculator", {"expression": "42+1"}), ("update_plan", {"done": [2]})),
+            "43",
+        ]
+    )
+    state = build_graph(model, [calculator()], **budget).invoke(ask("What is 6*7+1?"))
+
+    for key in ("status", "reason"):  # the note quotes the ticks among the evidence
+        assert state["outcome"].get(key) == react_state["outcome"].get(key)
+    assert state["messages"][-1].content == react_state["messages"][-1].content == "43"
+    assert [m.content for m in state["messages"] if m.name == "calculator"] == ["42", "43"]
+    ticks = [m for m in state["messages"] if m.name == "update_plan" and m.status == "success"]
+    assert len(ticks) == 2
+
+
+def test_a_tick_does_not_count_against_the_calls_of_a_turn_but_other_calls_still_do() -> None:
+    model = ScriptedChatModel(
+        script=[
+            PlanItems(items=["Compute 6*7."]),
+            tool_calls(
+                ("update_plan", {"done": [1]}),
+                ("calculator", {"expression": "6*7"}),
+                ("calculator", {"expression": "7*6"}),
+            ),
+            "42",
+        ]
+    )
+    graph = build_graph(model, [calculator()], max_tool_calls_per_turn=1)
+
+    state = graph.invoke(ask("What is 6*7?"))
+
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    actions = [e for e in state["trajectory"] if e["kind"] == "action"]
+    ran = [(e["tool"], e["args"]) for e in actions if e["decision"] == "auto"]
+    assert ran == [("update_plan", {"done": [1]}), ("calculator", {"expression": "6*7"})]
+    [skipped] = [e for e in actions if e["decision"] == "skipped"]
+    assert skipped["args"] == {"expression": "7*6"}
+    assert answers[skipped["id"]].status == "error"

@@ -215,6 +215,8 @@ class ActionEvent(TypedDict):
             concurrently and shows their overlap (LLM Compiler).
         seal: The person's approval it ran under, now spent
             (:mod:`reasoning_graphs.nodes.steps.seal`).
+        upkeep: The call kept the run's own records (``ToolSpec.upkeep``): the tool
+            budgets do not count it.
     """
 
     kind: Literal["action"]
@@ -230,6 +232,7 @@ class ActionEvent(TypedDict):
     started: NotRequired[float | None]
     ended: NotRequired[float | None]
     seal: NotRequired[str]
+    upkeep: NotRequired[bool]
 
 
 TrajectoryEvent = ThoughtEvent | ActionEvent

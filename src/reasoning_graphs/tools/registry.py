@@ -75,6 +75,11 @@ class ToolRegistry:
         spec = self._specs.get(name)
         return spec is not None and spec.concurrency_safe
 
+    def is_upkeep(self, name: str) -> bool:
+        """Whether calls to ``name`` keep the run's records only, outside the tool budgets."""
+        spec = self._specs.get(name)
+        return spec is not None and spec.upkeep
+
     def names(self) -> list[str]:
         return list(self._specs)
 

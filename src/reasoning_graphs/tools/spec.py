@@ -70,6 +70,10 @@ class ToolSpec:
             graph's default).
         where: Where a call with these arguments acts, for the person asked to
             approve it: a file tool's absolute path, the shell's folder.
+        upkeep: The tool only keeps the run's own records (a plan's ticks) and does
+            none of the task's work, so the tool-call budgets (``max_tool_calls``,
+            ``max_tool_calls_per_turn``) do not count its calls; a pattern's own tools
+            only.
     """
 
     tool: BaseTool
@@ -79,6 +83,7 @@ class ToolSpec:
     timeout: float | Unset | None = UNSET
     max_observation_chars: int | Unset = UNSET
     where: Callable[[Mapping[str, Any]], str] | None = None
+    upkeep: bool = False
 
     @property
     def name(self) -> str:

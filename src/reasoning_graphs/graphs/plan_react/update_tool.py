@@ -56,5 +56,6 @@ def update_plan(
     return answer
 
 
-UPDATE_PLAN_SPEC = ToolSpec(update_plan, concurrency_safe=True, idempotent=True)
-"""The tool as the loop's registry holds it: never dangerous, run with the turn's other calls."""
+UPDATE_PLAN_SPEC = ToolSpec(update_plan, concurrency_safe=True, idempotent=True, upkeep=True)
+"""The tool as the loop's registry holds it: never dangerous, run with the turn's other calls,
+outside the tool-call budgets (a tick is no work of the task)."""

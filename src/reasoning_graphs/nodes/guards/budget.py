@@ -199,8 +199,8 @@ def _total(work: Sequence[Work]) -> Spending:
 
 def _as_work(event: TrajectoryEvent) -> list[Work]:
     """The event as the budgets count it: a model call with the seam's calls before it
-    (summaries, continuations); a call that never ran, or a record of something else
-    (a trial's evaluation), costs nothing."""
+    (summaries, continuations); a call that never ran, a call of an upkeep tool (a plan's
+    ticks), or a record of something else (a trial's evaluation), costs nothing."""
     if event["kind"] == "thought":
         call = thought_work(event)
         if event["tool_calls"]:
@@ -208,7 +208,7 @@ def _as_work(event: TrajectoryEvent) -> list[Work]:
         if "halt" in event:
             call["halt"] = event["halt"]
         return [*event.get("seam_calls", []), call]
-    if event["kind"] == "action" and event["decision"] in EXECUTED:
+    if event["kind"] == "action" and event["decision"] in EXECUTED and not event.get("upkeep"):
         return [{"kind": "action", "tokens": 0, "ms": event.get("duration_ms", 0.0)}]
     return []
 

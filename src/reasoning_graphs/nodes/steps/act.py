@@ -86,6 +86,8 @@ def make_act(
         )
         if "seal" in call and outcome.decision != "blocked":  # spent: the ledger keeps it
             event["seal"] = call["seal"]
+        if run.registry.is_upkeep(call["name"]):
+            event["upkeep"] = True
         update: AgentUpdate = {
             "messages": [message],
             "trajectory": [event],

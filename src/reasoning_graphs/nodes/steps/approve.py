@@ -332,11 +332,14 @@ def _triage_calls(
     current = current_results(state, run.registry)
     answers = question_answers(state["messages"])
     changing = False  # a stateful call of this turn runs before the rest: nothing holds after it
+    counted = 0  # the turn's calls the limit counts: an upkeep tool's are not
     for index, call in enumerate(calls):
         triage.places[runtime_id(call)] = (index, call)
         signature = call_signature(call["name"], call["args"])
         blocked = run.policy.block_reason(call["name"], call["args"])
-        if index >= limit:
+        upkeep = run.registry.is_upkeep(call["name"])
+        counted += not upkeep
+        if not upkeep and counted > limit:
             triage.answer_without_running(call, over_limit, "skipped")
         elif signature in rejected_before:
             triage.answer_without_running(
