@@ -103,6 +103,21 @@ def test_every_n_rounds_the_model_reflects_and_its_next_prompt_shows_it() -> Non
     assert all(LOOKED_BACK not in m.text for m in state["messages"])  # never in the conversation
 
 
+def test_a_flooding_reflection_is_shown_cut_and_kept_whole() -> None:
+    flood = "The next step should change. " * 200
+    model = ScriptedChatModel(script=[FIRST, flood, "42"])
+    graph = react.build_graph(model, tools=[calculator()], reflect_every=1)
+
+    state = graph.invoke(ask())
+
+    shown = model.prompts[2][-1].text
+    assert "The next step should change." in shown
+    assert len(shown) < len(flood) / 4
+    [event] = reflections(state)
+    assert event["text"] == flood
+    assert state["messages"][-1].content == "42"
+
+
 def test_a_failed_call_brings_a_reflection_on_it() -> None:
     model = ScriptedChatModel(
         script=[tool_call("lookup", term="x"), "The lookup failed; work it out instead.", "43"]

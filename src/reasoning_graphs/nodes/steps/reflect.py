@@ -79,6 +79,10 @@ NO_THOUGHT = "(none written)"
 NOTE = "(Your own reflection on the latest tool results, not from a tool or the user: {text})"
 OBSERVATION_CHARS = 600
 """How much of each observation the reflection sees."""
+NOTE_CHARS = 800
+"""How much of a reflection later prompts show: asked for two sentences, a model that
+writes on to its length limit would otherwise fill every later prompt with it (its
+thought event keeps it whole)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,9 @@ def with_reflection(prompt: Sequence[BaseMessage], state: Mapping[str, Any]) -> 
     """``prompt`` with the question's latest reflection at its end, labelled as the model's
     own note; as it is when there is none."""
     text = latest_reflection(state)
-    return list(prompt) if text is None else with_note(prompt, NOTE.format(text=text))
+    if text is None:
+        return list(prompt)
+    return with_note(prompt, NOTE.format(text=_clip(text, NOTE_CHARS)))
 
 
 def _latest_answers(messages: Sequence[AnyMessage]) -> list[ToolMessage]:
@@ -189,5 +195,5 @@ def _how(answer: ToolMessage) -> str:
     return "failed" if answer.status == "error" else "succeeded"
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= OBSERVATION_CHARS else text[:OBSERVATION_CHARS] + " …"
+def _clip(text: str, limit: int = OBSERVATION_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
