@@ -53,7 +53,7 @@ def build_graph(
             with the plan it has.
         max_plan_items: Items a plan may hold; extra items are dropped.
         step_format: ``"free"`` (native tool calls) or ``"structured"`` (typed steps, as in
-            :func:`reasoning_graphs.graphs.react.build_graph`); a run may choose.
+            the ``react`` pattern); a run may choose.
         step_rules: What an unsure typed step leads to (see
             :mod:`~reasoning_graphs.nodes.steps.step_rules`).
 
