@@ -30,6 +30,10 @@ LIBRARY_LOGGER = "reasoning_graphs"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 PROGRESS_EVERY_S = 15.0
+MCP_HELP = (
+    'a JSON file of MCP servers ({"mcpServers": {...}}) whose tools the run gets too; '
+    "a thread keeps it for its later runs"
+)
 """Seconds of work between progress lines when stderr is no terminal."""
 BUSY = "thread {thread_id} is busy: another process is running it; try again later or pass --wait"
 EXIT_CODES = (
@@ -80,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
+    run.add_argument("--mcp", type=Path, help=MCP_HELP)
     run.add_argument(
         "--max-model-calls", type=int, help="model calls per question before an incomplete answer"
     )
@@ -175,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("thread_id")
     resume.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     resume.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
+    resume.add_argument("--mcp", type=Path, help=MCP_HELP)
     answer = resume.add_mutually_exclusive_group()
     answer.add_argument("--decisions", help="decisions as JSON instead of asking")
     answer.add_argument(

@@ -51,6 +51,7 @@ from reasoning_graphs.review import ApprovalError, is_approval_request, parse_de
 from reasoning_graphs.state import GroundingReport, Outcome
 from reasoning_graphs.thread_lock import hold
 from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
+from reasoning_graphs.tools.spec import ToolSpec
 
 DEFAULT_PATTERN = "react"
 
@@ -92,6 +93,7 @@ PATTERN_FLAGS = (
     "model",
     "workspace",
     "docs",
+    "mcp",
     "max_model_calls",
     "token_budget",
     "time_budget",
@@ -159,7 +161,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
         **{key: value for key, value in flags.items() if value is not None},
     }
     workspace, docs = _folders(args, record, pattern)
-    graph = _graph(store, pattern, model_spec, workspace, docs, limits)
+    mcp = _mcp_file(args, record)
+    graph = _graph(store, pattern, model_spec, workspace, docs, limits, mcp)
     # one process at a time on the thread, from reading it to the run's end
     with hold(store.checkpointer, thread_id, wait=args.wait):
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
@@ -183,6 +186,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
                 workspace=workspace,
                 docs=docs,
                 owner=this_process(),
+                mcp=mcp,
             )
             payload = {"messages": [HumanMessage(args.question)]}
             return _drive(store, graph, payload, thread_id, printer, args)
@@ -199,7 +203,8 @@ def resume(store: Store, args: argparse.Namespace) -> int:
     _refuse_pattern_flags(args, pattern)
     model_spec = record.model if record else default_model_spec()
     workspace, docs = _folders(args, record, pattern)
-    graph = _graph(store, pattern, model_spec, workspace, docs, _saved_limits(record))
+    mcp = _mcp_file(args, record)
+    graph = _graph(store, pattern, model_spec, workspace, docs, _saved_limits(record), mcp)
     with hold(store.checkpointer, args.thread_id, wait=args.wait):
         snapshot = graph.get_state(config)
         decisions = _given_resume(args, snapshot.interrupts)
@@ -210,7 +215,11 @@ def resume(store: Store, args: argparse.Namespace) -> int:
                 return exits.ANSWERED
             if record is not None:
                 store.threads.started(
-                    args.thread_id, owner=this_process(), workspace=workspace, docs=docs
+                    args.thread_id,
+                    owner=this_process(),
+                    workspace=workspace,
+                    docs=docs,
+                    mcp=mcp,
                 )
             if decisions is not None:
                 resume: Command[Any] = Command(resume=decisions)
@@ -265,6 +274,15 @@ def _folders(
     return str(workspace_folder(workspace)), str(workspace_folder(docs)) if docs else None
 
 
+def _mcp_file(args: argparse.Namespace, record: ThreadRecord | None) -> str | None:
+    """The MCP servers file, absolute: ``--mcp``, else the thread's own (a resumed thread
+    gets the tools its pending calls were made with)."""
+    given = getattr(args, "mcp", None)
+    if given is not None:
+        return str(Path(given).expanduser().resolve())
+    return record.mcp if record else None
+
+
 def _saved_limits(record: ThreadRecord | None) -> dict[str, Any]:
     """The limits a thread's record keeps, each under its current name (a record an
     earlier release saved may hold ``max_steps``)."""
@@ -281,12 +299,14 @@ def _graph(
     workspace: str | None,
     docs: str | None,
     limits: dict[str, Any] | None = None,
+    mcp: str | None = None,
 ) -> CompiledStateGraph:
     """The pattern's graph with ``limits`` as its build options, or the user's graph that
     ``pattern`` names (:mod:`~reasoning_graphs.cli.user_graphs`).
 
     The CLI owns the graph, so its flags set the graph's own limits: run
-    options could only lower them.
+    options could only lower them. The tools of the MCP servers in ``mcp`` join the
+    built-in ones; their sessions close with ``store``, when the command ends.
     """
     if is_graph_reference(pattern):
         return load_graph(pattern, store.checkpointer)
@@ -295,10 +315,19 @@ def _graph(
         _refuse_options_not_taken(builder, pattern, limits or {})
         model = resolve_model(model_spec)
         check_available(model)
-        tools = default_tools(workspace, docs)
-    except (ValueError, RuntimeError, OSError) as error:
+        tools = [*default_tools(workspace, docs), *_mcp_tools(store, mcp)]
+        return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
+    except (ValueError, RuntimeError, OSError, ImportError) as error:
         raise UsageError(str(error)) from error
-    return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
+
+
+def _mcp_tools(store: Store, servers: str | None) -> list[ToolSpec]:
+    """The tools of the MCP servers in ``servers``, open until the command ends."""
+    if servers is None:
+        return []
+    from reasoning_graphs.tools.mcp import McpTools  # the optional mcp extra
+
+    return list(store.resources.enter_context(McpTools(servers)))
 
 
 def _refuse_options_not_taken(

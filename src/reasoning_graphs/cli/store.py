@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,8 @@ class Store:
         )
 
         self.label = redacted(str(spec))
+        self.resources = ExitStack()
+        """What the command opens beside the database (MCP sessions), closed with it."""
         if isinstance(spec, Path) and not create and not spec.exists():
             raise MissingStore(NO_STORE.format(where=self.label))
         try:
@@ -102,4 +105,7 @@ class Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.checkpointer.close()
+        try:
+            self.resources.close()
+        finally:
+            self.checkpointer.close()

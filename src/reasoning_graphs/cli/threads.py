@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS rg_threads (
     workspace TEXT,
     docs TEXT,
     owner TEXT,
-    ended TEXT
+    ended TEXT,
+    mcp TEXT
 )
 """
 ADDED_COLUMNS = {
@@ -43,11 +44,12 @@ ADDED_COLUMNS = {
     "docs": "docs TEXT",
     "owner": "owner TEXT",
     "ended": "ended TEXT",
+    "mcp": "mcp TEXT",
 }
 """Columns a file from an earlier version lacks, added when it is opened."""
 COLUMNS = (
     "thread_id, pattern, model, question, status, created, updated, limits, "
-    "workspace, docs, owner, ended"
+    "workspace, docs, owner, ended, mcp"
 )
 
 
@@ -99,6 +101,8 @@ class ThreadRecord:
     """``host:pid`` of the process running the thread, while it runs."""
     ended: str | None = None
     """The checkpoint the last run ended on; a later checkpoint means a run since."""
+    mcp: str | None = None
+    """The MCP servers file whose tools the thread's runs get, absolute, or none."""
 
 
 class ThreadIndex:
@@ -145,17 +149,19 @@ class ThreadIndex:
         workspace: str | None = None,
         docs: str | None = None,
         owner: str | None = None,
+        mcp: str | None = None,
     ) -> None:
         now = _now()
         with self._transaction():
             self._execute(
                 f"""INSERT INTO rg_threads ({COLUMNS})
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
                    ON CONFLICT(thread_id) DO UPDATE SET pattern = excluded.pattern,
                    model = excluded.model, question = excluded.question,
                    status = excluded.status, updated = excluded.updated,
                    limits = excluded.limits, workspace = excluded.workspace,
-                   docs = excluded.docs, owner = excluded.owner, ended = NULL""",
+                   docs = excluded.docs, owner = excluded.owner, ended = NULL,
+                   mcp = excluded.mcp""",
                 (
                     thread_id,
                     pattern,
@@ -168,18 +174,26 @@ class ThreadIndex:
                     workspace,
                     docs,
                     owner,
+                    mcp,
                 ),
             )
 
     def started(
-        self, thread_id: str, *, owner: str, workspace: str | None, docs: str | None
+        self,
+        thread_id: str,
+        *,
+        owner: str,
+        workspace: str | None,
+        docs: str | None,
+        mcp: str | None = None,
     ) -> None:
-        """A run of the thread began in ``owner``, with its tools in these folders."""
+        """A run of the thread began in ``owner``, with its tools in these folders and from
+        these MCP servers."""
         with self._transaction():
             self._execute(
                 "UPDATE rg_threads SET status = 'running', owner = ?, ended = NULL, "
-                "updated = ?, workspace = ?, docs = ? WHERE thread_id = ?",
-                (owner, _now(), workspace, docs, thread_id),
+                "updated = ?, workspace = ?, docs = ?, mcp = ? WHERE thread_id = ?",
+                (owner, _now(), workspace, docs, mcp, thread_id),
             )
 
     def set_status(self, thread_id: str, status: str, *, ended: str | None = None) -> None:

@@ -8,6 +8,7 @@ folder per thread inside a root, so one process can serve several workspaces.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -25,9 +26,12 @@ from reasoning_graphs.tools.builtins.workspace import (
 from reasoning_graphs.tools.spec import ToolSpec
 
 DOCS_ENV = "REASONING_GRAPHS_DOCS"
+MCP_ENV = "REASONING_GRAPHS_MCP"
+"""Names a JSON file of MCP servers whose tools the server's graphs get too."""
 
 __all__ = [
     "DOCS_ENV",
+    "MCP_ENV",
     "WORKSPACE_ENV",
     "ThreadFolders",
     "calculator",
@@ -82,7 +86,19 @@ def default_tools(
 
 
 def server_tools() -> list[ToolSpec]:
-    """The built-in tools of the graphs ``langgraph.json`` names: each thread works in a
-    folder of its own inside :func:`~.workspace.server_root`; ``search_docs`` searches
-    ``$REASONING_GRAPHS_DOCS`` when it is set."""
-    return default_tools(ThreadFolders(server_root()))
+    """The tools of the graphs ``langgraph.json`` names: the built-in ones, each thread
+    working in a folder of its own inside :func:`~.workspace.server_root` (``search_docs``
+    searches ``$REASONING_GRAPHS_DOCS`` when it is set), and the tools of the MCP servers
+    ``$REASONING_GRAPHS_MCP`` names, one session per server for the whole process."""
+    servers = os.environ.get(MCP_ENV)
+    return [
+        *default_tools(ThreadFolders(server_root())),
+        *(_served_mcp(servers) if servers else []),
+    ]
+
+
+@functools.cache
+def _served_mcp(servers: str) -> tuple[ToolSpec, ...]:
+    from reasoning_graphs.tools.mcp import McpTools  # the optional mcp extra
+
+    return tuple(McpTools(servers).open())

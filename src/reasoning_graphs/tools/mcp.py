@@ -1,0 +1,359 @@
+"""Tools from MCP servers, run with the execution facts their annotations state.
+
+Servers are named in the JSON that MCP clients share (``{"mcpServers": {name: {...}}}``):
+an entry with ``command`` (and ``args``, ``env``, ``cwd``) is a stdio server this process
+starts; one with ``url`` (and ``headers``) a streamable-HTTP server (``"transport":
+"sse"`` for the older SSE one). ``langchain-mcp-adapters`` turns each server tool into a
+LangChain tool; :class:`McpTools` adds what the runtime needs to run it safely, read from
+the tool's MCP annotations:
+
+- ``readOnlyHint``: the call may overlap with others and an identical later call may be
+  answered from the earlier one;
+- not read-only and ``destructiveHint`` true or absent (MCP's default): dangerous, a
+  person approves each call;
+- ``idempotentHint``: a call a crash left unanswered may simply run again.
+
+Annotations are what the server's author claims. A graph's ``approve`` list (or
+``tool_spec(tool, dangerous=True)``) still asks a person for any of them; give servers
+you do not trust ``approve="all"``.
+
+Each server keeps one session, opened when the tools are listed, on a loop of its own
+that both faces hand their calls to, so a session is never bound to a caller's event
+loop. A server that dies or stops answering makes that call's observation an error and is
+reconnected at its next call. The sessions close when :class:`McpTools` is closed (``with``
+/ ``async with`` bound them to a block) or, at the latest, when the process exits.
+
+Example:
+    >>> import json, sys
+    >>> servers = {"mcpServers": {"notes": {"command": sys.executable, "args": ["notes.py"]}}}
+    >>> with McpTools(servers) as tools:  # doctest: +SKIP
+    ...     graph = build_graph("local", tools=[*builtin_tools(), *tools])
+    ...     graph.invoke({"messages": [("user", "What is 2+3?")]})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import logging
+import threading
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, TypeVar, cast, overload
+
+from reasoning_graphs.tools.spec import ToolSpec
+
+try:
+    from langchain_mcp_adapters.sessions import Connection, create_session
+    from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+    from mcp import ClientSession
+    from mcp.types import CallToolResult, Tool
+except ImportError as exc:  # the optional extra is missing
+    raise ImportError("MCP tools need the mcp extra: pip install 'reasoning-graphs[mcp]'") from exc
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CONNECT_SECONDS = 30.0
+CLOSE_SECONDS = 10.0
+MAX_TOOL_PAGES = 100
+
+NOT_A_CONFIG = 'MCP servers must be given as {{"mcpServers": {{name: {{...}}}}}}; got {got}.'
+BAD_SERVER = "MCP server {name!r}: {problem}."
+UNREADABLE = "Cannot read the MCP servers file {path}: {error}"
+CANNOT_CONNECT = "Cannot connect to the MCP server {name!r}: {error}"
+SAME_NAME = "The MCP servers {first!r} and {second!r} both offer a tool named {tool!r}."
+SERVER_FAILED = (
+    "the MCP server {name!r} stopped answering ({error}); it is reconnected at the next call"
+)
+
+
+class McpConfigError(ValueError):
+    """The servers file or mapping is not the ``mcpServers`` JSON MCP clients share."""
+
+
+class McpServerError(RuntimeError):
+    """A server could not be reached, or stopped answering during a call."""
+
+
+def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, Connection]:
+    """The connections named in ``source``: a ``{"mcpServers": ...}`` mapping or a JSON file.
+
+    Example:
+        >>> read_servers({"mcpServers": {"web": {"url": "http://127.0.0.1:9000/mcp"}}})
+        {'web': {'transport': 'streamable_http', 'url': 'http://127.0.0.1:9000/mcp'}}
+    """
+    if isinstance(source, Mapping):
+        config: Any = source
+    else:
+        try:
+            config = json.loads(Path(source).read_text())
+        except (OSError, ValueError) as exc:
+            raise McpConfigError(UNREADABLE.format(path=source, error=exc)) from exc
+    servers = config.get("mcpServers") if isinstance(config, Mapping) else None
+    if not isinstance(servers, Mapping):
+        raise McpConfigError(NOT_A_CONFIG.format(got=type(config).__name__))
+    return {str(name): _connection(str(name), entry) for name, entry in servers.items()}
+
+
+def _connection(name: str, entry: Any) -> Connection:
+    def bad(problem: str) -> McpConfigError:
+        return McpConfigError(BAD_SERVER.format(name=name, problem=problem))
+
+    if not isinstance(entry, Mapping):
+        raise bad("expected an object with a command or a url")
+    if "command" in entry:
+        args = entry.get("args", [])
+        if not isinstance(entry["command"], str) or not _strings(args):
+            raise bad("command must be a string and args a list of strings")
+        stdio: dict[str, Any] = {
+            "transport": "stdio",
+            "command": entry["command"],
+            "args": list(args),
+        }
+        for key in ("env", "cwd"):
+            if entry.get(key) is not None:
+                stdio[key] = entry[key]
+        return cast(Connection, stdio)
+    if isinstance(entry.get("url"), str):
+        kind = entry.get("transport", entry.get("type", "streamable_http"))
+        transport = "sse" if kind == "sse" else "streamable_http"
+        http: dict[str, Any] = {"transport": transport, "url": entry["url"]}
+        if entry.get("headers") is not None:
+            http["headers"] = dict(entry["headers"])
+        return cast(Connection, http)
+    raise bad("expected a command (a stdio server) or a url (an HTTP server)")
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def annotated_spec(tool: Any, hints: Mapping[str, Any] | None) -> ToolSpec:
+    """``tool`` with the execution facts its MCP annotations (``hints``) state."""
+    hints = hints or {}
+    read_only = hints.get("readOnlyHint") is True
+    destructive = not read_only and hints.get("destructiveHint") is not False
+    idempotent = read_only or hints.get("idempotentHint") is True
+    return ToolSpec(tool, dangerous=destructive, concurrency_safe=read_only, idempotent=idempotent)
+
+
+class _Server:
+    """One server's session, kept open by a task on the servers' loop and reopened after
+    the server fails."""
+
+    def __init__(self, name: str, connection: Connection) -> None:
+        self.name, self.connection = name, connection
+        self._session: ClientSession | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._holders: set[asyncio.Task[None]] = set()
+
+    async def session(self) -> ClientSession:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._session is None:
+                self._session = await self._open()
+            return self._session
+
+    async def tools(self) -> list[Tool]:
+        session, found, cursor = await self.session(), [], None
+        for _ in range(MAX_TOOL_PAGES):
+            page = await session.list_tools(cursor) if cursor else await session.list_tools()
+            found.extend(page.tools)
+            cursor = page.nextCursor
+            if not cursor:
+                break
+        return found
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, **_: Any
+    ) -> CallToolResult:
+        """What the adapter's tools call: the tool on this server's live session."""
+        session = await self.session()
+        try:
+            return await session.call_tool(name, arguments)
+        except Exception as exc:
+            self._forget(session)
+            error = str(exc) or type(exc).__name__
+            raise McpServerError(SERVER_FAILED.format(name=self.name, error=error)) from exc
+
+    async def close(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        self._session = self._stop = self._lock = None  # the next loop makes its own
+        if self._holders:
+            await asyncio.wait(self._holders, timeout=CLOSE_SECONDS)
+
+    async def _open(self) -> ClientSession:
+        ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        self._stop = stop = asyncio.Event()
+        holder = asyncio.create_task(self._hold(ready, stop))
+        self._holders.add(holder)
+        holder.add_done_callback(self._holders.discard)
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), CONNECT_SECONDS)
+        except BaseException as exc:
+            stop.set()
+            holder.cancel()
+            error = f"no answer within {CONNECT_SECONDS:g} s" if _timed_out(exc) else exc
+            raise McpServerError(CANNOT_CONNECT.format(name=self.name, error=error)) from exc
+
+    async def _hold(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        """Open the session, hand it over, and keep it until ``stop``: a session must be
+        entered and left by one task."""
+        try:
+            async with create_session(self.connection) as session:
+                await session.initialize()
+                ready.set_result(session)
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else McpServerError(exc))
+            else:
+                logger.debug("MCP server %s closed with %r", self.name, exc)
+            if not isinstance(exc, Exception):
+                raise
+
+    def _forget(self, session: ClientSession) -> None:
+        if self._session is session and self._stop is not None:
+            self._stop.set()
+            self._session = None
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return isinstance(exc, (TimeoutError, asyncio.TimeoutError))
+
+
+class McpTools(Sequence[ToolSpec]):
+    """The tools of the MCP servers in ``servers``, each a :class:`ToolSpec` with the facts
+    its annotations state; connected on first use (``with``, ``async with``, :meth:`open`
+    or :meth:`aopen`) and closed by :meth:`close` / :meth:`aclose` or at process exit.
+
+    Args:
+        servers: ``{"mcpServers": {...}}`` or the path of a JSON file holding it.
+    """
+
+    def __init__(self, servers: str | Path | Mapping[str, Any]) -> None:
+        self._servers = [_Server(name, conn) for name, conn in read_servers(servers).items()]
+        self._specs: list[ToolSpec] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._guard = threading.RLock()
+
+    def open(self) -> McpTools:
+        """Connect to every server and list its tools (blocks; see :meth:`aopen`)."""
+        with self._guard:
+            if self._specs is None:
+                self._specs = self._submit(self._list()).result()
+        return self
+
+    async def aopen(self) -> McpTools:
+        """:meth:`open` without blocking the caller's event loop."""
+        return await asyncio.to_thread(self.open)
+
+    def close(self) -> None:
+        """Close every session (a stdio server's process ends with it); a later call opens
+        its server again."""
+        with self._guard:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+            if loop is None or thread is None:
+                return
+            atexit.unregister(self.close)
+            closing = asyncio.run_coroutine_threadsafe(self._close_all(), loop)
+            try:
+                closing.result(CLOSE_SECONDS + 1)
+            except Exception as exc:  # a close that fails must not hide the caller's result
+                logger.debug("closing MCP sessions failed: %r", exc)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(CLOSE_SECONDS)
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the caller's event loop."""
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> McpTools:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> McpTools:
+        return await self.aopen()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @overload
+    def __getitem__(self, index: int) -> ToolSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ToolSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> ToolSpec | Sequence[ToolSpec]:
+        return self._listed()[index]
+
+    def __len__(self) -> int:
+        return len(self._listed())
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._listed())
+
+    def _listed(self) -> list[ToolSpec]:
+        return self.open()._specs or []
+
+    async def _list(self) -> list[ToolSpec]:
+        specs: list[ToolSpec] = []
+        offered: dict[str, str] = {}
+        for server in self._servers:
+            for tool in await server.tools():
+                if tool.name in offered:
+                    first = offered[tool.name]
+                    raise McpConfigError(
+                        SAME_NAME.format(first=first, second=server.name, tool=tool.name)
+                    )
+                offered[tool.name] = server.name
+                specs.append(self._spec(server, tool))
+        return specs
+
+    def _spec(self, server: _Server, tool: Tool) -> ToolSpec:
+        remote = _Remote(self, server)
+        converted = convert_mcp_tool_to_langchain_tool(
+            cast(ClientSession, remote), tool, server_name=server.name
+        )
+        hints = tool.annotations.model_dump() if tool.annotations is not None else None
+        return annotated_spec(converted, hints)
+
+    async def _close_all(self) -> None:
+        await asyncio.gather(*(server.close() for server in self._servers))
+
+    def _submit(self, work: Coroutine[Any, Any, T]) -> Future[T]:
+        """Run ``work`` on the servers' own loop, started (again, after a close) in a
+        daemon thread on first use."""
+        with self._guard:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="mcp", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+                atexit.register(self.close)
+            return asyncio.run_coroutine_threadsafe(work, self._loop)
+
+
+class _Remote:
+    """The session the adapter's tools see: each call handed to the servers' own loop, so
+    the sync face (on a private loop) and the async face (on the caller's) share one
+    session, and a call after :meth:`McpTools.close` opens it again."""
+
+    def __init__(self, owner: McpTools, server: _Server) -> None:
+        self._owner, self._server = owner, server
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, **_: Any
+    ) -> CallToolResult:
+        work = self._server.call_tool(name, arguments)
+        return await asyncio.wrap_future(self._owner._submit(work))
