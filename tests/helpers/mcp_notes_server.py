@@ -1,8 +1,9 @@
 """An MCP server written for the tests with the ``mcp`` SDK, over stdio or streamable HTTP.
 
-Usage: ``python mcp_notes_server.py LOG [--http PORT]``. Every tool that runs appends
-one line to ``LOG`` (``name args``), so a test can tell what ran and how often. Its
-tools cover what a client must handle:
+Usage: ``python mcp_notes_server.py LOG [--http PORT]``. The server appends
+``started PID`` to ``LOG`` when it starts and every tool that runs one line (``name
+args``), so a test can tell what ran, how often, and which process ran it. Its tools
+cover what a client must handle:
 
 - ``add``: read-only arithmetic (``readOnlyHint``);
 - ``delete_note``: destructive (``destructiveHint``), so a person must approve it;
@@ -42,16 +43,16 @@ def serve(log: Path, port: int | None) -> None:
         return a + b
 
     @server.tool(annotations=DESTRUCTIVE)
-    def delete_note(name: str) -> str:
-        """Delete the note called ``name`` for good."""
-        ran(f"delete_note {name}")
-        return f"deleted {name}"
+    def delete_note(title: str) -> str:
+        """Delete the note called ``title`` for good."""
+        ran(f"delete_note {title}")
+        return f"deleted {title}"
 
     @server.tool(annotations=IDEMPOTENT)
-    def save_note(name: str, text: str) -> str:
-        """Save ``text`` as the note ``name`` (saving it twice changes nothing more)."""
-        ran(f"save_note {name}")
-        return f"saved {name}"
+    def save_note(title: str, text: str) -> str:
+        """Save ``text`` as the note ``title`` (saving it twice changes nothing more)."""
+        ran(f"save_note {title}")
+        return f"saved {title}"
 
     @server.tool()
     def note_count() -> int:
@@ -78,6 +79,7 @@ def serve(log: Path, port: int | None) -> None:
         ran("crash")
         os._exit(3)
 
+    ran(f"started {os.getpid()}")
     server.run("streamable-http" if port else "stdio")
 
 

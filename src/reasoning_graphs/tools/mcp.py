@@ -40,6 +40,7 @@ import logging
 import threading
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast, overload
 
@@ -59,6 +60,7 @@ T = TypeVar("T")
 
 CONNECT_SECONDS = 30.0
 CLOSE_SECONDS = 10.0
+PING_SECONDS = 2.0
 MAX_TOOL_PAGES = 100
 
 NOT_A_CONFIG = 'MCP servers must be given as {{"mcpServers": {{name: {{...}}}}}}; got {got}.'
@@ -141,27 +143,35 @@ def annotated_spec(tool: Any, hints: Mapping[str, Any] | None) -> ToolSpec:
     return ToolSpec(tool, dangerous=destructive, concurrency_safe=read_only, idempotent=idempotent)
 
 
+@dataclass
+class _Link:
+    """A live session and the task that holds it open (it ends when the connection does)."""
+
+    session: ClientSession
+    holder: asyncio.Task[None]
+    stop: asyncio.Event
+
+
 class _Server:
-    """One server's session, kept open by a task on the servers' loop and reopened after
-    the server fails."""
+    """One server's session, kept open by a task on the servers' loop and opened again
+    after the connection ends."""
 
     def __init__(self, name: str, connection: Connection) -> None:
         self.name, self.connection = name, connection
-        self._session: ClientSession | None = None
-        self._stop: asyncio.Event | None = None
+        self._link: _Link | None = None
         self._lock: asyncio.Lock | None = None
         self._holders: set[asyncio.Task[None]] = set()
 
-    async def session(self) -> ClientSession:
+    async def link(self) -> _Link:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if self._session is None:
-                self._session = await self._open()
-            return self._session
+            if self._link is None or self._link.holder.done():
+                self._link = await self._open()
+            return self._link
 
     async def tools(self) -> list[Tool]:
-        session, found, cursor = await self.session(), [], None
+        session, found, cursor = (await self.link()).session, [], None
         for _ in range(MAX_TOOL_PAGES):
             page = await session.list_tools(cursor) if cursor else await session.list_tools()
             found.extend(page.tools)
@@ -173,35 +183,49 @@ class _Server:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, **_: Any
     ) -> CallToolResult:
-        """What the adapter's tools call: the tool on this server's live session."""
-        session = await self.session()
+        """What the adapter's tools call: the tool on this server's live session.
+
+        The call fails as soon as the connection ends. An HTTP transport can leave a
+        request waiting for good when the server dies mid-answer, so while a call waits
+        the server is pinged now and then: a ping that cannot be sent ends the connection.
+        """
+        link = await self.link()
+        call = asyncio.ensure_future(link.session.call_tool(name, arguments))
+        pings = asyncio.ensure_future(_keep_pinging(link.session))
         try:
-            return await session.call_tool(name, arguments)
-        except Exception as exc:
-            self._forget(session)
-            error = str(exc) or type(exc).__name__
-            raise McpServerError(SERVER_FAILED.format(name=self.name, error=error)) from exc
+            await asyncio.wait({call, link.holder}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            pings.cancel()
+            if not call.done():
+                call.cancel()
+        if call.done() and not call.cancelled() and call.exception() is None:
+            return call.result()
+        cause = call.exception() if call.done() and not call.cancelled() else None
+        self._forget(link)
+        failure = "the connection ended" if cause is None else _reason(cause)
+        raise McpServerError(SERVER_FAILED.format(name=self.name, error=failure)) from cause
 
     async def close(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
-        self._session = self._stop = self._lock = None  # the next loop makes its own
+        if self._link is not None:
+            self._link.stop.set()
+        self._link = self._lock = None  # the next loop makes its own
         if self._holders:
             await asyncio.wait(self._holders, timeout=CLOSE_SECONDS)
 
-    async def _open(self) -> ClientSession:
+    async def _open(self) -> _Link:
         ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
-        self._stop = stop = asyncio.Event()
+        stop = asyncio.Event()
         holder = asyncio.create_task(self._hold(ready, stop))
         self._holders.add(holder)
         holder.add_done_callback(self._holders.discard)
         try:
-            return await asyncio.wait_for(asyncio.shield(ready), CONNECT_SECONDS)
+            session = await asyncio.wait_for(asyncio.shield(ready), CONNECT_SECONDS)
         except BaseException as exc:
             stop.set()
             holder.cancel()
-            error = f"no answer within {CONNECT_SECONDS:g} s" if _timed_out(exc) else exc
+            error = f"no answer within {CONNECT_SECONDS:g} s" if _timed_out(exc) else _reason(exc)
             raise McpServerError(CANNOT_CONNECT.format(name=self.name, error=error)) from exc
+        return _Link(session, holder, stop)
 
     async def _hold(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
         """Open the session, hand it over, and keep it until ``stop``: a session must be
@@ -219,10 +243,29 @@ class _Server:
             if not isinstance(exc, Exception):
                 raise
 
-    def _forget(self, session: ClientSession) -> None:
-        if self._session is session and self._stop is not None:
-            self._stop.set()
-            self._session = None
+    def _forget(self, link: _Link) -> None:
+        link.stop.set()
+        if self._link is link:
+            self._link = None
+
+
+async def _keep_pinging(session: ClientSession) -> None:
+    """Ping every :data:`PING_SECONDS`; an unanswered ping is no failure (a busy server may
+    answer late), a ping the transport cannot send ends the session's connection."""
+    while True:
+        await asyncio.sleep(PING_SECONDS)
+        try:
+            await asyncio.wait_for(session.send_ping(), PING_SECONDS)
+        except Exception as exc:
+            logger.debug("an MCP ping went unanswered: %r", exc)
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, in one line: the first error inside task-group wrappers."""
+    while isinstance(inner := getattr(exc, "exceptions", None), tuple) and inner:
+        exc = inner[0]
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _timed_out(exc: BaseException) -> bool:
