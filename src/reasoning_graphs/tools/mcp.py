@@ -37,19 +37,23 @@ import asyncio
 import atexit
 import json
 import logging
+import os
+import sys
 import threading
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast, overload
+from typing import Any, TextIO, TypeVar, cast, overload
 
 from reasoning_graphs.tools.spec import ToolSpec
 
 try:
     from langchain_mcp_adapters.sessions import Connection, create_session
     from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-    from mcp import ClientSession
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
     from mcp.types import CallToolResult, Tool
 except ImportError as exc:  # the optional extra is missing
     raise ImportError("MCP tools need the mcp extra: pip install 'reasoning-graphs[mcp]'") from exc
@@ -231,7 +235,7 @@ class _Server:
         """Open the session, hand it over, and keep it until ``stop``: a session must be
         entered and left by one task."""
         try:
-            async with create_session(self.connection) as session:
+            async with _session(self.connection) as session:
                 await session.initialize()
                 ready.set_result(session)
                 await stop.wait()
@@ -247,6 +251,37 @@ class _Server:
         link.stop.set()
         if self._link is link:
             self._link = None
+
+
+@asynccontextmanager
+async def _session(connection: Connection) -> AsyncIterator[ClientSession]:
+    """A session on ``connection``; a stdio server's stderr goes where :func:`_errors` says
+    (the SDK's default is the ``sys.stderr`` of the moment it was imported)."""
+    if connection["transport"] != "stdio":
+        async with create_session(connection) as session:
+            yield session
+        return
+    stdio = cast(dict[str, Any], connection)
+    server = StdioServerParameters(
+        command=stdio["command"], args=stdio["args"], env=stdio.get("env"), cwd=stdio.get("cwd")
+    )
+    async with (
+        stdio_client(server, errlog=_errors()) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        yield session
+
+
+def _errors() -> TextIO:
+    """Where a stdio server's own messages go: this process's stderr when it is a real file
+    (a notebook's or a test's stand-in is not), else the process's original one."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None and stream.fileno() >= 0:
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # lives as long as the server
 
 
 async def _keep_pinging(session: ClientSession) -> None:
