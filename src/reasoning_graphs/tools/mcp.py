@@ -175,14 +175,12 @@ class _Server:
             return self._link
 
     async def tools(self) -> list[Tool]:
-        session, found, cursor = (await self.link()).session, [], None
-        for _ in range(MAX_TOOL_PAGES):
-            page = await session.list_tools(cursor) if cursor else await session.list_tools()
-            found.extend(page.tools)
-            cursor = page.nextCursor
-            if not cursor:
-                break
-        return found
+        session = (await self.link()).session
+        try:
+            return await asyncio.wait_for(_listed_tools(session), CONNECT_SECONDS)
+        except (TimeoutError, asyncio.TimeoutError) as exc:
+            error = f"it listed no tools within {CONNECT_SECONDS:g} s"
+            raise McpServerError(CANNOT_CONNECT.format(name=self.name, error=error)) from exc
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None = None, **_: Any
@@ -251,6 +249,18 @@ class _Server:
         link.stop.set()
         if self._link is link:
             self._link = None
+
+
+async def _listed_tools(session: ClientSession) -> list[Tool]:
+    found: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await session.list_tools(cursor) if cursor else await session.list_tools()
+        found.extend(page.tools)
+        cursor = page.nextCursor
+        if not cursor:
+            break
+    return found
 
 
 @asynccontextmanager
@@ -324,10 +334,15 @@ class McpTools(Sequence[ToolSpec]):
         self._guard = threading.RLock()
 
     def open(self) -> McpTools:
-        """Connect to every server and list its tools (blocks; see :meth:`aopen`)."""
+        """Connect to every server and list its tools (blocks; see :meth:`aopen`). A server
+        that cannot be reached closes the others again and raises :class:`McpServerError`."""
         with self._guard:
             if self._specs is None:
-                self._specs = self._submit(self._list()).result()
+                try:
+                    self._specs = self._submit(self._list()).result()
+                except BaseException:
+                    self.close()
+                    raise
         return self
 
     async def aopen(self) -> McpTools:
@@ -349,6 +364,8 @@ class McpTools(Sequence[ToolSpec]):
                 logger.debug("closing MCP sessions failed: %r", exc)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(CLOSE_SECONDS)
+            if not thread.is_alive():
+                loop.close()
 
     async def aclose(self) -> None:
         """:meth:`close` without blocking the caller's event loop."""
