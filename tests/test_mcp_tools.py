@@ -270,11 +270,16 @@ def test_a_servers_file_is_read_like_the_mapping(tmp_path: Path) -> None:
         read_servers(tmp_path / "broken.json")
 
 
-def test_a_server_that_cannot_start_is_named_in_the_error(tmp_path: Path) -> None:
-    config = {"mcpServers": {"ghost": {"command": str(tmp_path / "no-such-server")}}}
+def test_a_server_that_cannot_start_is_named_and_the_others_are_closed(tmp_path: Path) -> None:
+    notes = NotesLog(tmp_path / "notes.log")
+    ghost = {"ghost": {"command": str(tmp_path / "no-such-server")}}
+    config = {"mcpServers": {**stdio_servers(notes.path)["mcpServers"], **ghost}}
 
     with pytest.raises(McpServerError, match="'ghost'"), McpTools(config):
         pass
+
+    [pid] = notes.pids()
+    assert gone(pid)
 
 
 def test_two_servers_offering_one_tool_name_are_refused(tmp_path: Path) -> None:
