@@ -37,11 +37,12 @@ import asyncio
 import os
 import re
 import sqlite3
+import sys
 import threading
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 from urllib.parse import unquote
 
 from langchain_core.runnables import RunnableConfig
@@ -79,7 +80,7 @@ SQLITE_HOST = "A sqlite: URL names a file: write sqlite:///absolute/path.db or s
 NO_POSTGRES = (
     "PostgreSQL checkpoints need the postgres extra: pip install 'reasoning-graphs[postgres]'."
 )
-CANNOT_OPEN = "Cannot open the checkpoint store {where}: {error}"
+CANNOT_OPEN = "Cannot open the database {where}: {error}"
 
 
 class CheckpointerError(RuntimeError):
@@ -196,21 +197,36 @@ def open_checkpointer(spec: CheckpointerSpec) -> BaseCheckpointSaver:
     """
     if isinstance(spec, BaseCheckpointSaver):
         return spec
+    where = named_database(spec)
+    if isinstance(where, Path):
+        return _open_sqlite(where)
+    if where == MEMORY:
+        return InMemorySaver()
+    return _open_postgres(where)
+
+
+def named_database(spec: str | os.PathLike[str]) -> Path | str:
+    """What ``spec`` names: a SQLite file's :class:`~pathlib.Path`, a PostgreSQL connection
+    string, or :data:`MEMORY`; the one reading of a spec that checkpointers and stores share.
+
+    Raises:
+        ValueError: ``spec`` names no kind of database.
+    """
     if isinstance(spec, os.PathLike):
-        return _open_sqlite(Path(spec))
+        return Path(spec)
     if not isinstance(spec, str):
-        raise TypeError(f"A checkpointer spec is a saver, a string or a path, not {spec!r}.")
+        raise TypeError(f"A database spec is a string or a path, not {spec!r}.")
     scheme = url_scheme(spec)
     if scheme in POSTGRES_SCHEMES:
-        return _open_postgres(spec)
+        return spec
     if scheme == "sqlite":
-        return _open_sqlite(_sqlite_url_path(spec))
+        return _sqlite_url_path(spec)
     if scheme is not None:
         raise ValueError(UNKNOWN_SCHEME.format(scheme=scheme))
     if spec == MEMORY:
-        return InMemorySaver()
+        return MEMORY
     if spec.lower().endswith(SQLITE_SUFFIXES):
-        return _open_sqlite(Path(spec).expanduser())
+        return Path(spec).expanduser()
     raise ValueError(UNKNOWN_SPEC.format(spec=spec, suffixes="/".join(SQLITE_SUFFIXES)))
 
 
@@ -242,49 +258,72 @@ def _sqlite_url_path(spec: str) -> Path:
 
 
 def _open_sqlite(path: Path) -> SqliteCheckpointer:
+    conn = connect_sqlite(path, CheckpointerError)
+    return set_up(SqliteCheckpointer(conn), str(path), CheckpointerError)
+
+
+def connect_sqlite(
+    path: Path, error: type[Exception], *, autocommit: bool = False
+) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` that any thread may use (the owner's lock
+    keeps the calls in order), in ``autocommit`` mode for an owner that begins its own
+    transactions; ``error`` when the file cannot be opened."""
     try:
-        conn = sqlite3.connect(path, check_same_thread=False)
-    except (OSError, sqlite3.Error) as error:
-        raise CheckpointerError(CANNOT_OPEN.format(where=path, error=error)) from error
-    saver = SqliteCheckpointer(conn)
-    try:
-        saver.setup()  # a file that is no database fails here, not at the first run
-    except sqlite3.Error as error:
-        saver.close()
-        raise CheckpointerError(CANNOT_OPEN.format(where=path, error=error)) from error
-    return saver
+        if autocommit:
+            return sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        return sqlite3.connect(path, check_same_thread=False)
+    except (OSError, sqlite3.Error) as failure:
+        raise error(CANNOT_OPEN.format(where=path, error=failure)) from failure
 
 
 def _open_postgres(dsn: str) -> BaseCheckpointSaver:
+    conn = connect_postgres(dsn, CheckpointerError)
+    from reasoning_graphs.postgres_checkpointer import PostgresCheckpointer
+
+    return set_up(PostgresCheckpointer(conn), redacted(dsn), CheckpointerError)
+
+
+def connect_postgres(dsn: str, error: type[Exception]) -> Any:
+    """A psycopg connection as LangGraph's savers and stores need it: their own commits, no
+    server-side prepared statements (poolers such as PgBouncer refuse them), rows as dicts.
+
+    Raises:
+        error: The postgres extra is missing, or the server refuses the connection.
+    """
     try:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
         from psycopg.rows import dict_row
-
-        from reasoning_graphs.postgres_checkpointer import PostgresCheckpointer
-    except ImportError as error:
-        raise CheckpointerError(NO_POSTGRES) from error
-    where = redacted(dsn)
+    except ImportError as missing:
+        raise error(NO_POSTGRES) from missing
     try:
         timeout = conninfo_to_dict(dsn).get("connect_timeout", CONNECT_TIMEOUT)
-        # what PostgresSaver needs: its own commits, no server-side prepared statements
-        # (poolers such as PgBouncer refuse them), rows as dicts
-        conn = psycopg.Connection.connect(
+        return psycopg.Connection.connect(
             dsn,
             autocommit=True,
             prepare_threshold=0,
             row_factory=dict_row,
             connect_timeout=timeout,
         )
-    except psycopg.Error as error:
-        raise CheckpointerError(CANNOT_OPEN.format(where=where, error=_one_line(error))) from error
-    saver = PostgresCheckpointer(conn)
+    except psycopg.Error as failure:
+        where = redacted(dsn)
+        raise error(CANNOT_OPEN.format(where=where, error=_one_line(failure))) from failure
+
+
+Owning = TypeVar("Owning", bound=OwnedConnection)
+
+
+def set_up(owner: Owning, where: str, error: type[Exception]) -> Owning:
+    """``owner`` with its tables created or migrated; closed, and ``error`` raised, when the
+    database refuses (a file that is no database fails here, not at the first run)."""
+    psycopg = sys.modules.get("psycopg")
+    refusals = (sqlite3.Error, psycopg.Error) if psycopg else (sqlite3.Error,)
     try:
-        saver.setup()
-    except psycopg.Error as error:
-        saver.close()
-        raise CheckpointerError(CANNOT_OPEN.format(where=where, error=_one_line(error))) from error
-    return saver
+        owner.setup()  # type: ignore[attr-defined]
+    except refusals as failure:
+        owner.close()
+        raise error(CANNOT_OPEN.format(where=where, error=_one_line(failure))) from failure
+    return owner
 
 
 def _one_line(error: BaseException) -> str:

@@ -37,6 +37,7 @@ from reasoning_graphs.option_bounds import (
     NarrowsTools,
     OneOf,
     OnOnly,
+    PlainName,
     RenamedTo,
     bound_of,
 )
@@ -54,6 +55,9 @@ StepFormat = Literal["free", "structured"]
 """How a ReAct step is written: ``free``, the pattern's own way (native tool calls in
 ``react``, Thought/Action text in ``react_text``), or ``structured``, a typed reply
 (:mod:`~reasoning_graphs.nodes.steps.typed_step`)."""
+
+DEFAULT_MEMORY_USER = "default"
+"""Whose memory a run uses when neither the graph nor the run names a user."""
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 """Seconds without any model or tool activity before a question stops (10 minutes)."""
@@ -214,6 +218,12 @@ class AgentContext:
         "tool observation (checked) or inferred. May turn it on, not off.",
         bound=OnOnly(),
     )
+    memory_user: str | None = run_option(
+        "Whose memory this run reads and writes (Reflexion's lessons, the remember and recall "
+        "tools): letters, digits, '_', '@' or '-'. Empty: the graph's (default 'default'). "
+        "A server that authenticates users uses the signed-in user instead.",
+        bound=PlainName(),
+    )
     max_steps: int | None = run_option(
         "Deprecated: the former name of max_model_calls, read as it for one more release.",
         bound=RenamedTo("max_model_calls"),
@@ -289,6 +299,7 @@ class Limits:
     model_timeout: float | None = None
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     verify: bool = False
+    memory_user: str = DEFAULT_MEMORY_USER
 
     @classmethod
     def preset(cls, mode: Mode | None) -> Limits:

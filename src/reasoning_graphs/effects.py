@@ -36,6 +36,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import get_executor_for_config
 from langgraph.config import get_config
 from langgraph.func import task
+from langgraph.store.base import BaseStore, Op, Result
 
 try:  # the callable LangGraph makes of a plain function: private, so a move falls back
     from langgraph._internal._runnable import RunnableCallable
@@ -88,6 +89,20 @@ class Blocking(Effect):
 
     async def arun(self) -> Any:
         return await asyncio.to_thread(self.func, *self.args)
+
+
+class StoreOps(Effect):
+    """Operations on a LangGraph store (``store.batch`` or ``await store.abatch``): memory
+    that outlives the thread, read and written by whichever face runs the body."""
+
+    def __init__(self, store: BaseStore, ops: Sequence[Op]):
+        self.store, self.ops = store, list(ops)
+
+    def run(self) -> list[Result]:
+        return self.store.batch(self.ops)
+
+    async def arun(self) -> list[Result]:
+        return await self.store.abatch(self.ops)
 
 
 class Pause(Effect):

@@ -10,6 +10,7 @@ option is never raised by a client by mistake.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import Field, dataclass, fields
@@ -28,6 +29,10 @@ BAD_SWITCH = "Run option {name!r} must be true or false, not {value!r}."
 BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
 BAD_MODEL = "Run option {name!r} must be a model spec string, not {value!r}."
 BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
+BAD_NAME = (
+    "Run option {name!r} must be a name of 1 to {longest} letters, digits, '_', '@' or '-' "
+    "starting with a letter or digit, not {value!r}."
+)
 TOOLS_NOT_IN_GRAPH = "Run option {name!r} names {names}, which this graph does not enable: {known}."
 
 
@@ -116,6 +121,21 @@ class OneOf(Bound):
             raise ValueError(BAD_CHOICE.format(name=name, choices=list(self.choices), value=value))
 
 
+@dataclass(frozen=True)
+class PlainName(Bound):
+    """A name a run picks freely that becomes part of a key (a memory namespace): checked,
+    never rewritten, so two different names never become one and none holds a separator
+    or a path."""
+
+    longest: int = 64
+
+    def check(self, name: str, value: Any) -> None:
+        if not (isinstance(value, str) and _PLAIN_NAME.fullmatch(value)):
+            raise ValueError(BAD_NAME.format(name=name, longest=self.longest, value=value))
+        if len(value) > self.longest:
+            raise ValueError(BAD_NAME.format(name=name, longest=self.longest, value=value))
+
+
 class ToolList(Bound):
     """A list of the graph's tool names."""
 
@@ -172,6 +192,9 @@ def options_bounded_by(
 ) -> tuple[str, ...]:
     """The run options of ``schema`` (a dataclass) whose bound is a ``kind`` (or one of them)."""
     return tuple(item.name for item in fields(schema) if isinstance(item.metadata.get(BOUND), kind))
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_@-]*")
 
 
 def _is_whole(value: Any) -> bool:

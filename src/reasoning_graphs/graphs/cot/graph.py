@@ -72,7 +72,13 @@ def build_graph(shared: SharedArgs, *, samples: int = 1) -> CompiledStateGraph:
     builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", after_reason, ["finish", END])
     builder.add_edge("finish", END)
-    return compile_agent(builder, shared.checkpointer, "cot", tool_names=setup.registry.names())
+    return compile_agent(
+        builder,
+        shared.checkpointer,
+        "cot",
+        tool_names=setup.registry.names(),
+        store=shared.store,
+    )
 
 
 graph = ServedGraph(build_graph)

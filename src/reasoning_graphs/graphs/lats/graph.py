@@ -130,7 +130,13 @@ def build_graph(
     builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", END)
-    return compile_agent(builder, shared.checkpointer, "lats", tool_names=setup.registry.names())
+    return compile_agent(
+        builder,
+        shared.checkpointer,
+        "lats",
+        tool_names=setup.registry.names(),
+        store=shared.store,
+    )
 
 
 graph = ServedGraph(build_graph)

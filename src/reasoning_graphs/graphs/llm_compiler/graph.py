@@ -111,7 +111,11 @@ def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> Compiled
     )
     builder.add_edge("finish", end)
     return compile_agent(
-        builder, shared.checkpointer, "llm_compiler", tool_names=setup.registry.names()
+        builder,
+        shared.checkpointer,
+        "llm_compiler",
+        tool_names=setup.registry.names(),
+        store=shared.store,
     )
 
 

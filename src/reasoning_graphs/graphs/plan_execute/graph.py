@@ -97,7 +97,11 @@ def build_graph(
     )
     builder.add_edge("finish", end)
     return compile_agent(
-        builder, shared.checkpointer, "plan_execute", tool_names=setup.registry.names()
+        builder,
+        shared.checkpointer,
+        "plan_execute",
+        tool_names=setup.registry.names(),
+        store=shared.store,
     )
 
 

@@ -92,6 +92,7 @@ def build_graph(
         shared.retry,
         shared.options,
         parts=parts,
+        store=shared.store,
     )
 
 

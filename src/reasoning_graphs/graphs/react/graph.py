@@ -65,6 +65,7 @@ def build_graph(
         AgentInput,
         shared.retry,
         shared.options,
+        store=shared.store,
         parts=LoopParts(make_think=think),
     )
 

@@ -124,7 +124,11 @@ def build_graph(
     )
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True, reflect=True)
     return compile_agent(
-        builder, shared.checkpointer, "react_text", tool_names=setup.registry.names()
+        builder,
+        shared.checkpointer,
+        "react_text",
+        tool_names=setup.registry.names(),
+        store=shared.store,
     )
 
 

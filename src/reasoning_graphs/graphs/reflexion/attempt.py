@@ -2,7 +2,8 @@
 
 The attempt sees the conversation with the latest request rewritten to carry
 the lessons of the earlier trials, so it knows what went wrong before without
-seeing the failed attempts' tool traffic. Running it, resuming it (with the
+seeing the failed attempts' tool traffic; the first attempt of a question gets
+the lessons ``recall`` found for it in the store instead. Running it, resuming it (with the
 same lessons, because they are state) and carrying the question's rejections
 and spending across are :func:`~reasoning_graphs.nodes.wiring.subgraph.subgraph_node`'s
 work; what is Reflexion's own is here.
@@ -16,11 +17,12 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
+from reasoning_graphs.graphs.reflexion.lessons import with_remembered
 from reasoning_graphs.graphs.reflexion.memory import describe_lessons, lessons_so_far, trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
 from reasoning_graphs.graphs.reflexion.state import Attempt, AttemptUpdate, ReflexionState
 from reasoning_graphs.nodes.wiring.subgraph import SubgraphRun, subgraph_node
-from reasoning_graphs.question import request_index
+from reasoning_graphs.question import request_index, this_question
 
 
 def make_attempt(attempt_graph: Pregel) -> RunnableLambda[ReflexionState, dict[str, Any]]:
@@ -29,14 +31,19 @@ def make_attempt(attempt_graph: Pregel) -> RunnableLambda[ReflexionState, dict[s
 
 
 def attempt_conversation(state: ReflexionState) -> list[AnyMessage]:
-    """The attempt's conversation: the user's, with the lessons so far added to the request."""
+    """The attempt's conversation: the user's, with the lessons so far added to the request
+    (for the first attempt, those recalled from earlier questions)."""
     messages = list(state["messages"])
     lessons = lessons_so_far(state)
-    if not lessons:
+    remembered = this_question(state.get("remembered"), messages)
+    if not lessons and not remembered:
         return messages
     index = request_index(messages)
     earlier, task = (messages, "") if index is None else (messages[:index], messages[index].text)
-    request = ATTEMPT_TASK.format(task=task, reflections=describe_lessons(lessons))
+    if lessons:
+        request = ATTEMPT_TASK.format(task=task, reflections=describe_lessons(lessons))
+    else:
+        request = with_remembered(task, remembered)
     return [*earlier, HumanMessage(request)]
 
 

@@ -19,3 +19,8 @@ class ReflexionContext(AgentContext):
     threshold: float | None = run_option(
         "Score (0..1) an attempt needs to be accepted.", bound=Fraction()
     )
+    recall_lessons: int | None = run_option(
+        "Lessons of earlier, similar questions (any thread of the same memory user) given to "
+        "the first attempt, when the graph has a store. May lower the graph's, not raise it.",
+        bound=LowerOnly(least=0),
+    )

@@ -1,11 +1,14 @@
-"""Reflexion: act (a ReAct attempt) → evaluate → passed or out of trials? done : reflect → act.
+"""Reflexion: recall → act (a ReAct attempt) → evaluate → passed or out of trials? done :
+reflect → act.
 
 ``act`` makes one attempt at the request with the ReAct graph as a subgraph —
 its own tools, budgets and approvals. ``evaluate`` grades the answer from 0 to
 1, with the model as judge or with a function of the caller's (unit tests on
 generated code, say). Below the threshold, ``reflect`` writes a lesson — why
 the attempt fell short and what to do instead — and the next attempt gets
-every lesson so far. Trials are bounded: when none passes, the best attempt is
+every lesson so far; with a store, lessons also outlive the thread, and
+``recall`` gives a later similar question's first attempt the relevant ones
+(:mod:`.lessons`). Trials are bounded: when none passes, the best attempt is
 the answer, marked incomplete with its score. (Shinn et al., 2023, "Reflexion:
 Language Agents with Verbal Reinforcement Learning".)
 """
@@ -17,9 +20,11 @@ from typing import Literal
 from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 
+from reasoning_graphs.effects import effect_node
 from reasoning_graphs.graphs.reflexion.attempt import make_attempt
 from reasoning_graphs.graphs.reflexion.context import ReflexionContext
 from reasoning_graphs.graphs.reflexion.evaluate import Evaluator, make_evaluate
+from reasoning_graphs.graphs.reflexion.lessons import make_recall
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
@@ -29,6 +34,7 @@ from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_buil
 
 BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
 BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
+BAD_RECALL_LESSONS = "recall_lessons must be 0 or more, got {value}."
 
 
 def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__end__"]:
@@ -51,6 +57,7 @@ def build_graph(
     evaluator: Evaluator | None = None,
     threshold: float = 0.8,
     max_trials: int = 3,
+    recall_lessons: int = 3,
 ) -> CompiledStateGraph:
     """Build the Reflexion graph.
 
@@ -65,9 +72,13 @@ def build_graph(
             sync or async; ``None`` asks the model to judge.
         threshold: The score an answer needs to be accepted.
         max_trials: Attempts per question before the best one is returned.
+        recall_lessons: With a store, lessons of earlier similar questions (any thread
+            of the same ``memory_user``) given to each question's first attempt
+            (see :mod:`.lessons`; 0: none).
 
     Raises:
-        ValueError: ``threshold`` is outside 0..1 or ``max_trials`` is below 1.
+        ValueError: ``threshold`` is outside 0..1, ``max_trials`` is below 1 or
+            ``recall_lessons`` below 0.
 
     Example:
         >>> from reasoning_graphs.nodes.steps.judge import Judgement
@@ -81,6 +92,8 @@ def build_graph(
         raise ValueError(BAD_THRESHOLD.format(value=threshold))
     if max_trials < 1:
         raise ValueError(BAD_MAX_TRIALS.format(value=max_trials))
+    if recall_lessons < 0:
+        raise ValueError(BAD_RECALL_LESSONS.format(value=recall_lessons))
     attempt_graph = build_step_graph(
         shared.model, shared.tools, retry=shared.retry, **shared.options
     )
@@ -88,10 +101,14 @@ def build_graph(
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
 
     builder = agent_graph_builder(ReflexionState, context_schema=ReflexionContext)
+    builder.add_node(
+        "recall", effect_node("recall", make_recall(setup, recall_lessons=recall_lessons))
+    )
     builder.add_node("act", make_attempt(attempt_graph))
     builder.add_node("evaluate", model_node("evaluate", evaluate))
     builder.add_node("reflect", model_node("reflect", make_reflect(setup)))
-    builder.add_edge(START, "act")
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "act")
     builder.add_edge("act", "evaluate")
     builder.add_conditional_edges(
         "evaluate",
@@ -100,7 +117,11 @@ def build_graph(
     )
     builder.add_edge("reflect", "act")
     return compile_agent(
-        builder, shared.checkpointer, "reflexion", tool_names=setup.registry.names()
+        builder,
+        shared.checkpointer,
+        "reflexion",
+        tool_names=setup.registry.names(),
+        store=shared.store,
     )
 
 

@@ -47,6 +47,18 @@ Earlier attempts at this task fell short. Lessons learned from them:
 
 Use these lessons in this attempt."""
 
+REMEMBERED_TASK = (
+    """\
+{task}
+
+Lessons you drew from earlier, similar tasks that fell short (they may not all apply here). """
+    + DATA_RULE
+    + """
+{lessons}"""
+)
+REMEMBERED_LESSON = "Task: {task}\nWhat went wrong: {diagnosis}\nNext time: {advice}"
+REMEMBERED_SOURCE = "a lesson from an earlier task"
+
 REFLECTION_LINE = "- Attempt {trial} (score {score:.2f}): {diagnosis} Next time: {advice}"
 
 BEST_ATTEMPT_NOTE = (
@@ -64,6 +76,7 @@ own_texts(
     NO_TOOL_CALLS,
     EARLIER_REFLECTIONS,
     ATTEMPT_TASK,
+    REMEMBERED_TASK,
     BEST_ATTEMPT_NOTE,
     UNGRADED_NOTE,
 )

@@ -5,7 +5,8 @@ returned, clipped and shown as data — not only its answer, because the
 lesson is often in the work ("searched for the wrong name", "ignored the
 calculator's result"). The lesson is a typed reply — why the attempt fell short, and what to do
 instead — so it reads the same from every model, the embedded one included.
-It is appended to the state, where it outlives pauses and restarts; an
+It is appended to the state, where it outlives pauses and restarts, and saved
+in the store, if there is one, for later questions (:mod:`.lessons`); an
 unreadable reply still yields a lesson: the grader's own feedback.
 """
 
@@ -17,6 +18,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.graphs.reflexion.lessons import save_lesson
 from reasoning_graphs.graphs.reflexion.memory import (
     describe_lessons,
     lessons_so_far,
@@ -60,8 +62,9 @@ def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[ReflectUp
     def reflect(state: ReflexionState) -> Body[ReflectUpdate]:
         last = trials_so_far(state)[-1]
         earlier = lessons_so_far(state)
+        task = latest_request(state["messages"])
         request = REFLECT_REQUEST.format(
-            task=latest_request(state["messages"]),
+            task=task,
             work=describe_work(last["trial"], trial_actions(state, last["trial"])),
             trial=last["trial"],
             answer=last["answer"],
@@ -86,6 +89,7 @@ def make_reflect(setup: AgentSetup) -> Callable[[ReflexionState], Body[ReflectUp
             diagnosis=diagnosis,
             advice=advice,
         )
+        yield from save_lesson(run, lesson, task)
         return {"reflections": [lesson], "trajectory": [{**event, "trial": last["trial"]}]}
 
     return reflect

@@ -37,6 +37,16 @@ class Lesson(TypedDict):
     advice: str
 
 
+class RememberedLesson(TypedDict):
+    """A lesson drawn on an earlier question (on any thread of the same user) that the
+    store ranked relevant to this one, for its first attempt."""
+
+    turn: int
+    task: str
+    diagnosis: str
+    advice: str
+
+
 class EvaluationEvent(TypedDict):
     """A trial's grade, as the trajectory records it."""
 
@@ -55,11 +65,20 @@ class ReflexionState(AgentState):
             its question's turn).
         reflections: The lessons drawn from trials that fell short, given to
             every later attempt of the same question.
+        remembered: Lessons of earlier questions recalled from the store, given to
+            the question's first attempt.
     """
 
     attempt: Attempt
     trials: Annotated[list[Trial], extend_record]
     reflections: Annotated[list[Lesson], extend_record]
+    remembered: Annotated[list[RememberedLesson], extend_record]
+
+
+class RecallUpdate(AgentUpdate, total=False):
+    """What ``recall`` writes: the earlier lessons relevant to the question."""
+
+    remembered: list[RememberedLesson]
 
 
 class AttemptUpdate(AgentUpdate, total=False):

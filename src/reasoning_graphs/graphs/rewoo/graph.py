@@ -134,7 +134,13 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     builder.add_conditional_edges("work", make_after_work(setup), ["approve", ACT, "solve"])
     builder.add_conditional_edges("solve", after_solve, ["finish", END])
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", report=True)
-    return compile_agent(builder, shared.checkpointer, "rewoo", tool_names=setup.registry.names())
+    return compile_agent(
+        builder,
+        shared.checkpointer,
+        "rewoo",
+        tool_names=setup.registry.names(),
+        store=shared.store,
+    )
 
 
 graph = ServedGraph(build_graph)

@@ -142,7 +142,13 @@ def build_graph(
     builder.add_conditional_edges("select", after_select, ["generate", "answer", "finish"])
     builder.add_edge("answer", END)
     builder.add_edge("finish", END)
-    return compile_agent(builder, shared.checkpointer, "tot", tool_names=setup.registry.names())
+    return compile_agent(
+        builder,
+        shared.checkpointer,
+        "tot",
+        tool_names=setup.registry.names(),
+        store=shared.store,
+    )
 
 
 graph = ServedGraph(build_graph)

@@ -15,10 +15,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict, Unpack
 
 from reasoning_graphs.context import (
+    DEFAULT_MEMORY_USER,
     AgentContext,
     ContextStrategy,
     Limits,
@@ -27,6 +29,7 @@ from reasoning_graphs.context import (
     current_names,
     pattern_option,
 )
+from reasoning_graphs.memory import namespace, run_user
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
@@ -36,9 +39,11 @@ from reasoning_graphs.option_bounds import (
     LowerOnly,
     OneOf,
     OnOnly,
+    PlainName,
     options_bounded_by,
 )
 from reasoning_graphs.tools.builtins import default_tools
+from reasoning_graphs.tools.builtins.memory import memory_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import (
@@ -99,6 +104,10 @@ class AgentOptions(TypedDict, total=False):
             reflections on what the latest observations gave (default and ``None``: none;
             see :mod:`~reasoning_graphs.nodes.steps.reflect`).
         reflect_on_failure: In the ReAct loop, reflect after a round with a failed call.
+        memory_user: Whose memory the graph's runs use in its store (default
+            ``"default"``; a run may name another; see :mod:`reasoning_graphs.memory`).
+        memory_tools: Offer the model ``remember`` and ``recall``, which keep notes in
+            the run's store across threads (only offered when the run has a store).
     """
 
     max_model_calls: int | None
@@ -129,6 +138,8 @@ class AgentOptions(TypedDict, total=False):
     verify: bool
     reflect_every: int | None
     reflect_on_failure: bool
+    memory_user: str
+    memory_tools: bool
 
 
 def agent_setup(
@@ -150,14 +161,20 @@ def agent_setup(
         timeout=options.get("tool_timeout", DEFAULT_TIMEOUT_SECONDS),
         max_observation_chars=options.get("max_observation_chars", DEFAULT_MAX_OBSERVATION_CHARS),
     )
+    memory_user = options.get("memory_user", DEFAULT_MEMORY_USER)
+    PlainName().check("memory_user", memory_user)  # as a run's value is checked
+    tool_list = list(default_tools() if tools is None else tools)
+    if options.get("memory_tools", False):
+        tool_list += memory_tools()
     return AgentSetup(
-        registry=ToolRegistry.for_graph(default_tools() if tools is None else tools, tool_defaults),
+        registry=ToolRegistry.for_graph(tool_list, tool_defaults),
         limits=replace(
             defaults,
             model=spec_string,
             summary_model=summary_spec,
             approve=tuple(options.get("approve", ())),
             deny=tuple(options.get("deny", ())),
+            memory_user=memory_user,
             **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
         ),
         model=chat_model,
@@ -195,7 +212,8 @@ class AgentSetup:
         routes from a node without a runtime: the graph's own settings then apply."""
         runtime = get_runtime()
         context = runtime.context if runtime is not None else None
-        return RunScope(setup=self, limits=self.limits.apply(context), context=context)
+        store = runtime.store if runtime is not None else None
+        return RunScope(setup=self, limits=self.limits.apply(context), context=context, store=store)
 
 
 @dataclass(frozen=True)
@@ -205,6 +223,8 @@ class RunScope:
     setup: AgentSetup
     limits: Limits
     context: Any = None
+    store: BaseStore | None = None
+    """The store the graph was compiled with, or the server's: memory across threads."""
 
     def option(self, name: str, built: Setting) -> Setting:
         """The pattern's option ``name`` for this run: the graph's ``built`` value, or the
@@ -240,9 +260,19 @@ class RunScope:
         return [spec.tool for spec in self.usable_specs(state)]
 
     def usable_specs(self, state: Mapping[str, Any]) -> list[ToolSpec]:
-        """This run's tools, less those that read stored observations while none are stored.
+        """This run's tools, less those that read stored observations while none are stored
+        and those that need a store when the run has none.
 
         A tool that can only fail is prompt noise, and small models pick it.
         """
         stored = bool(state.get("observations"))
-        return [spec for spec in self.registry if stored or not spec.injections.observations]
+        return [
+            spec
+            for spec in self.registry
+            if (stored or not spec.injections.observations)
+            and (self.store is not None or spec.injections.store is None)
+        ]
+
+    def memory_namespace(self, kind: str) -> tuple[str, ...]:
+        """Where this run keeps memories of ``kind`` (:func:`reasoning_graphs.memory.namespace`)."""
+        return namespace(run_user(self.limits.memory_user), kind)

@@ -11,7 +11,7 @@ A pattern writes only what is its own::
         \"\"\"
 
 and callers get ``build_graph(model=None, tools=None, checkpointer=None, *,
-candidates=3, retry=None, **options)``, with the shared parameters' Args lines
+candidates=3, store=None, retry=None, **options)``, with the shared parameters' Args lines
 in its docstring and its signature (``help()`` and ``inspect.signature`` show
 them). :class:`ServedGraph` is the other face: the checkpointer-free graph that
 ``langgraph.json`` names, built when the server first asks for it.
@@ -33,6 +33,7 @@ from langgraph.types import RetryPolicy
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.stores import StoreSpec
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -45,6 +46,9 @@ tools: Tools or tool specs; ``None`` for the built-in tools.
 checkpointer: Where runs are saved so they can pause and resume.
     A saver, or a string naming one (see :mod:`reasoning_graphs.checkpointers`)."""
 SHARED_ARGS_AFTER = """\
+store: Memory that outlives a thread (Reflexion's lessons, the ``remember`` and
+    ``recall`` tools): a LangGraph ``BaseStore``, or a string naming one
+    (see :mod:`reasoning_graphs.stores`); the dev server brings its own.
 retry: Retry policy for model calls (default: backoff on transient errors).
 **options: Budgets, approval lists, block rules and the system prompt
     (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`)."""
@@ -64,6 +68,7 @@ class SharedArgs:
     checkpointer: CheckpointerSpec | None
     retry: RetryPolicy | None
     options: AgentOptions
+    store: StoreSpec | None = None
 
     def setup(self) -> AgentSetup:
         """The setup a pattern's nodes share, from these arguments."""
@@ -87,6 +92,7 @@ class PatternBuilder:
         tools: Tools | None = None,
         checkpointer: CheckpointerSpec | None = None,
         *,
+        store: StoreSpec | None = None,
         retry: RetryPolicy | None = None,
         **options: Any,
     ) -> CompiledStateGraph:
@@ -103,7 +109,9 @@ class PatternBuilder:
                 )
             )
         tool_list = None if tools is None else list(tools)
-        shared = SharedArgs(model, tool_list, checkpointer, retry, cast(AgentOptions, options))
+        shared = SharedArgs(
+            model, tool_list, checkpointer, retry, cast(AgentOptions, options), store
+        )
         return self._wire(shared, **own)
 
 
@@ -129,7 +137,7 @@ def _signature(own: list[inspect.Parameter]) -> inspect.Signature:
     """The signature callers see: the shared parameters around the pattern's own."""
     shared = inspect.signature(PatternBuilder.__call__).parameters.values()
     positional = [p for p in shared if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != "self"]
-    keywords = [p for p in shared if p.kind is not p.POSITIONAL_OR_KEYWORD]  # retry, **options
+    keywords = [p for p in shared if p.kind is not p.POSITIONAL_OR_KEYWORD]  # store, retry, …
     return inspect.Signature([*positional, *own, *keywords], return_annotation=CompiledStateGraph)
 
 

@@ -38,6 +38,7 @@ from reasoning_graphs.nodes.wiring.tool_loop import (
 )
 from reasoning_graphs.question import last_ai_message
 from reasoning_graphs.state import AgentState, AgentUpdate, StepInput
+from reasoning_graphs.stores import StoreSpec
 from reasoning_graphs.tools.spec import ToolSpec
 
 StepBody = Callable[[AgentState], Body[AgentUpdate]]
@@ -92,11 +93,13 @@ def react_loop(
     *,
     report: bool = True,
     parts: LoopParts = LoopParts(),
+    store: StoreSpec | None = None,
 ) -> CompiledStateGraph:
     """The ReAct loop compiled with ``input_schema`` as its input; ``report``: the step
     that ends a question writes its grounding report (a step's subgraph leaves that, and
     its tracing labels, to its pattern, and reflection too: Plan-and-Execute and Reflexion
-    look back their own way); ``parts``: what a pattern adds to the loop."""
+    look back their own way); ``parts``: what a pattern adds to the loop; ``store``: memory
+    across threads."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
@@ -118,5 +121,10 @@ def react_loop(
     builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
     add_tool_loop(builder, setup, detour=parts.detour, report=report, reflect=report)
     return compile_agent(
-        builder, checkpointer, parts.name, tool_names=setup.registry.names(), subgraph=not report
+        builder,
+        checkpointer,
+        parts.name,
+        tool_names=setup.registry.names(),
+        subgraph=not report,
+        store=store,
     )

@@ -74,6 +74,7 @@ from reasoning_graphs.question import (
     question_number,
 )
 from reasoning_graphs.state import AgentInput, AgentState
+from reasoning_graphs.stores import StoreSpec, open_store
 from reasoning_graphs.tracing import labelled
 
 REPORT = "report"
@@ -86,12 +87,15 @@ def compile_agent(
     *,
     tool_names: Sequence[str] = (),
     subgraph: bool = False,
+    store: StoreSpec | None = None,
 ) -> CompiledStateGraph:
     """Compile with checkpoints saved before the next step starts (``durability="sync"``).
 
     A string or path names the checkpointer
     (:func:`~reasoning_graphs.checkpointers.open_checkpointer`); the graph then
-    holds its connection for as long as the graph lives.
+    holds its connection for as long as the graph lives. ``store`` is memory across threads,
+    a store or a string naming one (:func:`~reasoning_graphs.stores.open_store`); the
+    graph's nodes and tools reach it through the run (a subgraph through its parent's).
 
     LangGraph's default saves a step's checkpoint while the next one runs, so a
     hard kill can lose a finished tool call and run it again on resume; saving
@@ -107,8 +111,9 @@ def compile_agent(
     """
     if checkpointer is not None:
         checkpointer = open_checkpointer(checkpointer)
+    opened = None if store is None else open_store(store)
     graph: CompiledStateGraph = checked(
-        builder.compile(checkpointer=checkpointer, name=name), tool_names
+        builder.compile(checkpointer=checkpointer, store=opened, name=name), tool_names
     )
     if not subgraph:
         graph = labelled(graph, name)

@@ -1,0 +1,126 @@
+"""``remember`` and ``recall``: notes the model keeps in the run's store, across threads.
+
+Both read the store from the run (the graph's, or the server's) and the namespace
+from the run's user (:mod:`reasoning_graphs.memory`), so a note written on one
+thread is found on any later thread of the same user and never on another's. A
+run without a store is not offered them (``RunScope.usable_specs``); called anyway,
+they answer that there is no store. ``remember`` keys a note by its call id, which
+stays the same across a resume, so a call repeated after a crash writes the note
+once. ``recall`` only reads, so its calls may run alongside others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Annotated, Any
+
+from langchain_core.tools import StructuredTool
+from langgraph.prebuilt import InjectedStore, ToolRuntime
+from langgraph.store.base import BaseStore, Item
+from pydantic import Field
+
+from reasoning_graphs.context import DEFAULT_MEMORY_USER
+from reasoning_graphs.memory import chosen_user, namespace, relevant, run_user
+from reasoning_graphs.tools.spec import ToolSpec, tool_spec
+
+NOTES = "notes"
+"""The namespace kind of the tools' notes."""
+MAX_NOTE_CHARS = 1000
+MAX_RESULTS = 10
+SCANNED_NOTES = 500
+"""The latest notes a recall ranks: a model that floods its memory slows no later run."""
+
+REMEMBER = (
+    "Save a short note (a fact, a preference, a lesson) that later conversations with "
+    "this user can recall. Not for what this conversation already says."
+)
+RECALL = (
+    "Search the notes saved with remember in earlier conversations with this user, by "
+    "keywords. Not for documents or the web."
+)
+NOTE_HELP = f"The note, at most {MAX_NOTE_CHARS} characters, self-contained."
+QUERY_HELP = "Keywords the note should contain, e.g. 'preferred units'."
+K_HELP = f"How many notes to return (1 to {MAX_RESULTS})."
+SAVED = "Remembered."
+NOTHING_SAVED = "Nothing has been remembered yet."
+NO_MATCH = "No remembered note matches {query!r}."
+NOTE_LINE = "[{rank}] {text}"
+NO_STORE = "There is no memory store for this run, so nothing can be remembered or recalled."
+
+
+def memory_tools(user: str = DEFAULT_MEMORY_USER) -> list[ToolSpec]:
+    """``remember`` (stateful, not dangerous) and ``recall`` (read-only); ``user``: the
+    graph's ``memory_user``, which a run's option and a signed-in user replace."""
+    return [_remember(user), _recall(user)]
+
+
+def _notes(store: BaseStore | None, runtime: ToolRuntime, user: str) -> tuple[BaseStore, tuple]:
+    if store is None:
+        raise ValueError(NO_STORE)
+    return store, namespace(run_user(chosen_user(runtime.context, user)), NOTES)
+
+
+def _remember(user: str) -> ToolSpec:
+    def run(
+        note: Annotated[str, Field(min_length=1, max_length=MAX_NOTE_CHARS, description=NOTE_HELP)],
+        store: Annotated[Any, InjectedStore()],
+        runtime: ToolRuntime,
+    ) -> str:
+        """Save ``note`` under a key made from the call id."""
+        store, where = _notes(store, runtime, user)
+        store.put(where, _key(runtime.tool_call_id), {"text": note})
+        return SAVED
+
+    async def arun(
+        note: str,
+        store: Annotated[Any, InjectedStore()],
+        runtime: ToolRuntime,
+    ) -> str:
+        store, where = _notes(store, runtime, user)
+        await store.aput(where, _key(runtime.tool_call_id), {"text": note})
+        return SAVED
+
+    tool = StructuredTool.from_function(
+        func=run, coroutine=arun, name="remember", description=REMEMBER
+    )
+    return tool_spec(tool, dangerous=False, concurrency_safe=False)
+
+
+def _recall(user: str) -> ToolSpec:
+    def run(
+        query: Annotated[str, Field(description=QUERY_HELP)],
+        store: Annotated[Any, InjectedStore()],
+        runtime: ToolRuntime,
+        k: Annotated[int, Field(ge=1, le=MAX_RESULTS, description=K_HELP)] = 3,
+    ) -> str:
+        """The notes BM25 ranks best for ``query``."""
+        store, where = _notes(store, runtime, user)
+        return _found(store.search(where, limit=SCANNED_NOTES), query, k)
+
+    async def arun(
+        query: str,
+        store: Annotated[Any, InjectedStore()],
+        runtime: ToolRuntime,
+        k: int = 3,
+    ) -> str:
+        store, where = _notes(store, runtime, user)
+        return _found(await store.asearch(where, limit=SCANNED_NOTES), query, k)
+
+    tool = StructuredTool.from_function(func=run, coroutine=arun, name="recall", description=RECALL)
+    return tool_spec(tool, dangerous=False, concurrency_safe=True)
+
+
+def _found(items: list[Item] | Any, query: str, k: int) -> str:
+    if not items:
+        return NOTHING_SAVED
+    texts = [str(item.value.get("text", "")) for item in items]
+    best = relevant(query, texts, k=k, floor=0.0)
+    if not best:
+        return NO_MATCH.format(query=query)
+    return "\n".join(NOTE_LINE.format(rank=n, text=texts[i]) for n, i in enumerate(best, start=1))
+
+
+def _key(call_id: str | None) -> str:
+    """The note's key: its call id, hashed to a fixed length (the id is the model's text)."""
+    return hashlib.sha256((call_id or uuid.uuid4().hex).encode()).hexdigest()[:32]
