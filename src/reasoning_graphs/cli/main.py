@@ -20,7 +20,7 @@ from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.bench import add_bench_parser
 from reasoning_graphs.cli.errors import UsageError
 from reasoning_graphs.cli.store import DB_ENV
-from reasoning_graphs.context import MODES, ContextStrategy
+from reasoning_graphs.context import DEFAULT_MEMORY_USER, MODES, ContextStrategy
 from reasoning_graphs.graphs import PATTERNS
 
 USAGE_ERROR = exits.USAGE
@@ -164,6 +164,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=None,
         help="react, react_text and plan_react: reflect after a round with a failed call",
+    )
+    run.add_argument(
+        "--memory",
+        nargs="?",
+        const=DEFAULT_MEMORY_USER,
+        metavar="NAMESPACE",
+        help=(
+            "memory across threads, kept beside the threads in --db under NAMESPACE (default "
+            f"'{DEFAULT_MEMORY_USER}'): reflexion recalls its lessons of similar questions, and "
+            "the model gets remember and recall tools (kept with the thread)"
+        ),
     )
     run.add_argument(
         "--verify",

@@ -46,6 +46,7 @@ from reasoning_graphs.context import renamed_options
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
+from reasoning_graphs.option_bounds import PlainName
 from reasoning_graphs.question import question_number
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport, Outcome
@@ -108,12 +109,17 @@ PATTERN_FLAGS = (
     "remind_format",
     "reflect_every",
     "reflect_on_failure",
+    "memory",
 )
 OWN_OPTIONS = ("step_format", "remind_format")
 """Flags that set an option only some of our patterns take."""
 NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
 """Flags that set an option of the ReAct loop: only the patterns whose turn is it take them."""
+BAD_MEMORY = (
+    "--memory {name!r}: a namespace is 1 to 64 letters, digits, '_', '@' or '-', starting "
+    "with a letter or digit"
+)
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
@@ -128,6 +134,11 @@ def run(store: Store, args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None and value <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
+    if args.memory is not None:
+        try:
+            PlainName().check("memory_user", args.memory)
+        except ValueError:
+            raise UsageError(BAD_MEMORY.format(name=args.memory)) from None
     record = _thread_to_continue(store, args)
     if args.graph:
         pattern = graph_reference(args.graph)
@@ -155,6 +166,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "remind_format": args.remind_format,
         "reflect_every": args.reflect_every,
         "reflect_on_failure": args.reflect_on_failure,
+        **({"memory_user": args.memory, "memory_tools": True} if args.memory else {}),
     }
     limits = {
         **(_saved_limits(record)),
@@ -306,7 +318,9 @@ def _graph(
 
     The CLI owns the graph, so its flags set the graph's own limits: run
     options could only lower them. The tools of the MCP servers in ``mcp`` join the
-    built-in ones; their sessions close with ``store``, when the command ends.
+    built-in ones; their sessions close with ``store``, when the command ends. A thread
+    started with ``--memory`` (its limits name a ``memory_user``) gets the store beside
+    its checkpoints.
     """
     if is_graph_reference(pattern):
         return load_graph(pattern, store.checkpointer)
@@ -316,7 +330,14 @@ def _graph(
         model = resolve_model(model_spec)
         check_available(model)
         tools = [*default_tools(workspace, docs), *_mcp_tools(store, mcp)]
-        return builder(model=model, tools=tools, checkpointer=store.checkpointer, **(limits or {}))
+        memory = store.memory() if (limits or {}).get("memory_user") else None
+        return builder(
+            model=model,
+            tools=tools,
+            checkpointer=store.checkpointer,
+            store=memory,
+            **(limits or {}),
+        )
     except (ValueError, RuntimeError, OSError, ImportError) as error:
         raise UsageError(str(error)) from error
 

@@ -5,6 +5,7 @@ connection string. On PostgreSQL, CLI processes on several machines share
 their threads: one runs a question up to an approval, another resumes it.
 The checkpointers (and LangGraph with them) are imported when a store opens,
 so that the command line can name this module's settings without loading them.
+``--memory`` opens a LangGraph store in the same database, beside the checkpoints.
 Only a command that writes a thread creates its database: one that reads
 (``threads``, ``resume`` of a thread that is not there) never leaves an empty
 file, or a folder, behind a mistyped ``--db``.
@@ -77,7 +78,9 @@ class Store:
 
         self.label = redacted(str(spec))
         self.resources = ExitStack()
-        """What the command opens beside the database (MCP sessions), closed with it."""
+        """What the command opens beside the database (MCP sessions, the memory store), closed with it."""
+        self._spec = spec
+        self._memory: Any = None
         if isinstance(spec, Path) and not create and not spec.exists():
             raise MissingStore(NO_STORE.format(where=self.label))
         try:
@@ -100,6 +103,19 @@ class Store:
     def latest(self, thread_id: str) -> Any:
         """The thread's latest checkpoint tuple, pending writes included (``None``: no thread)."""
         return self.checkpointer.get_tuple({"configurable": {"thread_id": thread_id}})
+
+    def memory(self) -> Any:
+        """The LangGraph store in the same database (its own tables, its own connection),
+        opened on first use: what ``--memory`` keeps across threads."""
+        if self._memory is None:
+            from reasoning_graphs.stores import StoreOpenError, open_store
+
+            try:
+                self._memory = open_store(self._spec)
+            except StoreOpenError as error:
+                raise StoreError(str(error)) from error
+            self.resources.callback(self._memory.close)
+        return self._memory
 
     def __enter__(self) -> Store:
         return self

@@ -4,7 +4,7 @@ Both read the store from the run (the graph's, or the server's) and the namespac
 from the run's user (:mod:`reasoning_graphs.memory`), so a note written on one
 thread is found on any later thread of the same user and never on another's. A
 run without a store is not offered them (``RunScope.usable_specs``); called anyway,
-they answer that there is no store. ``remember`` keys a note by its call id, which
+the observation says that the run has no store (:mod:`reasoning_graphs.tools.injection`). ``remember`` keys a note by its call id, which
 stays the same across a resume, so a call repeated after a crash writes the note
 once. ``recall`` only reads, so its calls may run alongside others.
 """
@@ -15,8 +15,9 @@ import hashlib
 import uuid
 from typing import Annotated, Any
 
-from langchain_core.tools import StructuredTool
-from langgraph.prebuilt import InjectedStore, ToolRuntime
+from langchain_core.tools import InjectedToolCallId, StructuredTool
+from langgraph.prebuilt import InjectedStore
+from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore, Item
 from pydantic import Field
 
@@ -46,7 +47,6 @@ SAVED = "Remembered."
 NOTHING_SAVED = "Nothing has been remembered yet."
 NO_MATCH = "No remembered note matches {query!r}."
 NOTE_LINE = "[{rank}] {text}"
-NO_STORE = "There is no memory store for this run, so nothing can be remembered or recalled."
 
 
 def memory_tools(user: str = DEFAULT_MEMORY_USER) -> list[ToolSpec]:
@@ -55,30 +55,31 @@ def memory_tools(user: str = DEFAULT_MEMORY_USER) -> list[ToolSpec]:
     return [_remember(user), _recall(user)]
 
 
-def _notes(store: BaseStore | None, runtime: ToolRuntime, user: str) -> tuple[BaseStore, tuple]:
-    if store is None:
-        raise ValueError(NO_STORE)
-    return store, namespace(run_user(chosen_user(runtime.context, user)), NOTES)
+def _notes(store: BaseStore, user: str) -> tuple[BaseStore, tuple[str, ...]]:
+    """The store, and the namespace of the notes of the run's user."""
+    runtime = get_runtime()
+    context = runtime.context if runtime is not None else None
+    return store, namespace(run_user(chosen_user(context, user)), NOTES)
 
 
 def _remember(user: str) -> ToolSpec:
     def run(
         note: Annotated[str, Field(min_length=1, max_length=MAX_NOTE_CHARS, description=NOTE_HELP)],
         store: Annotated[Any, InjectedStore()],
-        runtime: ToolRuntime,
+        call_id: Annotated[str, InjectedToolCallId],
     ) -> str:
         """Save ``note`` under a key made from the call id."""
-        store, where = _notes(store, runtime, user)
-        store.put(where, _key(runtime.tool_call_id), {"text": note})
+        store, where = _notes(store, user)
+        store.put(where, _key(call_id), {"text": note})
         return SAVED
 
     async def arun(
         note: str,
         store: Annotated[Any, InjectedStore()],
-        runtime: ToolRuntime,
+        call_id: Annotated[str, InjectedToolCallId],
     ) -> str:
-        store, where = _notes(store, runtime, user)
-        await store.aput(where, _key(runtime.tool_call_id), {"text": note})
+        store, where = _notes(store, user)
+        await store.aput(where, _key(call_id), {"text": note})
         return SAVED
 
     tool = StructuredTool.from_function(
@@ -91,20 +92,18 @@ def _recall(user: str) -> ToolSpec:
     def run(
         query: Annotated[str, Field(description=QUERY_HELP)],
         store: Annotated[Any, InjectedStore()],
-        runtime: ToolRuntime,
         k: Annotated[int, Field(ge=1, le=MAX_RESULTS, description=K_HELP)] = 3,
     ) -> str:
         """The notes BM25 ranks best for ``query``."""
-        store, where = _notes(store, runtime, user)
+        store, where = _notes(store, user)
         return _found(store.search(where, limit=SCANNED_NOTES), query, k)
 
     async def arun(
         query: str,
         store: Annotated[Any, InjectedStore()],
-        runtime: ToolRuntime,
         k: int = 3,
     ) -> str:
-        store, where = _notes(store, runtime, user)
+        store, where = _notes(store, user)
         return _found(await store.asearch(where, limit=SCANNED_NOTES), query, k)
 
     tool = StructuredTool.from_function(func=run, coroutine=arun, name="recall", description=RECALL)
