@@ -22,10 +22,15 @@ from reasoning_graphs.cli.errors import UsageError
 from reasoning_graphs.cli.store import DB_ENV
 from reasoning_graphs.context import DEFAULT_MEMORY_USER, MODES, ContextStrategy
 from reasoning_graphs.graphs import PATTERNS
+from reasoning_graphs.option_bounds import PlainName
 
 USAGE_ERROR = exits.USAGE
 FORMER_FLAG = "--max-steps is now called --max-model-calls; the old name goes in a later release"
 BOTH_FLAGS = "--max-steps is the former name of --max-model-calls: give only --max-model-calls"
+BAD_NAMESPACE = (
+    "{name!r}: a namespace is 1 to 64 letters, digits, '_', '@' or '-', starting with a "
+    "letter or digit"
+)
 LIBRARY_LOGGER = "reasoning_graphs"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -169,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--memory",
         nargs="?",
         const=DEFAULT_MEMORY_USER,
+        type=_namespace,
         metavar="NAMESPACE",
         help=(
             "memory across threads, kept beside the threads in --db under NAMESPACE (default "
@@ -281,6 +287,15 @@ def _seconds_or_zero(text: str) -> float:
     if not seconds >= 0:  # NaN too
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
     return seconds
+
+
+def _namespace(text: str) -> str:
+    """A memory namespace, checked as a run's ``memory_user`` is (argparse reports the error)."""
+    try:
+        PlainName().check("memory_user", text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(BAD_NAMESPACE.format(name=text)) from None
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:

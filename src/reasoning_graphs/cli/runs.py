@@ -46,7 +46,6 @@ from reasoning_graphs.context import renamed_options
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
-from reasoning_graphs.option_bounds import PlainName
 from reasoning_graphs.question import question_number
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport, Outcome
@@ -116,10 +115,6 @@ OWN_OPTIONS = ("step_format", "remind_format")
 NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
 """Flags that set an option of the ReAct loop: only the patterns whose turn is it take them."""
-BAD_MEMORY = (
-    "--memory {name!r}: a namespace is 1 to 64 letters, digits, '_', '@' or '-', starting "
-    "with a letter or digit"
-)
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
@@ -134,11 +129,6 @@ def run(store: Store, args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None and value <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
-    if args.memory is not None:
-        try:
-            PlainName().check("memory_user", args.memory)
-        except ValueError:
-            raise UsageError(BAD_MEMORY.format(name=args.memory)) from None
     record = _thread_to_continue(store, args)
     if args.graph:
         pattern = graph_reference(args.graph)

@@ -4,9 +4,10 @@ Both read the store from the run (the graph's, or the server's) and the namespac
 from the run's user (:mod:`reasoning_graphs.memory`), so a note written on one
 thread is found on any later thread of the same user and never on another's. A
 run without a store is not offered them (``RunScope.usable_specs``); called anyway,
-the observation says that the run has no store (:mod:`reasoning_graphs.tools.injection`). ``remember`` keys a note by its call id, which
-stays the same across a resume, so a call repeated after a crash writes the note
-once. ``recall`` only reads, so its calls may run alongside others.
+the observation says that the run has no store (:mod:`reasoning_graphs.tools.injection`).
+``remember`` keys a note by its call id, which stays the same across a resume, so a
+call repeated after a crash writes the note once. ``recall`` only reads, so its calls
+may run alongside others.
 """
 
 from __future__ import annotations
