@@ -265,3 +265,23 @@ def test_every_pattern_compiles_with_the_store() -> None:
     for name in PATTERNS:
         graph = build_graph(name, model=ScriptedChatModel(script=[]), store=store)
         assert graph.store is store, name
+
+
+def test_a_served_graph_uses_the_store_the_server_gives_it() -> None:
+    """langgraph-api copies each graph with its own store, as here."""
+    server_store = InMemoryStore()
+    served = build_graph("reflexion", model=failing_then_fixed(), tools=[])
+    served.copy(update={"store": server_store}).invoke({"messages": [HumanMessage(MARS)]})
+    assert server_store.search(LESSONS)
+
+
+def test_the_served_store_opens_what_the_environment_names(tmp_path, monkeypatch) -> None:
+    from reasoning_graphs import served_store
+
+    monkeypatch.delenv(served_store.STORE_ENV, raising=False)
+    with pytest.raises(RuntimeError, match=served_store.STORE_ENV):
+        served_store.store()
+    monkeypatch.setenv(served_store.STORE_ENV, str(tmp_path / "memory.sqlite"))
+    opened = served_store.store()
+    opened.put(LESSONS, "k", {"task": "t", "diagnosis": "d", "advice": "a"})
+    assert open_store(tmp_path / "memory.sqlite").get(LESSONS, "k") is not None
