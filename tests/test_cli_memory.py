@@ -11,7 +11,7 @@ from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-from tests.helpers.cli_driver import run_cli
+from tests.helpers.cli_driver import run_cli, thread_id_from
 from tests.test_memory import ADVICE, MARS, MARS_AGAIN, failing_then_fixed
 
 
@@ -86,3 +86,25 @@ def test_a_hostile_namespace_is_a_usage_error(db, monkeypatch, capsys, name) -> 
     assert "--memory" in err
     assert model.calls == []
     assert not db.exists()
+
+
+def test_a_thread_with_memory_resumes_with_it(db, tmp_path, monkeypatch, capsys) -> None:
+    first = ScriptedChatModel(
+        script=[
+            tool_call("remember", note="The report is due on Friday."),
+            tool_call("write_file", path="notes.txt", content="Friday"),
+        ]
+    )
+    use_model(monkeypatch, first)
+    argv = ["run", "Note the deadline.", "--memory", "--workspace", str(tmp_path)]
+    code, out, _ = run_cli(monkeypatch, capsys, *argv)
+    assert code == exits.WAITING
+    thread_id = thread_id_from(out)
+
+    use_model(
+        monkeypatch,
+        ScriptedChatModel(script=[tool_call("recall", query="report due"), "Friday."]),
+    )
+    code, out, err = run_cli(monkeypatch, capsys, "resume", thread_id, "--approve-all")
+    assert code == exits.ANSWERED, err
+    assert "Observation: [1] The report is due on Friday." in out.splitlines()

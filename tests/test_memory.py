@@ -250,6 +250,16 @@ def test_without_a_store_the_memory_tools_are_not_offered() -> None:
     assert "calculator" in offered(model)
 
 
+def test_a_memory_tool_called_without_a_store_says_so() -> None:
+    model = ScriptedChatModel(script=[tool_call("recall", query="cat"), "I cannot recall."])
+    state = build_graph("react", model=model, memory_tools=True).invoke(
+        {"messages": [HumanMessage("What is my cat called?")]}
+    )
+    observation = state["messages"][2]
+    assert observation.status == "error"
+    assert "needs a store" in observation.content
+
+
 def test_a_store_spec_that_names_nothing_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="Cannot tell"):
         open_store("notes.txt")

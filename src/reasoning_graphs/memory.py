@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.config import get_config
@@ -71,10 +71,11 @@ def auth_label(user_id: str) -> str:
 
 
 def chosen_user(context: Any, built: str) -> str:
-    """The run's ``memory_user`` option (a dataclass or a mapping), else the graph's ``built``
-    one. The run's value was checked when the run started."""
-    value = context.get("memory_user") if isinstance(context, dict) else None
-    if context is not None and not isinstance(context, dict):
+    """The run's ``memory_user`` option (its context is a dataclass or a mapping), else the
+    graph's ``built`` one. The run's value was checked when the run started."""
+    if isinstance(context, Mapping):
+        value = context.get("memory_user")
+    else:
         value = getattr(context, "memory_user", None)
     return value or built
 
