@@ -78,7 +78,8 @@ class Store:
 
         self.label = redacted(str(spec))
         self.resources = ExitStack()
-        """What the command opens beside the database (MCP sessions, the memory store), closed with it."""
+        """What the command opens beside the database (MCP sessions, the memory store),
+        closed with it."""
         self._spec = spec
         self._memory: Any = None
         if isinstance(spec, Path) and not create and not spec.exists():
