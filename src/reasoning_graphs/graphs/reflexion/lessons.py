@@ -22,12 +22,13 @@ import hashlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from langgraph.config import get_config
 from langgraph.store.base import Item, PutOp, SearchOp
 
-from reasoning_graphs.effects import Body, StoreOps
+from reasoning_graphs.effects import Blocking, Body, StoreOps
 from reasoning_graphs.graphs.reflexion.prompts import (
     REMEMBERED_LESSON,
     REMEMBERED_SOURCE,
@@ -90,7 +91,8 @@ def make_recall(setup: AgentSetup, *, recall_lessons: int) -> Callable[..., Body
         task = latest_request(state["messages"])
         turn = question_number(state["messages"])
         found = _lessons(items)
-        best = relevant(task, [lesson["task"] for lesson in found], k=k)
+        tasks = [lesson["task"] for lesson in found]
+        best: list[int] = yield Blocking(partial(relevant, task, tasks, k=k))  # off the loop
         return {"remembered": [{**found[i], "turn": turn} for i in best]}
 
     return recall

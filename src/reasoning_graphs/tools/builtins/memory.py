@@ -12,6 +12,7 @@ may run alongside others.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from typing import Annotated, Any
@@ -105,7 +106,8 @@ def _recall(user: str) -> ToolSpec:
         k: int = 3,
     ) -> str:
         store, where = _notes(store, user)
-        return _found(await store.asearch(where, limit=SCANNED_NOTES), query, k)
+        items = await store.asearch(where, limit=SCANNED_NOTES)
+        return await asyncio.to_thread(_found, items, query, k)  # indexing is off the loop
 
     tool = StructuredTool.from_function(func=run, coroutine=arun, name="recall", description=RECALL)
     return tool_spec(tool, dangerous=False, concurrency_safe=True)
