@@ -73,6 +73,11 @@ def test_memory_gives_the_model_remember_and_recall(db, monkeypatch, capsys) -> 
     assert code == exits.ANSWERED, err
     assert "Observation: [1] Prefers metric units." in out.splitlines()
 
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT prefix FROM store").fetchall() == [
+            ("reasoning_graphs.bo.notes",)
+        ]
+
     plain = use_model(monkeypatch, ScriptedChatModel(script=["Hi."]))
     run_cli(monkeypatch, capsys, "run", "Hello")
     assert "recall" not in plain.calls[0].tools

@@ -165,7 +165,7 @@ def agent_setup(
     PlainName().check("memory_user", memory_user)  # as a run's value is checked
     tool_list = list(default_tools() if tools is None else tools)
     if options.get("memory_tools", False):
-        tool_list += memory_tools()
+        tool_list += memory_tools(memory_user)
     return AgentSetup(
         registry=ToolRegistry.for_graph(tool_list, tool_defaults),
         limits=replace(
