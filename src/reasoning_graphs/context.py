@@ -1,7 +1,7 @@
 """Run-time options: what Studio shows as editable fields and any run may send.
 
-Every field defaults to ``None``; ``None``, an empty string and an empty list
-all mean "use the value the graph was built with", so a run (or a Studio
+Every field defaults to ``None``; ``None``, an empty string, an empty list and
+an empty object all mean "use the value the graph was built with", so a run (or a Studio
 assistant) changes only what it names.
 
 Any client of the dev server can send these options, so a run may only make a
@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar, get_args
 from reasoning_graphs.option_bounds import (
     BOUND,
     AddsTools,
+    AnswerShape,
     Bound,
     Fraction,
     FreeCount,
@@ -224,6 +225,12 @@ class AgentContext:
         "A server that authenticates users uses the signed-in user instead.",
         bound=PlainName(),
     )
+    response_format: dict[str, Any] | None = run_option(
+        "A JSON schema (an object's) for the answer: once the question is answered, one more "
+        "model call writes the answer in that shape, kept as structured_response. Ignored by a "
+        "graph built with a response format of its own.",
+        bound=AnswerShape(),
+    )
     max_steps: int | None = run_option(
         "Deprecated: the former name of max_model_calls, read as it for one more release.",
         bound=RenamedTo("max_model_calls"),
@@ -300,6 +307,7 @@ class Limits:
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     verify: bool = False
     memory_user: str = DEFAULT_MEMORY_USER
+    response_format: dict[str, Any] | None = field(default=None, hash=False)
 
     @classmethod
     def preset(cls, mode: Mode | None) -> Limits:
@@ -405,5 +413,5 @@ def _bound(schema: type, name: str) -> Bound:
 
 
 def _is_unset(value: Any) -> bool:
-    """``None``, ``""`` and an empty list all mean "the graph's value"."""
-    return value is None or (isinstance(value, (str, list, tuple)) and not value)
+    """``None``, ``""``, an empty list and an empty object all mean "the graph's value"."""
+    return value is None or (isinstance(value, (str, list, tuple, dict)) and not value)

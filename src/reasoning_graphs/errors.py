@@ -45,3 +45,17 @@ def is_transient_model_error(error: BaseException) -> bool:
 def error_summary(error: BaseException, limit: int = 200) -> str:
     """One short line naming ``error``: its class and the first line of its message."""
     return f"{type(error).__name__}: {error}".splitlines()[0][:limit]
+
+
+def validation_problems(error: BaseException, whole: str = "reply", limit: int = 300) -> str:
+    """What a validation error says is wrong, field by field (``whole`` naming the reply as a
+    whole), without its links: what a model reads to mend a reply that did not fit a schema."""
+    listed = getattr(error, "errors", None)  # pydantic's ValidationError lists them
+    if callable(listed):
+        problems = [
+            f"{'.'.join(map(str, item['loc'])) or whole}: {item['msg']}" for item in listed()
+        ]
+        text = "; ".join(problems)
+    else:
+        text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

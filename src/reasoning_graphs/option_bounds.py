@@ -168,6 +168,18 @@ class NarrowsTools(ToolList):
 
 
 @dataclass(frozen=True)
+class AnswerShape(Bound):
+    """A JSON schema for the typed answer, which a run sets freely: it asks for one more
+    model call, which the budgets count. A graph built with a schema of its own keeps it
+    (:mod:`~reasoning_graphs.nodes.steps.typed_answer`)."""
+
+    def check(self, name: str, value: Any) -> None:
+        from reasoning_graphs.response_format import check_json_schema
+
+        check_json_schema(value)
+
+
+@dataclass(frozen=True)
 class RenamedTo(Bound):
     """An option's former name, kept for one release: a value given under it moves to the
     option ``current`` (with a ``DeprecationWarning``) and obeys that option's bound, which

@@ -256,6 +256,9 @@ class Outcome(TypedDict):
             written into the model's message.
         verification: With ``verify`` on, the model's check of the answer's claims
             against the question's observations (:mod:`~reasoning_graphs.nodes.steps.verify`).
+        typed_error: With a response format, why the answer has no typed form (a reply
+            that did not fit the schema twice, a budget spent, a failed call): see
+            :mod:`~reasoning_graphs.nodes.steps.typed_answer`.
     """
 
     status: Literal["answered", "incomplete"]
@@ -264,6 +267,7 @@ class Outcome(TypedDict):
     concluded: NotRequired[bool]
     note: NotRequired[str]
     verification: NotRequired[Verification]
+    typed_error: NotRequired[str]
 
 
 ClaimBacking = Literal["backed", "inferred"]
@@ -433,6 +437,8 @@ class AgentState(StepInput):
         outcome: Set when the turn has ended or must end.
         grounding: For the question just answered, which claims of its final
             answer a tool observation backs.
+        structured_response: With a response format, the latest question's answer in
+            that form (a model instance, or a ``dict``); ``None`` when it has none.
     """
 
     trajectory: Annotated[
@@ -444,6 +450,7 @@ class AgentState(StepInput):
     to_run: list[ClearedCall]
     outcome: Outcome | None
     grounding: NotRequired[GroundingReport | None]
+    structured_response: NotRequired[Any]
 
 
 StateT = TypeVar("StateT", contravariant=True)
@@ -472,6 +479,7 @@ class AgentUpdate(TypedDict, total=False):
     to_run: list[ClearedCall]
     outcome: Outcome | None
     grounding: GroundingReport | None
+    structured_response: Any
 
 
 class Node(Protocol[StateT]):

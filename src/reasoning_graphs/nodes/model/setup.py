@@ -42,6 +42,7 @@ from reasoning_graphs.option_bounds import (
     PlainName,
     options_bounded_by,
 )
+from reasoning_graphs.response_format import AnswerSchema, answer_schema
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.builtins.memory import memory_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
@@ -108,6 +109,10 @@ class AgentOptions(TypedDict, total=False):
             ``"default"``; a run may name another; see :mod:`reasoning_graphs.memory`).
         memory_tools: Offer the model ``remember`` and ``recall``, which keep notes in
             the run's store across threads (only offered when the run has a store).
+        response_format: The shape of the final answer: a Pydantic model class, a
+            TypedDict class or a JSON schema dict. Once a question is answered, one more
+            model call writes the answer in it, kept as ``structured_response`` (see
+            :mod:`~reasoning_graphs.nodes.steps.typed_answer`; default none).
     """
 
     max_model_calls: int | None
@@ -140,6 +145,7 @@ class AgentOptions(TypedDict, total=False):
     reflect_on_failure: bool
     memory_user: str
     memory_tools: bool
+    response_format: type[Any] | Mapping[str, Any] | None
 
 
 def agent_setup(
@@ -149,7 +155,9 @@ def agent_setup(
     **options: Unpack[AgentOptions],
 ) -> AgentSetup:
     """The setup a pattern's nodes share; ``tools=None`` means the built-in tools, and
-    ``retry=None`` the mode's retries of a failed model call."""
+    ``retry=None`` the mode's retries of a failed model call; a ``response_format`` that is
+    no schema is a ``ValueError`` here, before any run."""
+    response_format = options.get("response_format")
     spec_string, chat_model = (model, None) if isinstance(model, str) else (None, model)
     summary_model = options.get("summary_model")
     summary_spec, summary_chat_model = (
@@ -184,6 +192,7 @@ def agent_setup(
         retry_policy=retry or mode_retry_policy(options.get("mode")),
         reflect_every=options.get("reflect_every"),
         reflect_on_failure=options.get("reflect_on_failure", False),
+        response_format=None if response_format is None else answer_schema(response_format),
     )
 
 
@@ -205,6 +214,7 @@ class AgentSetup:
     retry_policy: RetryPolicy = field(default_factory=lambda: mode_retry_policy(None))
     reflect_every: int | None = None
     reflect_on_failure: bool = False
+    response_format: AnswerSchema | None = None
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
 
     def for_run(self) -> RunScope:
@@ -230,6 +240,14 @@ class RunScope:
         """The pattern's option ``name`` for this run: the graph's ``built`` value, or the
         run's own where it may set one (see :func:`reasoning_graphs.context.pattern_option`)."""
         return pattern_option(self.context, name, built)
+
+    @cached_property
+    def response_format(self) -> AnswerSchema | None:
+        """The shape of this run's typed answer: the graph's, else the run's JSON schema."""
+        if self.setup.response_format is not None:
+            return self.setup.response_format
+        given = self.limits.response_format
+        return None if given is None else answer_schema(given)
 
     @cached_property
     def model(self) -> BaseChatModel:

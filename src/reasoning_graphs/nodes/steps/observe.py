@@ -21,12 +21,13 @@ its answer. A failed call leaves the model to decide what to do instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
 from reasoning_graphs.context import Limits
+from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.grounding.report import gives_answer, with_report
 from reasoning_graphs.nodes.guards.budget import budget_stop
@@ -35,7 +36,7 @@ from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.verify import with_direct_answer
 from reasoning_graphs.question import last_ai_message, question_answers
-from reasoning_graphs.state import AgentState, AgentUpdate, Node, Outcome
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 from reasoning_graphs.tools.output import content_text
 
 ANSWERED: Outcome = {"status": "answered"}
@@ -78,16 +79,19 @@ def round_update(state: AgentState, limits: Limits) -> AgentUpdate | None:
     return {"to_run": [], "outcome": outcome}
 
 
-def make_observe(setup: AgentSetup, *, report: bool = False) -> Node[AgentState]:
-    """Build the ``observe`` node for ``setup``; with ``report`` a tool's direct answer,
-    which ends the question, comes with its grounding report."""
+def make_observe(
+    setup: AgentSetup, *, report: bool = False
+) -> Callable[[AgentState], Body[Mapping[str, Any]]]:
+    """Build the ``observe`` step for ``setup`` (an effect node's body); with ``report`` a
+    tool's direct answer, which ends the question, comes with its grounding report (and
+    with a response format its typed answer, a model call)."""
 
-    def observe(state: AgentState) -> Mapping[str, Any]:
+    def observe(state: AgentState) -> Body[Mapping[str, Any]]:
         update = round_update(state, setup.for_run().limits)
         if update is None:
             return {"to_run": [], "outcome": None}
         if not (report and gives_answer(update)):
             return update
-        return with_direct_answer(setup, state, with_report(state, update))
+        return (yield from with_direct_answer(setup, state, with_report(state, update)))
 
     return observe

@@ -24,12 +24,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     WithJsonSchema,
     create_model,
     model_validator,
 )
 
+from reasoning_graphs.errors import validation_problems
 from reasoning_graphs.nodes.steps.plan import tool_catalogue
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -170,14 +170,8 @@ def typed_step_of(message: AIMessage) -> Mapping[str, Any] | None:
     return step if isinstance(step, Mapping) else None
 
 
-def _short(error: object, limit: int = 300) -> str:
-    """What a validation error says is wrong, field by field, without its links: what the
-    model reads to mend its step."""
-    if isinstance(error, ValidationError):
-        problems = [
-            f"{'.'.join(map(str, item['loc'])) or 'step'}: {item['msg']}" for item in error.errors()
-        ]
-        text = "; ".join(problems)
-    else:
-        text = " ".join(str(error).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _short(error: object) -> str:
+    """What is wrong with a step, field by field (``step`` for the step as a whole)."""
+    return validation_problems(
+        error if isinstance(error, BaseException) else ValueError(error), "step"
+    )

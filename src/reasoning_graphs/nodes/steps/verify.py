@@ -53,6 +53,7 @@ from reasoning_graphs.nodes.guards.untrusted import DATA_RULE, as_data
 from reasoning_graphs.nodes.model.call import ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.tokens import estimate_tokens
+from reasoning_graphs.nodes.steps.typed_answer import with_typed_answer
 from reasoning_graphs.question import latest_request, question_number
 from reasoning_graphs.state import (
     AgentState,
@@ -140,27 +141,37 @@ def verified(
     ends: Callable[[Mapping[str, Any]], bool] = gives_answer,
 ) -> Callable[[State], Body[Mapping[str, Any]]]:
     """``make_body`` whose update, when it ``ends`` the question, carries the grounding report
-    (:func:`~reasoning_graphs.nodes.grounding.report.reported`) and, with ``verify`` on, the
-    model's check of the answer."""
+    (:func:`~reasoning_graphs.nodes.grounding.report.reported`), with ``verify`` on the
+    model's check of the answer, and with a response format the typed answer
+    (:mod:`~reasoning_graphs.nodes.steps.typed_answer`)."""
     make_reported = reported(make_body, ends)
 
     def body(state: State) -> Body[Mapping[str, Any]]:
         update = yield from make_reported(state)
         if not ends(update):
             return update
-        return (yield from with_verification(setup, state, update))
+        return (yield from _closed(setup, state, update))
 
     return body
 
 
 def make_report(setup: AgentSetup) -> Callable[[AgentState], Body[Mapping[str, Any]]]:
-    """The ``report`` step, after a question's answer: its grounding report and, with
-    ``verify`` on, the model's check of the answer."""
+    """The ``report`` step, after a question's answer: its grounding report, with ``verify``
+    on the model's check of the answer, and with a response format the typed answer."""
 
     def body(state: AgentState) -> Body[Mapping[str, Any]]:
-        return (yield from with_verification(setup, state, report(state)))
+        return (yield from _closed(setup, state, report(state)))
 
     return body
+
+
+def _closed(
+    setup: AgentSetup, state: AgentState, update: Mapping[str, Any]
+) -> Body[Mapping[str, Any]]:
+    """``update``, which ends the question, with what follows an answer: its check, then
+    its typed form."""
+    checked = yield from with_verification(setup, state, update)
+    return (yield from with_typed_answer(setup, state, checked))
 
 
 def with_verification(
@@ -178,15 +189,16 @@ def with_verification(
 
 def with_direct_answer(
     setup: AgentSetup, state: AgentState, update: Mapping[str, Any]
-) -> Mapping[str, Any]:
+) -> Body[Mapping[str, Any]]:
     """``update``, which answers the question with a tool's own result, saying (when the
-    run's ``verify`` is on) that there was nothing to check: the answer is an observation."""
-    if not setup.for_run().limits.verify:
-        return update
-    skipped = Verification(status="skipped", claims=[], reason=DIRECT_ANSWER)
-    after = state_after(state, update)
-    record = _record(question_number(after["messages"]), skipped)
-    return _with_check(update, after, skipped, [record])
+    run's ``verify`` is on) that there was nothing to check: the answer is an observation;
+    with a response format, it is typed like any answer."""
+    if setup.for_run().limits.verify:
+        skipped = Verification(status="skipped", claims=[], reason=DIRECT_ANSWER)
+        after = state_after(state, update)
+        record = _record(question_number(after["messages"]), skipped)
+        update = _with_check(update, after, skipped, [record])
+    return (yield from with_typed_answer(setup, state, update))
 
 
 def _with_check(

@@ -226,7 +226,7 @@ def add_tool_loop(
     builder.add_node("approve", make_approve(setup))
     builder.add_node(ACT, effect_node(ACT, make_act(setup, state_keys=frozenset(builder.channels))))
     finish = make_finish(setup, ask_final)
-    builder.add_node("observe", make_observe(setup, report=report))
+    builder.add_node("observe", effect_node("observe", make_observe(setup, report=report)))
     builder.add_node(
         "finish", effect_node("finish", verified(setup, finish, always) if report else finish)
     )

@@ -1,0 +1,196 @@
+"""The shape a typed final answer takes: a Pydantic model, a TypedDict or a JSON schema.
+
+``build_graph(..., response_format=Schema)`` and the run option ``response_format``
+(a JSON schema) name the shape; :func:`answer_schema` reads any of the three forms
+into one :class:`AnswerSchema`, which gives the model its schema (as the function
+it must call) and checks what the model wrote:
+
+- a Pydantic model validates into an instance of that model;
+- a TypedDict validates into a ``dict`` (Pydantic's ``TypeAdapter``);
+- a JSON schema validates with ``jsonschema`` into a ``dict``, as written.
+
+Fields a Pydantic model or a TypedDict does not declare are dropped, as Pydantic
+does; a JSON schema keeps what it allows (``additionalProperties``). A reply of more
+than :data:`MAX_ANSWER_CHARS` characters is refused whatever the schema says, so a
+model that floods cannot fill the state. This module imports only what it needs on
+first use: the command line reads run options without loading Pydantic's validators.
+
+Example:
+    >>> from typing_extensions import TypedDict
+    >>> class City(TypedDict):
+    ...     name: str
+    ...     population: int
+    >>> schema = answer_schema(City)
+    >>> schema.name, schema.validate({"name": "Oslo", "population": "709000"})
+    ('City', {'name': 'Oslo', 'population': 709000})
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from typing_extensions import is_typeddict
+
+from reasoning_graphs.errors import validation_problems
+
+SchemaKind = Literal["pydantic", "typeddict", "json_schema"]
+
+MAX_SCHEMA_CHARS = 20_000
+"""Longest JSON schema a run may give (as JSON): enough for a form, not a flood of prompt."""
+MAX_ANSWER_CHARS = 20_000
+"""Longest typed answer (as JSON) that is accepted."""
+DEFAULT_NAME = "Answer"
+"""The function name of a JSON schema without a usable ``title``."""
+NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+
+NOT_A_SCHEMA = (
+    "response_format must be a Pydantic model class, a TypedDict class or a JSON schema "
+    "(a dict), not {kind}."
+)
+BAD_JSON_SCHEMA = "response_format is not a valid JSON schema: {why}"
+NOT_AN_OBJECT = (
+    'response_format must describe an object ({{"type": "object", "properties": ...}}): '
+    "the model gives its answer as a function's arguments, which are an object."
+)
+TOO_LONG_SCHEMA = "response_format is {size} characters of JSON; at most {limit} are allowed."
+NO_JSON = "response_format cannot be written as JSON: {why}"
+TOO_LONG_ANSWER = "the reply is {size} characters of JSON; at most {limit} are accepted"
+NOT_AN_ANSWER_OBJECT = "the reply must be an object of the schema's fields, not {kind}"
+
+
+class AnswerInvalid(ValueError):
+    """A reply does not fit the answer's schema; the message says what is wrong, field by field."""
+
+
+@dataclass(frozen=True)
+class AnswerSchema:
+    """One response format, whatever form it was given in.
+
+    Attributes:
+        source: The schema as given (the class, or the JSON schema dict).
+        kind: Which of the three forms it is.
+        name: The function the model is asked to call (letters, digits, ``_`` and ``-``).
+        json_schema: The schema the model is shown.
+    """
+
+    source: Any
+    kind: SchemaKind
+    name: str
+    json_schema: dict[str, Any] = field(compare=False)
+
+    def validate(self, data: Any) -> Any:
+        """``data`` (a reply's arguments) as the typed answer: a model instance for a Pydantic
+        schema, else a ``dict``. Raises :class:`AnswerInvalid` saying what does not fit."""
+        if not isinstance(data, Mapping):
+            raise AnswerInvalid(NOT_AN_ANSWER_OBJECT.format(kind=type(data).__name__))
+        size = len(json.dumps(data, ensure_ascii=False, default=str))
+        if size > MAX_ANSWER_CHARS:
+            raise AnswerInvalid(TOO_LONG_ANSWER.format(size=size, limit=MAX_ANSWER_CHARS))
+        if self.kind == "json_schema":
+            return _json_schema_value(self.json_schema, data)
+        try:
+            return self._adapter.validate_python(dict(data))
+        except ValidationError as error:
+            raise AnswerInvalid(validation_problems(error)) from None
+
+    @cached_property
+    def reply_model(self) -> type[BaseModel]:
+        """The class the model-call seam asks for: offered to the model as :attr:`name` with
+        :attr:`json_schema`, it takes any object, so that :meth:`validate` alone judges it."""
+        return _reply_model(self.name, self.json_schema)
+
+    @cached_property
+    def _adapter(self) -> TypeAdapter[Any]:
+        return TypeAdapter(self.source)
+
+
+def answer_schema(schema: Any) -> AnswerSchema:
+    """``schema`` (a Pydantic model class, a TypedDict class or a JSON schema dict) as an
+    :class:`AnswerSchema`; a ``ValueError`` that says why when it is none of them or describes
+    no object."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        json_schema = schema.model_json_schema()
+        return AnswerSchema(schema, "pydantic", _function_name(schema.__name__), json_schema)
+    if is_typeddict(schema):
+        json_schema = TypeAdapter(schema).json_schema()
+        return AnswerSchema(schema, "typeddict", _function_name(schema.__name__), json_schema)
+    if isinstance(schema, Mapping):
+        json_schema = check_json_schema(schema)
+        title = json_schema.get("title")
+        name = _function_name(title) if isinstance(title, str) else DEFAULT_NAME
+        return AnswerSchema(json_schema, "json_schema", name, json_schema)
+    raise ValueError(NOT_A_SCHEMA.format(kind=f"{type(schema).__name__} {schema!r}"[:80]))
+
+
+def check_json_schema(schema: Any) -> dict[str, Any]:
+    """``schema`` as a plain JSON schema dict, when it is a valid JSON schema of an object of
+    at most :data:`MAX_SCHEMA_CHARS` characters; else a ``ValueError`` that says why."""
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
+    if not isinstance(schema, Mapping):
+        raise ValueError(NOT_A_SCHEMA.format(kind=f"{type(schema).__name__} {schema!r}"[:80]))
+    try:
+        text = json.dumps(schema)
+    except (TypeError, ValueError) as error:
+        raise ValueError(NO_JSON.format(why=error)) from None
+    if len(text) > MAX_SCHEMA_CHARS:
+        raise ValueError(TOO_LONG_SCHEMA.format(size=len(text), limit=MAX_SCHEMA_CHARS))
+    plain: dict[str, Any] = json.loads(text)
+    try:
+        validator_for(plain).check_schema(plain)
+    except SchemaError as error:
+        where = "/".join(map(str, error.path)) or "the schema"
+        raise ValueError(BAD_JSON_SCHEMA.format(why=f"{where}: {error.message}"[:300])) from None
+    if plain.get("type") != "object":
+        raise ValueError(NOT_AN_OBJECT)
+    return plain
+
+
+def _json_schema_value(schema: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    from jsonschema.validators import validator_for
+
+    value: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    errors = sorted(validator_for(schema)(schema).iter_errors(value), key=lambda e: list(e.path))
+    if errors:
+        problems = [f"{'.'.join(map(str, e.path)) or 'answer'}: {e.message}" for e in errors]
+        raise AnswerInvalid(_clipped("; ".join(problems)))
+    return value
+
+
+def _clipped(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _function_name(title: str) -> str:
+    """``title`` as a function name providers accept (``^[A-Za-z0-9_-]{1,64}$``)."""
+    name = NAME_CHARS.sub("_", title).strip("_")[:64]
+    return name or DEFAULT_NAME
+
+
+def _reply_model(name: str, json_schema: dict[str, Any]) -> type[BaseModel]:
+    """A class whose schema, as LangChain and the embedded model's grammar read it, is
+    ``json_schema`` under ``name``, and which takes any object as it was written."""
+    shown = {**json_schema, "title": name}
+
+    class Reply(BaseModel):
+        model_config = ConfigDict(extra="allow", title=name)
+
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return json.loads(json.dumps(shown))
+
+    Reply.__name__ = Reply.__qualname__ = name
+    return Reply
+
+
+def written(reply: BaseModel) -> dict[str, Any]:
+    """What the model wrote into a :attr:`AnswerSchema.reply_model` reply: its fields."""
+    return dict(reply.model_extra or {})
