@@ -1,0 +1,295 @@
+"""``response_format``: every pattern's final answer, written once more in a schema's shape.
+
+One more model call types the settled answer; the reply is checked against the schema
+(a Pydantic model, a TypedDict or a JSON schema), sent back once when it does not fit,
+and kept as ``structured_response``. A reply that never fits leaves the text answer and
+an honest incomplete outcome that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.metadata import outcome_of
+from reasoning_graphs.response_format import MAX_ANSWER_CHARS
+from reasoning_graphs.run_input import RunInputError
+from reasoning_graphs.state_writes import StateWriteError
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from tests.test_cli_answers import CANDIDATE_REPLIES
+
+
+class Product(BaseModel):
+    """The product of two numbers."""
+
+    value: int
+
+
+class ProductDict(TypedDict):
+    value: int
+
+
+PRODUCT_SCHEMA: dict[str, Any] = {
+    "title": "Product",
+    "type": "object",
+    "properties": {"value": {"type": "integer"}},
+    "required": ["value"],
+    "additionalProperties": False,
+}
+QUESTION = {"messages": [HumanMessage("What is 6*7?")]}
+ANSWER = "The product is 42."
+FACES = ["invoke", "ainvoke"]
+
+
+@pytest.fixture(params=FACES)
+def face(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+async def run(graph: Any, inputs: Any, face: str, **kwargs: Any) -> dict[str, Any]:
+    """Run on the chosen face: the sync one on a worker thread, as a sync caller would."""
+    if face == "invoke":
+        return await asyncio.to_thread(graph.invoke, inputs, **kwargs)
+    return await graph.ainvoke(inputs, **kwargs)
+
+
+def react(*script: Any, **options: Any) -> tuple[Any, ScriptedChatModel]:
+    """A ReAct graph that answers :data:`ANSWER` at once, then replies with ``script``."""
+    model = ScriptedChatModel(script=[ANSWER, *script])
+    return graph_builder("react")(model, [], **options), model
+
+
+def typed_records(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in state["trajectory"] if e.get("kind") == "typed_answer"]
+
+
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+async def test_every_pattern_answers_in_the_schema(pattern: str, face: str) -> None:
+    model = ScriptedChatModel(script=[*CANDIDATE_REPLIES[pattern], {"value": 42}])
+    graph = graph_builder(pattern)(model=model, response_format=Product)
+
+    state = await run(graph, QUESTION, face)
+
+    assert state["structured_response"] == Product(value=42)
+    assert "typed_error" not in state["outcome"]
+    (record,) = typed_records(state)
+    assert record["status"] == "typed"
+    typed_prompt = model.prompts[-1]
+    assert "6*7" in typed_prompt[-1].text  # the question and the answer are shown
+    assert model.calls[-1].tools == ["Product"]  # the schema, offered as the one function
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [(Product, Product(value=42)), (ProductDict, {"value": 42}), (PRODUCT_SCHEMA, {"value": 42})],
+    ids=["pydantic", "typeddict", "json_schema"],
+)
+async def test_each_form_of_schema_gives_its_own_kind_of_value(
+    schema: Any, expected: Any, face: str
+) -> None:
+    graph, _ = react({"value": 42}, response_format=schema)
+
+    state = await run(graph, QUESTION, face)
+
+    assert state["structured_response"] == expected
+    assert type(state["structured_response"]) is type(expected)
+    assert state["messages"][-1].text == ANSWER  # the text answer is kept as it was
+
+
+async def test_a_reply_that_does_not_fit_is_sent_back_once_with_what_is_wrong(face: str) -> None:
+    graph, model = react({"value": "forty-two"}, {"value": 42}, response_format=Product)
+
+    state = await run(graph, QUESTION, face)
+
+    assert state["structured_response"] == Product(value=42)
+    assert state["outcome"]["status"] == "answered"
+    mend = model.prompts[-1][-1].text
+    assert "value" in mend
+    assert "forty-two" in mend  # what it wrote is shown back
+    assert len(model.prompts) == 3
+
+
+async def test_two_replies_that_do_not_fit_end_incomplete_and_keep_the_text(face: str) -> None:
+    graph, model = react({"value": "forty-two"}, {"value": "still no"}, response_format=Product)
+
+    state = await run(graph, QUESTION, face)
+
+    assert state["structured_response"] is None
+    outcome = state["outcome"]
+    assert outcome["status"] == "incomplete"
+    assert outcome["concluded"]
+    assert "value" in outcome["typed_error"]
+    assert outcome["typed_error"] in outcome["reason"]
+    final = state["messages"][-1]
+    assert final.text == ANSWER
+    assert outcome_of(final) == outcome  # the answer's metadata says the same
+    assert [r["status"] for r in typed_records(state)] == ["failed"]
+    assert len(model.prompts) == 3  # no third try
+
+
+HOSTILE = {
+    "wrong type": ([{"value": [1, 2]}, {"value": {"x": 1}}], "value"),
+    "a flood": ([{"value": 42, "pad": "x" * (MAX_ANSWER_CHARS + 1)}] * 2, "characters"),
+    "no call at all": (["It is 42.", "Still 42."], "no call"),
+    "a broken call": (
+        [AIMessage("", invalid_tool_calls=[{"name": "Product", "args": "{value", "id": "c"}])] * 2,
+        "no call",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_hostile_reply_is_refused_and_the_answer_kept(case: str) -> None:
+    replies, said = HOSTILE[case]
+    graph, _ = react(*replies, response_format=Product)
+
+    state = graph.invoke(QUESTION)
+
+    assert state["structured_response"] is None
+    assert state["outcome"]["status"] == "incomplete"
+    assert said in state["outcome"]["typed_error"]
+    assert state["messages"][-1].text == ANSWER
+
+
+def test_fields_the_schema_does_not_name_are_dropped_or_refused_as_it_says() -> None:
+    extra = {"value": 42, "admin": True}
+    graph, _ = react(extra, response_format=Product)
+    assert graph.invoke(QUESTION)["structured_response"] == Product(value=42)
+
+    graph, _ = react(extra, response_format=ProductDict)
+    assert graph.invoke(QUESTION)["structured_response"] == {"value": 42}
+
+    graph, _ = react(extra, extra, response_format=PRODUCT_SCHEMA)  # additionalProperties: false
+    state = graph.invoke(QUESTION)
+    assert state["structured_response"] is None
+    assert "admin" in state["outcome"]["typed_error"]
+
+
+def test_a_question_without_an_answer_is_not_typed() -> None:
+    model = ScriptedChatModel(script=["I could not finish this task."])
+    state = graph_builder("react")(model, [], response_format=Product).invoke(QUESTION)
+
+    assert state["outcome"]["status"] == "incomplete"
+    assert "typed_error" not in state["outcome"]
+    assert state["structured_response"] is None
+    assert len(model.prompts) == 1  # no call to type nothing
+
+
+def test_a_spent_budget_leaves_the_answer_untyped_and_says_so() -> None:
+    graph, model = react({"value": 42}, response_format=Product, max_model_calls=1)
+
+    state = graph.invoke(QUESTION)
+
+    assert len(model.prompts) == 1  # the budget is not exceeded
+    assert state["structured_response"] is None
+    assert "1 model calls" in state["outcome"]["typed_error"]
+    assert state["messages"][-1].text == ANSWER
+
+
+def test_an_incomplete_answer_the_model_wrote_is_typed_and_stays_incomplete() -> None:
+    failing = tool_call("calculator", expression="6*")
+    model = ScriptedChatModel(script=[failing, failing, "About 42.", {"value": 42}])
+    graph = graph_builder("react")(model, response_format=Product, repeat_failure_limit=1)
+
+    state = graph.invoke(QUESTION)
+
+    assert state["outcome"]["status"] == "incomplete"
+    assert state["structured_response"] == Product(value=42)
+
+
+def test_a_tools_direct_answer_is_typed_too() -> None:
+    @tool(return_direct=True)
+    def multiply(a: int, b: int) -> str:
+        """Multiply two numbers."""
+        return str(a * b)
+
+    model = ScriptedChatModel(script=[tool_call("multiply", a=6, b=7), {"value": 42}])
+    graph = graph_builder("react")(model, [multiply], response_format=Product)
+
+    state = graph.invoke(QUESTION)
+
+    assert state["messages"][-1].text == "42"
+    assert state["structured_response"] == Product(value=42)
+
+
+def test_the_typed_answer_round_trips_a_sqlite_checkpoint(tmp_path: Path) -> None:
+    path = str(tmp_path / "threads.sqlite")
+    config = {"configurable": {"thread_id": "typed"}}
+    graph, _ = react({"value": 42}, response_format=Product, checkpointer=path)
+    graph.invoke(QUESTION, config)
+
+    reopened = graph_builder("react")(ScriptedChatModel(), [], checkpointer=path)
+    saved = reopened.get_state(config).values["structured_response"]
+
+    assert saved == Product(value=42)
+    assert isinstance(saved, Product)
+
+
+async def test_a_run_may_ask_for_a_json_schema_and_the_next_question_forgets_it(
+    face: str,
+) -> None:
+    model = ScriptedChatModel(script=[ANSWER, {"value": 42}, "Still 42."])
+    graph = graph_builder("react")(model, [], checkpointer="memory")
+    config = {"configurable": {"thread_id": "run-option"}}
+
+    first = await run(
+        graph, QUESTION, face, config=config, context={"response_format": PRODUCT_SCHEMA}
+    )
+    assert first["structured_response"] == {"value": 42}
+
+    second = await run(graph, {"messages": [HumanMessage("And 7*6?")]}, face, config=config)
+    assert second["structured_response"] is None  # never the earlier question's
+    assert len(model.prompts) == 3
+
+
+def test_a_graph_built_with_a_schema_keeps_it_whatever_a_run_asks() -> None:
+    graph, model = react({"value": 42}, response_format=Product)
+    other = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+    state = graph.invoke(QUESTION, context={"response_format": other})
+
+    assert state["structured_response"] == Product(value=42)
+    assert model.calls[-1].tools == ["Product"]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "a string",
+        {"type": "array", "items": {"type": "integer"}},
+        {"type": "object", "properties": 5},
+        {"type": "object", "description": "x" * 30_000},
+    ],
+    ids=["not an object", "no object schema", "invalid", "too long"],
+)
+def test_a_bad_run_schema_is_refused_before_the_run(schema: Any) -> None:
+    graph, model = react()
+
+    with pytest.raises(RunInputError, match="response_format"):
+        graph.invoke(QUESTION, context={"response_format": schema})
+    assert model.prompts == []
+
+
+@pytest.mark.parametrize("schema", [int, "Product", {"type": "object", "properties": 5}])
+def test_a_bad_build_schema_is_a_clear_error(schema: Any) -> None:
+    with pytest.raises(ValueError, match="response_format"):
+        graph_builder("react")(ScriptedChatModel(), [], response_format=schema)
+
+
+def test_studio_shows_the_option_and_a_client_cannot_write_the_value() -> None:
+    graph, _ = react(checkpointer="memory")
+    properties = graph.get_context_jsonschema()["properties"]
+    assert "response_format" in properties
+
+    config = {"configurable": {"thread_id": "writes"}}
+    graph.invoke(QUESTION, config)
+    with pytest.raises(StateWriteError, match="structured_response"):
+        graph.update_state(config, {"structured_response": {"value": 1}})
