@@ -9,6 +9,7 @@ an honest incomplete outcome that says why.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,15 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+from reasoning_graphs.cli import exits, runs
+from reasoning_graphs.cli import main as cli
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.metadata import outcome_of
 from reasoning_graphs.response_format import MAX_ANSWER_CHARS
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.state_writes import StateWriteError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from tests.helpers.cli_driver import run_cli
 from tests.test_cli_answers import CANDIDATE_REPLIES
 
 
@@ -293,3 +297,67 @@ def test_studio_shows_the_option_and_a_client_cannot_write_the_value() -> None:
     graph.invoke(QUESTION, config)
     with pytest.raises(StateWriteError, match="structured_response"):
         graph.update_state(config, {"structured_response": {"value": 1}})
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "threads.sqlite"
+    monkeypatch.setenv(cli.DB_ENV, str(path))
+    return path
+
+
+def use_model(monkeypatch: pytest.MonkeyPatch, *script: Any) -> ScriptedChatModel:
+    model = ScriptedChatModel(script=list(script))
+    monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
+    return model
+
+
+def test_cli_prints_the_typed_answer_as_json(db, tmp_path, monkeypatch, capsys) -> None:
+    schema = tmp_path / "product.json"
+    schema.write_text(json.dumps(PRODUCT_SCHEMA))
+
+    use_model(monkeypatch, ANSWER, {"value": 42})
+    code, out, err = run_cli(monkeypatch, capsys, "run", "What is 6*7?", "--schema", str(schema))
+    assert code == exits.ANSWERED, err
+    lines = out.splitlines()
+    typed = lines[lines.index(f"Answer: {ANSWER}") + 1]
+    assert typed.startswith("Typed answer: ")
+    assert json.loads(typed.removeprefix("Typed answer: ")) == {"value": 42}
+
+    use_model(monkeypatch, ANSWER, {"value": 42})
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "6*7?", "--schema", str(schema), "--json")
+    events = [json.loads(line) for line in out.splitlines()]
+    (answer,) = [e for e in events if e["event"] == "answer"]
+    assert answer["structured_response"] == {"value": 42}
+
+    use_model(monkeypatch, ANSWER, {"value": "x"}, {"value": "y"})
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "6*7?", "--schema", str(schema))
+    assert code == exits.INCOMPLETE  # the text answer is printed, with why it is not typed
+    assert f"Answer: {ANSWER}" in out
+    assert "Typed answer" not in out
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "No such file"),
+        ("{not json", "Expecting property name"),
+        ('{"type": "object", "properties": 5}', "not a valid JSON schema"),
+        ('{"type": "string"}', "describe an object"),
+    ],
+    ids=["missing", "not json", "invalid schema", "no object"],
+)
+def test_cli_refuses_a_bad_schema_file_clearly(
+    db, tmp_path, monkeypatch, capsys, content: str | None, said: str
+) -> None:
+    schema = tmp_path / "schema.json"
+    if content is not None:
+        schema.write_text(content)
+    model = use_model(monkeypatch, ANSWER)
+
+    code, _, err = run_cli(monkeypatch, capsys, "run", "6*7?", "--schema", str(schema))
+
+    assert code == exits.USAGE
+    assert said in err
+    assert "Traceback" not in err
+    assert model.prompts == []

@@ -194,3 +194,8 @@ def _reply_model(name: str, json_schema: dict[str, Any]) -> type[BaseModel]:
 def written(reply: BaseModel) -> dict[str, Any]:
     """What the model wrote into a :attr:`AnswerSchema.reply_model` reply: its fields."""
     return dict(reply.model_extra or {})
+
+
+def as_json(value: Any) -> Any:
+    """A typed answer as JSON data: a model instance dumped, a ``dict`` as it is."""
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value

@@ -183,6 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     run.add_argument(
+        "--schema",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "a JSON schema (of an object): the answer is also written in that shape and "
+            "printed as JSON (kept with the thread)"
+        ),
+    )
+    run.add_argument(
         "--verify",
         action="store_true",
         default=None,

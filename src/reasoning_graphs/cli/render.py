@@ -58,6 +58,7 @@ QUIET_EVENTS = frozenset(
         "question",
         "reply",
         "answer",
+        "typed_answer",
         "grounding",
         "verification",
         "note",
@@ -66,11 +67,13 @@ QUIET_EVENTS = frozenset(
 """What quiet output shows: progress, what a person must answer, the answer and its report."""
 PROGRESS = "progress"
 """The event of a progress report that names no event of its own."""
-VERBATIM_EVENTS = frozenset({"action", "approval", "observation", "question", "reply"})
+VERBATIM_EVENTS = frozenset(
+    {"action", "approval", "observation", "question", "reply", "typed_answer"}
+)
 """Lines of what a tool receives or returns, or of what a person is asked or typed: shown
 as they are, entities and all."""
 WHOLE_EVENTS = frozenset(
-    {"answer", "draft", "thought", "reflection", "result", "approval", "question"}
+    {"answer", "draft", "thought", "reflection", "result", "approval", "question", "typed_answer"}
 )
 """Lines that are the model's own text, or what a person decides on: never cut."""
 UNLABELLED_EVENTS = frozenset({"plan_problem", "level"})
@@ -178,19 +181,24 @@ class Printer:
         else:
             self._emit(held.event, held.text, held.fields, progress=False)
 
-    def answer(self, final: AIMessage | None, outcome: Outcome) -> None:
+    def answer(self, final: AIMessage | None, outcome: Outcome, typed: Any = None) -> None:
         """Print the run's final answer, once, with the note on why it is incomplete.
 
         ``final`` is the question's last model message (``None``: the run wrote none)
         and ``outcome`` the run's, completed by what the message says of it (its note);
-        a reply or result held back that says the same is not printed again.
+        a reply or result held back that says the same is not printed again. ``typed``,
+        the answer in the run's response format as JSON data, is the answer event's
+        ``structured_response`` field in ``--json`` output and a line of JSON otherwise.
         """
         text = final.text.strip() if final is not None else ""
         if self._held is not None and self._held.text == text:
             self._held = None
         written: Mapping[str, Any] = (outcome_of(final) if final is not None else None) or {}
         shown = {**written, **outcome}
-        self.emit("answer", text, outcome=shown)
+        extra = {} if typed is None else {"structured_response": typed}
+        self.emit("answer", text, outcome=shown, **extra)
+        if typed is not None and not self.as_json:
+            self.emit("typed_answer", json.dumps(typed, ensure_ascii=False))
         note = shown.get("note")
         if note and note != text:  # why it is incomplete, shown beside the answer
             self.notice(note)

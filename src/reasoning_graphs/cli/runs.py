@@ -47,6 +47,7 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.question import question_number
+from reasoning_graphs.response_format import as_json, check_json_schema
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport, Outcome
 from reasoning_graphs.thread_lock import hold
@@ -104,6 +105,7 @@ PATTERN_FLAGS = (
     "context",
     "context_window",
     "verify",
+    "schema",
     "step_format",
     "remind_format",
     "reflect_every",
@@ -115,6 +117,7 @@ OWN_OPTIONS = ("step_format", "remind_format")
 NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
 """Flags that set an option of the ReAct loop: only the patterns whose turn is it take them."""
+BAD_SCHEMA_FILE = "--schema {path}: {why}"
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
@@ -157,6 +160,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
         "reflect_every": args.reflect_every,
         "reflect_on_failure": args.reflect_on_failure,
         **({"memory_user": args.memory, "memory_tools": True} if args.memory else {}),
+        "response_format": None if args.schema is None else read_schema(args.schema),
     }
     limits = {
         **(_saved_limits(record)),
@@ -283,6 +287,18 @@ def _mcp_file(args: argparse.Namespace, record: ThreadRecord | None) -> str | No
     if given is not None:
         return str(Path(given).expanduser().resolve())
     return record.mcp if record else None
+
+
+def read_schema(path: Path) -> dict[str, Any]:
+    """The JSON schema in the file ``--schema`` names; a :class:`UsageError` that says what is
+    wrong with it otherwise."""
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        return check_json_schema(schema)
+    except OSError as error:
+        raise UsageError(BAD_SCHEMA_FILE.format(path=path, why=error.strerror or error)) from None
+    except ValueError as error:  # not JSON, or no JSON schema of an object
+        raise UsageError(BAD_SCHEMA_FILE.format(path=path, why=error)) from None
 
 
 def _saved_limits(record: ThreadRecord | None) -> dict[str, Any]:
@@ -485,7 +501,8 @@ def _drive(
     answered: Outcome = {"status": "answered"}
     outcome: Outcome = values.get("outcome") or answered
     store.threads.set_status(thread_id, outcome["status"], ended=_latest(store, thread_id))
-    printer.answer(final_answer(values.get("messages") or []), outcome)
+    typed = values.get("structured_response")
+    printer.answer(final_answer(values.get("messages") or []), outcome, as_json(typed))
     if "verification" in outcome:
         printer.verification(outcome["verification"])
     if args.explain:
