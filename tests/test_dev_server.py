@@ -360,6 +360,7 @@ MALFORMED_RUNS = {
     "ill-typed run option": (QUESTION, {"max_model_calls": "ten"}),
     "tool the graph lacks": (QUESTION, {"tools": ["no_such_tool"]}),
     "misspelt approval": (QUESTION, {"approve": ["write-file"]}),
+    "answer schema of no object": (QUESTION, {"response_format": {"type": "string"}}),
 }
 
 
@@ -399,6 +400,24 @@ async def test_unknown_options_are_refused_with_the_known_ones_by_assistant_and_
     )
     batch = [{"assistant_id": "react", "input": {"messages": 5}}]
     await refusal(client.runs.create_batch(batch))
+
+
+async def test_a_run_may_ask_for_a_typed_answer_in_a_json_schema(app_server: DevServer) -> None:
+    client = get_client(url=app_server.url)
+    react = (await client.assistants.search(graph_id="react"))[0]["assistant_id"]
+    schema = (await client.assistants.get_schemas(react))["context_schema"]
+    assert "response_format" in schema["properties"]  # Studio shows it as a field
+    said = {"type": "object", "properties": {"said": {"type": "string"}}, "required": ["said"]}
+    thread_id = (await client.threads.create())["thread_id"]
+    question = {"messages": [{"role": "user", "content": "Hello?"}]}
+
+    state = await run_to_rest(
+        client, app_server, thread_id, input=question, context={"response_format": said}
+    )
+
+    answer = state["values"]["messages"][-1]["content"]
+    assert state["values"]["structured_response"] == {"said": answer}
+    assert state["values"]["outcome"]["status"] == "answered"
 
 
 async def test_studios_tool_fields_list_the_graphs_tools(app_server: DevServer) -> None:
