@@ -21,13 +21,20 @@ from typing_extensions import TypedDict
 
 from reasoning_graphs.cli import exits, runs
 from reasoning_graphs.cli import main as cli
+from reasoning_graphs.context import Limits
+from reasoning_graphs.effects import drive
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.metadata import outcome_of
+from reasoning_graphs.models.local import LocalChatModel, local_model_available
+from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.nodes.model.setup import RunScope, agent_setup
+from reasoning_graphs.nodes.steps.typed_answer import typed_for_run
 from reasoning_graphs.response_format import MAX_ANSWER_CHARS
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.state_writes import StateWriteError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from tests.helpers.cli_driver import run_cli
+from tests.helpers.openai_server import MODEL_SPEC
 from tests.test_cli_answers import CANDIDATE_REPLIES
 
 
@@ -51,6 +58,7 @@ PRODUCT_SCHEMA: dict[str, Any] = {
 QUESTION = {"messages": [HumanMessage("What is 6*7?")]}
 ANSWER = "The product is 42."
 FACES = ["invoke", "ainvoke"]
+LOCAL_OK, LOCAL_MISSING = local_model_available()
 
 
 @pytest.fixture(params=FACES)
@@ -361,3 +369,49 @@ def test_cli_refuses_a_bad_schema_file_clearly(
     assert said in err
     assert "Traceback" not in err
     assert model.prompts == []
+
+
+SUM_SCHEMA: dict[str, Any] = {
+    "title": "Total",
+    "type": "object",
+    "properties": {"total": {"type": "integer"}},
+    "required": ["total"],
+}
+ANSWERED_STATE: dict[str, Any] = {
+    "messages": [HumanMessage("What is 23*17+4?"), AIMessage("23*17+4 is 395.")],
+    "trajectory": [],
+    "outcome": {"status": "answered"},
+}
+
+
+def typed_on(model: Any) -> dict[str, Any]:
+    """The typed answer of :data:`ANSWERED_STATE`'s answer, asked of ``model`` (one or two
+    calls), as the step that ends a question writes it."""
+    run = RunScope(agent_setup(model, [], response_format=SUM_SCHEMA), Limits())
+    return drive(typed_for_run(run, ANSWERED_STATE, {}))  # type: ignore[arg-type]
+
+
+def assert_read(update: dict[str, Any]) -> None:
+    """Every typed reply was read as a call of the schema; a value the tiny model got wrong
+    may fail the schema, but never as a reply that could not be read."""
+    thoughts = [e for e in update["trajectory"] if e["kind"] == "thought"]
+    assert thoughts
+    for thought in thoughts:
+        assert thought["typed"] == "Total"
+        assert "unread" not in thought, thought
+    (record,) = [e for e in update["trajectory"] if e["kind"] == "typed_answer"]
+    if record["status"] == "typed":
+        assert isinstance(update["structured_response"]["total"], int)
+    else:
+        assert "total" in record["reason"], record
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif(not LOCAL_OK, reason=LOCAL_MISSING)
+def test_the_embedded_model_writes_the_typed_answer_under_its_grammar() -> None:
+    assert_read(typed_on(LocalChatModel()))
+
+
+@pytest.mark.openai_server
+def test_the_typed_answer_is_read_from_the_llama_cpp_server(openai_server: Any) -> None:
+    assert_read(typed_on(resolve_model(MODEL_SPEC)))

@@ -75,7 +75,13 @@ def with_typed_answer(
     """``update``, which ends the question, with its typed answer when the run has a
     response format (see the module docstring); without one, as it is (an earlier
     question's typed answer is cleared, so it is never read as this one's)."""
-    run = setup.for_run()
+    return (yield from typed_for_run(setup.for_run(), state, update))
+
+
+def typed_for_run(
+    run: RunScope, state: AgentState, update: Mapping[str, Any]
+) -> Body[Mapping[str, Any]]:
+    """:func:`with_typed_answer` for ``run``, a run's scope already read."""
     schema = run.response_format
     after = state_after(state, update)
     if schema is None:
