@@ -32,6 +32,7 @@ python -m pytest -q -p no:cacheprovider -m "not server and not local_model and n
   tests/test_reflect_every.py \
   tests/test_structured_steps.py \
   tests/test_verify.py \
+  tests/test_typed_answers.py \
   tests/test_checkpointers.py \
   tests/test_approvals.py \
   tests/test_durability_default.py \
