@@ -171,6 +171,20 @@ def test_a_hostile_reply_is_refused_and_the_answer_kept(case: str) -> None:
     assert state["messages"][-1].text == ANSWER
 
 
+def test_a_json_schema_with_its_own_definitions_types_nested_values() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Factor": {"type": "integer", "minimum": 1}},
+        "properties": {"factors": {"type": "array", "items": {"$ref": "#/$defs/Factor"}}},
+        "required": ["factors"],
+    }
+    graph, _ = react({"factors": [6, 0]}, {"factors": [6, 7]}, response_format=schema)
+
+    state = graph.invoke(QUESTION)
+
+    assert state["structured_response"] == {"factors": [6, 7]}  # 0 was refused, then mended
+
+
 def test_fields_the_schema_does_not_name_are_dropped_or_refused_as_it_says() -> None:
     extra = {"value": 42, "admin": True}
     graph, _ = react(extra, response_format=Product)
@@ -279,8 +293,19 @@ def test_a_graph_built_with_a_schema_keeps_it_whatever_a_run_asks() -> None:
         {"type": "array", "items": {"type": "integer"}},
         {"type": "object", "properties": 5},
         {"type": "object", "description": "x" * 30_000},
+        {"type": "object", "properties": {"v": {"$ref": "https://example.com/v.json"}}},
+        {"type": "object", "properties": {"v": {"$ref": "#/$defs/missing"}}},
+        {"type": "object", "properties": {"v": {"type": "string", "pattern": "(a+)+$"}}},
     ],
-    ids=["not an object", "no object schema", "invalid", "too long"],
+    ids=[
+        "not an object",
+        "no object schema",
+        "invalid",
+        "too long",
+        "remote ref",
+        "missing ref",
+        "regex",
+    ],
 )
 def test_a_bad_run_schema_is_refused_before_the_run(schema: Any) -> None:
     graph, model = react()

@@ -171,12 +171,13 @@ class NarrowsTools(ToolList):
 class AnswerShape(Bound):
     """A JSON schema for the typed answer, which a run sets freely: it asks for one more
     model call, which the budgets count. A graph built with a schema of its own keeps it
-    (:mod:`~reasoning_graphs.nodes.steps.typed_answer`)."""
+    (:mod:`~reasoning_graphs.nodes.steps.typed_answer`). A client's schema may hold no
+    regular expression (see :func:`~reasoning_graphs.response_format.check_json_schema`)."""
 
     def check(self, name: str, value: Any) -> None:
         from reasoning_graphs.response_format import check_json_schema
 
-        check_json_schema(value)
+        check_json_schema(value, regexes=False)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -60,6 +60,15 @@ NOT_AN_OBJECT = (
 )
 TOO_LONG_SCHEMA = "response_format is {size} characters of JSON; at most {limit} are allowed."
 NO_JSON = "response_format cannot be written as JSON: {why}"
+REMOTE_REF = (
+    "response_format may refer only to its own definitions ($ref such as '#/$defs/Item', "
+    "found in the schema), not {ref!r}: nothing is fetched"
+)
+NO_REGEX = (
+    "a run's response_format may not use {keyword!r}: a regular expression from a client "
+    "could take the server's time on every reply it checks"
+)
+REGEX_KEYWORDS = ("pattern", "patternProperties")
 TOO_LONG_ANSWER = "the reply is {size} characters of JSON; at most {limit} are accepted"
 NOT_AN_ANSWER_OBJECT = "the reply must be an object of the schema's fields, not {kind}"
 
@@ -128,9 +137,11 @@ def answer_schema(schema: Any) -> AnswerSchema:
     raise ValueError(NOT_A_SCHEMA.format(kind=f"{type(schema).__name__} {schema!r}"[:80]))
 
 
-def check_json_schema(schema: Any) -> dict[str, Any]:
+def check_json_schema(schema: Any, *, regexes: bool = True) -> dict[str, Any]:
     """``schema`` as a plain JSON schema dict, when it is a valid JSON schema of an object of
-    at most :data:`MAX_SCHEMA_CHARS` characters; else a ``ValueError`` that says why."""
+    at most :data:`MAX_SCHEMA_CHARS` characters whose ``$ref`` point inside it (and, without
+    ``regexes``, that holds no regular expression: a run's schema comes from any client);
+    else a ``ValueError`` that says why."""
     from jsonschema import SchemaError
     from jsonschema.validators import validator_for
 
@@ -150,7 +161,39 @@ def check_json_schema(schema: Any) -> dict[str, Any]:
         raise ValueError(BAD_JSON_SCHEMA.format(why=f"{where}: {error.message}"[:300])) from None
     if plain.get("type") != "object":
         raise ValueError(NOT_AN_OBJECT)
+    for keyword, value in _keywords(plain):
+        if keyword == "$ref" and not _resolves(plain, value):
+            raise ValueError(REMOTE_REF.format(ref=value))
+        if keyword in REGEX_KEYWORDS and not regexes:
+            raise ValueError(NO_REGEX.format(keyword=keyword))
     return plain
+
+
+def _resolves(schema: dict[str, Any], ref: Any) -> bool:
+    """Whether ``ref`` is a JSON pointer to a part of ``schema`` (``#`` is all of it)."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return False
+    found: Any = schema
+    for part in ref[2:].split("/") if ref != "#" else []:
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(found, dict) and key in found:
+            found = found[key]
+        elif isinstance(found, list) and key.isdigit() and int(key) < len(found):
+            found = found[int(key)]
+        else:
+            return False
+    return True
+
+
+def _keywords(schema: Any) -> Iterator[tuple[str, Any]]:
+    """Every key of ``schema``'s objects, at any depth, with its value."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            yield key, value
+            yield from _keywords(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _keywords(item)
 
 
 def _json_schema_value(schema: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
