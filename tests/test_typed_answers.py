@@ -220,6 +220,17 @@ def test_a_spent_budget_leaves_the_answer_untyped_and_says_so() -> None:
     assert state["messages"][-1].text == ANSWER
 
 
+def test_a_reply_the_budget_leaves_no_call_to_mend_says_both() -> None:
+    graph, model = react({"value": "x"}, {"value": 42}, response_format=Product, max_model_calls=2)
+
+    state = graph.invoke(QUESTION)
+
+    assert len(model.prompts) == 2
+    error = state["outcome"]["typed_error"]
+    assert "value" in error
+    assert "2 model calls" in error
+
+
 def test_an_incomplete_answer_the_model_wrote_is_typed_and_stays_incomplete() -> None:
     failing = tool_call("calculator", expression="6*")
     model = ScriptedChatModel(script=[failing, failing, "About 42.", {"value": 42}])

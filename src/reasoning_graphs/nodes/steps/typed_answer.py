@@ -66,6 +66,7 @@ TYPED_NOTE = "[The answer is not in the requested form ({name}): {why}.]"
 BUDGET_SPENT = "the question's budget is spent ({reason})"
 STOPPED = "the call was stopped: {reason}"
 CALL_FAILED = "the call failed: {error}"
+NOT_MENDED = "{why}; not mended: {then}"
 ANSWERED: Outcome = {"status": "answered"}
 
 
@@ -116,18 +117,18 @@ def _typed_value(
             question_spending({**state, "trajectory": [*state["trajectory"], *records]}),
         )
         if spent is not None:
-            why = BUDGET_SPENT.format(reason=spent.get("reason", "spent"))
+            why = _also(why, BUDGET_SPENT.format(reason=spent.get("reason", "spent")))
             break
         try:
             reply = yield from call_model(
                 run, ModelRequest(prompt=prompt, schema=schema.reply_model), state
             )
         except QuestionStopped as stop:
-            why = STOPPED.format(reason=stop.outcome.get("reason", "stopped"))
+            why = _also(why, STOPPED.format(reason=stop.outcome.get("reason", "stopped")))
             records += [*stop.events, *stop.records]
             break
         except Exception as error:  # a provider's refusal must not cost the answer
-            why = CALL_FAILED.format(error=error_summary(error))
+            why = _also(why, CALL_FAILED.format(error=error_summary(error)))
             break
         records += reply.events
         try:
@@ -138,6 +139,12 @@ def _typed_value(
             continue
         return value, [*records, _record(turn, schema, "typed")], None
     return None, [*records, _record(turn, schema, "failed", why)], why
+
+
+def _also(why: str, then: str) -> str:
+    """Why there is no typed answer: what was wrong with the first reply, if there was one,
+    and why it could not be mended."""
+    return NOT_MENDED.format(why=why, then=then) if why else then
 
 
 def _arguments(reply: ModelReply, schema: AnswerSchema) -> Any:
@@ -176,7 +183,7 @@ def _untyped(
     """``update`` with no typed answer: the outcome incomplete (an incomplete one keeps its
     reason), ``why`` in its ``typed_error``, and the text answer as it was, its metadata
     saying the same outcome."""
-    outcome: Outcome = dict(after.get("outcome") or ANSWERED)  # type: ignore[assignment]
+    outcome: Outcome = {**(after.get("outcome") or ANSWERED)}
     if outcome["status"] == "answered":
         reason = NOT_TYPED.format(why=why)
         note = TYPED_NOTE.format(name=schema.name, why=why)
