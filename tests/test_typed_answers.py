@@ -33,7 +33,7 @@ from reasoning_graphs.response_format import MAX_ANSWER_CHARS
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.state_writes import StateWriteError
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-from tests.helpers.cli_driver import run_cli
+from tests.helpers.cli_driver import run_cli, thread_id_from
 from tests.helpers.openai_server import MODEL_SPEC
 from tests.test_cli_answers import CANDIDATE_REPLIES
 
@@ -361,12 +361,19 @@ def test_cli_prints_the_typed_answer_as_json(db, tmp_path, monkeypatch, capsys) 
     schema.write_text(json.dumps(PRODUCT_SCHEMA))
 
     use_model(monkeypatch, ANSWER, {"value": 42})
-    code, out, err = run_cli(monkeypatch, capsys, "run", "What is 6*7?", "--schema", str(schema))
+    code, first, err = run_cli(monkeypatch, capsys, "run", "What is 6*7?", "--schema", str(schema))
     assert code == exits.ANSWERED, err
-    lines = out.splitlines()
+    lines = first.splitlines()
     typed = lines[lines.index(f"Answer: {ANSWER}") + 1]
     assert typed.startswith("Typed answer: ")
     assert json.loads(typed.removeprefix("Typed answer: ")) == {"value": 42}
+
+    use_model(monkeypatch, ANSWER, {"value": 7})  # a follow-up on the thread keeps the schema
+    code, out, _ = run_cli(monkeypatch, capsys, "run", "7?", "--thread", thread_id_from(first))
+    assert code == exits.ANSWERED
+    assert 'Typed answer: {"value": 7}' in out.splitlines()
+    code, out, _ = run_cli(monkeypatch, capsys, "threads")
+    assert code == exits.ANSWERED
 
     use_model(monkeypatch, ANSWER, {"value": 42})
     code, out, _ = run_cli(monkeypatch, capsys, "run", "6*7?", "--schema", str(schema), "--json")
