@@ -50,8 +50,8 @@ store: Memory that outlives a thread (Reflexion's lessons, the ``remember`` and
     ``recall`` tools): a LangGraph ``BaseStore``, or a string naming one
     (see :mod:`reasoning_graphs.stores`); the dev server brings its own.
 retry: Retry policy for model calls (default: backoff on transient errors).
-**options: Budgets, approval lists, block rules and the system prompt
-    (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`)."""
+**options: Budgets, approval lists, block rules, the system prompt and the
+    answer's ``response_format`` (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`)."""
 UNKNOWN_OPTIONS = "{builder}() takes no option {names}: its own are {own}, the rest AgentOptions'"
 SECTIONS = ("Raises:", "Returns:", "Example:")
 """Docstring sections that follow ``Args:``."""
