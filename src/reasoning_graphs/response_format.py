@@ -203,13 +203,8 @@ def _json_schema_value(schema: dict[str, Any], data: Mapping[str, Any]) -> dict[
     errors = sorted(validator_for(schema)(schema).iter_errors(value), key=lambda e: list(e.path))
     if errors:
         problems = [f"{'.'.join(map(str, e.path)) or 'answer'}: {e.message}" for e in errors]
-        raise AnswerInvalid(_clipped("; ".join(problems)))
+        raise AnswerInvalid(validation_problems(AnswerInvalid("; ".join(problems))))
     return value
-
-
-def _clipped(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _function_name(title: str) -> str:
