@@ -62,6 +62,17 @@ expected = {"three lookups": "Cedar Point, at 334 m.", "four hops": "Donald."}
 assert all(row["answer"] == expected[row["task"]] for row in rows), rows
 assert {row["model calls"] for row in rows if row["pattern"] in ("rewoo", "llm_compiler")} == {2}
 """,
+    "ecosystem": """
+assert [(e["tool"], e["observation"]) for e in added["trajectory"] if e["kind"] == "action"] == [
+    ("add", "42")
+]
+assert [call["name"] for call in calls] == ["delete_note"]
+assert remaining == "todo"
+assert typed["structured_response"] == Sum(terms=[2, 40], total=42)
+assert server.poll() is not None
+assert "Phobos" in recalled
+assert "Phobos" not in unrelated
+""",
     "text_react_parser": """
 assert state["outcome"] == {"status": "answered"}
 assert state["messages"][-1].content == "395"
