@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.cli import exits, runs
@@ -458,3 +459,72 @@ def test_the_embedded_model_writes_the_typed_answer_under_its_grammar() -> None:
 @pytest.mark.openai_server
 def test_the_typed_answer_is_read_from_the_llama_cpp_server(openai_server: Any) -> None:
     assert_read(typed_on(resolve_model(MODEL_SPEC)))
+
+
+class NativeScriptedModel(ScriptedChatModel):
+    """A scripted model whose profile says its provider writes structured output itself:
+    ``json_schema`` requests are answered from ``native`` (a value, or an exception the
+    provider raises), the rest as any scripted model answers them."""
+
+    native: list[Any] = Field(default_factory=list)
+    methods: list[str] = Field(default_factory=list)
+
+    def with_structured_output(  # type: ignore[override]
+        self, schema: Any, *, include_raw: bool = False, method: str = "function_calling"
+    ) -> Any:
+        self.methods.append(method)
+        if method != "json_schema":
+            return super().with_structured_output(schema, include_raw=include_raw)
+
+        def answer(_: Any) -> dict[str, Any]:
+            item = self.native.pop(0)
+            if isinstance(item, Exception):
+                raise item
+            raw = AIMessage(json.dumps(item))
+            return {"raw": raw, "parsed": schema.model_validate(item), "parsing_error": None}
+
+        return RunnableLambda(answer)
+
+
+def native_model(*native: Any, script: tuple[Any, ...] = ()) -> NativeScriptedModel:
+    return NativeScriptedModel(
+        script=[ANSWER, *script], native=list(native), profile={"structured_output": True}
+    )
+
+
+def test_a_provider_with_its_own_structured_output_is_asked_in_it() -> None:
+    model = native_model({"value": 42})
+
+    state = graph_builder("react")(model, [], response_format=Product).invoke(QUESTION)
+
+    assert state["structured_response"] == Product(value=42)
+    assert model.methods == ["json_schema"]
+    assert state["outcome"] == {"status": "answered"}
+
+
+def test_a_refused_native_request_is_asked_again_as_a_tool_call() -> None:
+    model = native_model(ValueError("response_format is not supported"), script=({"value": 42},))
+
+    state = graph_builder("react")(model, [], response_format=Product).invoke(QUESTION)
+
+    assert state["structured_response"] == Product(value=42)
+    assert model.methods == ["json_schema", "function_calling"]
+
+
+def test_openai_models_are_asked_natively_only_where_their_profile_says_so() -> None:
+    from langchain_openai import ChatOpenAI
+
+    from reasoning_graphs.nodes.model.bindings import Bindings
+
+    bindings = Bindings()
+    known = ChatOpenAI(model="gpt-4o", api_key="unused", base_url="http://127.0.0.1:9/v1")
+    served = ChatOpenAI(model="smollm2", api_key="unused", base_url="http://127.0.0.1:9/v1")
+
+    native = repr(bindings.bound(known, schema=Product, native=True))
+    tool = repr(bindings.bound(served, schema=Product, native=True))
+    plain = repr(bindings.bound(known, schema=Product))
+
+    assert "json_schema" in native
+    assert "json_schema" not in tool
+    assert "'tools'" in tool
+    assert "json_schema" not in plain

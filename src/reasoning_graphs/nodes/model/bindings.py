@@ -53,18 +53,30 @@ class Bindings:
         tools: Sequence[BaseTool] = (),
         tool_choice: str | None = None,
         schema: type[BaseModel] | None = None,
+        native: bool = False,
         stop: Sequence[str] | None = None,
         grammar: str | None = None,
     ) -> Runnable:
-        """``model`` bound to ``tools`` (with ``tool_choice``), or answering in ``schema``,
-        with the stop sequences and the grammar (llama.cpp models only) applied."""
-        key = (id(model), tuple(map(id, tools)), tool_choice, schema, tuple(stop or ()), grammar)
+        """``model`` bound to ``tools`` (with ``tool_choice``), or answering in ``schema``
+        (in the provider's own structured output when ``native`` and the model has one,
+        see :func:`has_native_output`), with the stop sequences and the grammar (llama.cpp
+        models only) applied."""
+        native = native and schema is not None and has_native_output(model)
+        key = (
+            id(model),
+            tuple(map(id, tools)),
+            tool_choice,
+            schema,
+            native,
+            tuple(stop or ()),
+            grammar,
+        )
         with self._lock:
             kept = self._kept.get(key)
             if kept is not None:
                 self._kept.move_to_end(key)
                 return kept.binding
-        binding = _bind(model, tools, tool_choice, schema, stop, grammar)
+        binding = _bind(model, tools, tool_choice, schema, native, stop, grammar)
         with self._lock:
             self._kept[key] = _Kept(model, tuple(tools), binding)
             while len(self._kept) > self._size:
@@ -86,6 +98,7 @@ def _bind(
     tools: Sequence[BaseTool],
     tool_choice: str | None,
     schema: type[BaseModel] | None,
+    native: bool,
     stop: Sequence[str] | None,
     grammar: str | None,
 ) -> Runnable:
@@ -99,15 +112,24 @@ def _bind(
     if schema is not None:
         if options:
             raise ValueError(TYPED_WITH_OPTIONS)
-        return _typed(model, schema)
+        return _typed(model, schema, native)
     if tools:
         choice = {} if tool_choice is None else {"tool_choice": tool_choice}
         return model.bind_tools(list(tools), **choice).bind(**options)
     return model.bind(**options) if options else model
 
 
-def _typed(model: BaseChatModel, schema: type[BaseModel]) -> Runnable:
-    """The model answering in ``schema``, through tool calling where the model lets us choose.
+def has_native_output(model: BaseChatModel) -> bool:
+    """Whether the model's profile says its provider writes structured output itself (as
+    LangChain's ``create_agent`` decides between its ``ProviderStrategy`` and
+    ``ToolStrategy``); a model without a profile (a local server's) has none."""
+    profile = getattr(model, "profile", None) or {}
+    return bool(profile.get("structured_output"))
+
+
+def _typed(model: BaseChatModel, schema: type[BaseModel], native: bool) -> Runnable:
+    """The model answering in ``schema``: through tool calling where the model lets us
+    choose, or in the provider's own structured output (``json_schema``) when ``native``.
 
     Tool calling is what OpenAI-compatible servers support most widely:
     langchain-openai's default (``response_format`` of type ``json_schema``) is
@@ -115,7 +137,8 @@ def _typed(model: BaseChatModel, schema: type[BaseModel]) -> Runnable:
     schema's name (``Plan``) rather than as a bare ``RunnableSequence``.
     """
     if "method" in inspect.signature(model.with_structured_output).parameters:
-        typed = model.with_structured_output(schema, include_raw=True, method="function_calling")
+        method = "json_schema" if native else "function_calling"
+        typed = model.with_structured_output(schema, include_raw=True, method=method)
     else:
         typed = model.with_structured_output(schema, include_raw=True)
     return typed.with_config(run_name=schema.__name__)

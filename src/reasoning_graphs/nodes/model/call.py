@@ -118,6 +118,9 @@ class ModelRequest:
         tool_choice: ``"none"`` to forbid calls while tools stay described,
             ``"any"`` or a tool name to force one (provider support varies).
         schema: A pydantic model for a typed reply (``with_structured_output``).
+        native: Ask for ``schema`` in the provider's own structured output where the
+            model's profile says it has one (LangChain's ``ProviderStrategy``); tool
+            calling otherwise, and always without it.
         stop: Stop sequences (not with ``schema``).
         grammar: A GBNF grammar for free text (llama.cpp models only; not with ``schema``).
         shared_tokens: The tokens this call shares with the other calls of its batch
@@ -129,6 +132,7 @@ class ModelRequest:
     tools: Sequence[BaseTool] = ()
     tool_choice: str | None = None
     schema: type[BaseModel] | None = None
+    native: bool = False
     stop: Sequence[str] | None = None
     grammar: str | None = None
     shared_tokens: SharedTokens | None = None
@@ -358,6 +362,7 @@ def _ask(
         tools=request.tools,
         tool_choice=request.tool_choice,
         schema=request.schema,
+        native=request.native,
         stop=request.stop,
         grammar=request.grammar,
     )

@@ -3,10 +3,13 @@
 With ``response_format`` (a build option: a Pydantic model, a TypedDict or a JSON
 schema; or a run's JSON schema when the graph was built without one), the step that
 ends a question makes one more model call once its answer is settled: the model is
-given the question and the answer and asked for the answer as a call of the schema
-(:mod:`~reasoning_graphs.response_format`) — through the model seam, so providers get
-the schema as a function and the embedded model a JSON grammar. The reply is checked
-against the schema; one that does not fit is sent back once with what is wrong. The
+given the question and the answer and asked for the answer in the schema
+(:mod:`~reasoning_graphs.response_format`) — through the model seam, so a provider whose
+model profile says it writes structured output itself is asked for it natively (as
+LangChain's ``ProviderStrategy`` does), other providers get the schema as a function
+(``ToolStrategy``) and the embedded model a JSON grammar. The reply is checked against
+the schema; one that does not fit, or a native request the provider refused, is asked
+once more, as a function call, with what was wrong. The
 value goes to ``state["structured_response"]``: a model instance for a Pydantic schema,
 else a ``dict``.
 
@@ -38,6 +41,7 @@ from reasoning_graphs.nodes.grounding.report import final_answer, models_words, 
 from reasoning_graphs.nodes.guards.budget import exhausted, question_spending
 from reasoning_graphs.nodes.guards.honest import no_answer_reason, own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
+from reasoning_graphs.nodes.model.bindings import has_native_output
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.question import latest_request, question_number
@@ -111,7 +115,8 @@ def _typed_value(
     ]
     records: list[TrajectoryRecord] = []
     why = ""
-    for _attempt in range(2):
+    native = has_native_output(run.model)  # the first call only: the second is a tool call
+    for attempt in range(2):
         spent = exhausted(
             replace(run.limits, max_tool_calls=None),
             question_spending({**state, "trajectory": [*state["trajectory"], *records]}),
@@ -120,16 +125,19 @@ def _typed_value(
             why = _also(why, BUDGET_SPENT.format(reason=spent.get("reason", "spent")))
             break
         try:
-            reply = yield from call_model(
-                run, ModelRequest(prompt=prompt, schema=schema.reply_model), state
-            )
+            request = ModelRequest(prompt=prompt, schema=schema.reply_model, native=native)
+            reply = yield from call_model(run, request, state)
         except QuestionStopped as stop:
             why = _also(why, STOPPED.format(reason=stop.outcome.get("reason", "stopped")))
             records += [*stop.events, *stop.records]
             break
         except Exception as error:  # a provider's refusal must not cost the answer
             why = _also(why, CALL_FAILED.format(error=error_summary(error)))
+            if native and attempt == 0:  # its own structured output refused: a tool call next
+                native = False
+                continue
             break
+        native = False
         records += reply.events
         try:
             value = schema.validate(_arguments(reply, schema))
