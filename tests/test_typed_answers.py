@@ -517,8 +517,10 @@ def test_openai_models_are_asked_natively_only_where_their_profile_says_so() -> 
     from reasoning_graphs.nodes.model.bindings import Bindings
 
     bindings = Bindings()
-    known = ChatOpenAI(model="gpt-4o", api_key="unused", base_url="http://127.0.0.1:9/v1")
-    served = ChatOpenAI(model="smollm2", api_key="unused", base_url="http://127.0.0.1:9/v1")
+    where = {"api_key": "unused", "base_url": "http://127.0.0.1:9/v1"}
+    # the profile langchain-openai ships for gpt-4o says so; set here, older releases had none
+    known = ChatOpenAI(model="gpt-4o", profile={"structured_output": True}, **where)
+    served = ChatOpenAI(model="smollm2", **where)  # a local server's model: no profile
 
     native = repr(bindings.bound(known, schema=Product, native=True))
     tool = repr(bindings.bound(served, schema=Product, native=True))
