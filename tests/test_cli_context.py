@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -25,9 +26,10 @@ def test_context_flags_reach_the_graph_and_stay_with_the_thread(db, monkeypatch,
     built: list[dict] = []
     real_graph = runs._graph
 
-    def recording(store, pattern, model_spec, workspace, docs, limits=None):
+    def recording(*args, **kwargs):
+        limits = inspect.signature(real_graph).bind(*args, **kwargs).arguments.get("limits")
         built.append(dict(limits or {}))
-        return real_graph(store, pattern, model_spec, workspace, docs, limits)
+        return real_graph(*args, **kwargs)
 
     model = ScriptedChatModel(script=["Fine."], cycle=True)
     monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
