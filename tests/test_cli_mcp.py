@@ -73,6 +73,20 @@ def test_every_tool_using_pattern_gets_the_servers_tools(
     assert all(gone(pid) for pid in notes.pids())  # closed when the command ended
 
 
+def test_an_observation_of_content_blocks_shows_as_its_text(
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    servers_file: Path,
+) -> None:
+    use_model(monkeypatch, [tool_call("add", a=20, b=22), "42"])
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "--mcp", str(servers_file), "20+22?")
+
+    assert code == exits.ANSWERED, err
+    assert "Observation: 42" in out.splitlines()
+
+
 def test_a_destructive_tool_is_put_to_the_person_and_rejected_never_runs(
     env: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,

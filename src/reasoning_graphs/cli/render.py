@@ -46,6 +46,7 @@ from reasoning_graphs.nodes.steps.reflect import REFLECTION
 from reasoning_graphs.nodes.steps.typed_step import typed_step_of
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import CheckedClaim, Claim, GroundingReport, Outcome, Verification
+from reasoning_graphs.tools.output import content_text
 
 PLAN_NODES = frozenset({"plan", "replan"})
 """The nodes whose ``plan`` update is a plan the model wrote (a step's update only moves
@@ -305,7 +306,7 @@ class Printer:
             decision = decision_of(message)
             self.emit(
                 "observation",
-                str(message.content),
+                content_text(message.content),
                 tool=message.name,
                 call_id=message.tool_call_id,
                 status=message.status,
