@@ -67,15 +67,18 @@ per-step guards (see ``planning_overhead.py``).
 Run: python benchmarks/overhead.py [--pairs 3] [--rounds 300] [--ours react react_text]
      [--checkpointers none memory sqlite sqlite-async] [--invocations 100] [--no-short]
      [--context] [--quick] [--profile]
+     python benchmarks/overhead.py --instructions [--invocations 50]   # under callgrind
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import json
 import pstats
 import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -114,6 +117,13 @@ LABELS = {
 """``sqlite`` runs ours as built, saving each step before the next starts (``durability="sync"``);
 ``sqlite-async`` runs them as ``create_agent`` runs, saving while the next step runs: the
 difference between the two is what durable-by-default costs."""
+INSTRUCTION_AGENTS = ("react", "react_text", THEIRS, BARE)
+INSTRUCTION_SAVERS = ("none", "memory", "sqlite")
+FACES = ("sync", "async")
+INSTRUCTION_QUESTIONS = 50
+"""Questions counted under callgrind after the warm-up (``--instructions``)."""
+READY, DONE = "ready", "done"
+"""What a counted child prints when it waits for its instrumentation to be switched."""
 CONTEXT_STRATEGY = "window"
 """The prompt-fitting strategy of ``--context`` runs (the last 20 messages and the question)."""
 QUESTION = {"messages": [("user", "Echo each round, then say done.")]}
@@ -155,7 +165,9 @@ def script(agent: str, rounds: int) -> list[Any]:
 
 
 def open_saver(kind: str, directory: str) -> Any:
-    """A fresh saver of ``kind`` (``None`` for no checkpointer), the same class for every agent."""
+    """A fresh saver of ``kind`` (``None`` for no checkpointer), the same class for every agent;
+    LangGraph's ``SqliteSaver`` gets an async face (each async method in a worker thread, as
+    ours does), so the async face can run on it."""
     if kind == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
@@ -163,8 +175,13 @@ def open_saver(kind: str, directory: str) -> Any:
     if kind.startswith("sqlite"):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
+        from reasoning_graphs.checkpointers import ThreadedAsync
+
+        class ThreadedSqliteSaver(ThreadedAsync, SqliteSaver):
+            """LangGraph's sync-only ``SqliteSaver``, its async methods on a worker thread."""
+
         path = Path(directory) / "runs.sqlite"
-        return SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+        return ThreadedSqliteSaver(sqlite3.connect(path, check_same_thread=False))
     return None
 
 
@@ -291,6 +308,133 @@ def run_long(agent: str, kind: str, rounds: int, context: bool = False) -> dict[
             "peak_kb": peak_kb(),
             "growth_kb": peak_kb() - before,
         }
+
+
+def asker(graph: Any, agent: str, kind: str, face: str) -> Callable[[str], dict[str, Any]]:
+    """One question on a new thread, on ``face``; the async face keeps one event loop for
+    every question, as a program would."""
+    if face == "sync":
+        return lambda thread: graph.invoke(QUESTION, config(1, thread, agent, kind))
+    loop = asyncio.new_event_loop()
+    return lambda thread: loop.run_until_complete(
+        graph.ainvoke(QUESTION, config(1, thread, agent, kind))
+    )
+
+
+def wait_for_switch(mark: str) -> None:
+    """Say ``mark`` and wait until the parent has switched callgrind's instrumentation."""
+    print(mark, flush=True)
+    sys.stdin.readline()
+
+
+def run_counted(agent: str, kind: str, face: str, questions: int) -> dict[str, Any]:
+    """Short questions under callgrind: a warm-up uncounted, then ``questions`` counted."""
+    with tempfile.TemporaryDirectory() as directory:
+        model = ScriptModel(script=script(agent, 1), cycle=True)
+        graph = build(agent, model, open_saver(kind, directory))
+        ask = asker(graph, agent, kind, face)
+        check(agent, ask("warm-up"), 1)
+        wait_for_switch(READY)
+        for number in range(questions):
+            result = ask(f"question-{number}")
+        wait_for_switch(DONE)
+        check(agent, result, 1)
+        return {"questions": questions}
+
+
+def count_instructions(agent: str, kind: str, face: str, questions: int) -> float:
+    """Instructions per question of ``agent`` (every thread), under valgrind's callgrind with
+    instrumentation switched on only while the counted questions run."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = Path(directory) / "callgrind.out"
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            __file__,
+            "--child",
+            agent,
+            "--mode",
+            "instructions",
+            "--kind",
+            kind,
+            "--face",
+            face,
+            "--invocations",
+            str(questions),
+        ]
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for mark, switch in ((READY, "on"), (DONE, "off")):
+            _read_until(process, mark, agent)
+            control = ["callgrind_control", "--instr=" + switch, str(process.pid)]
+            subprocess.run(control, capture_output=True, check=True)
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.flush()
+        if process.wait():
+            raise SystemExit(f"{agent} ({kind}, {face}) under callgrind failed")
+        totals = next(line for line in out.read_text().splitlines() if line.startswith("totals:"))
+        return int(totals.split()[1]) / questions
+
+
+def _read_until(process: subprocess.Popen[str], mark: str, agent: str) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.strip() == mark:
+            return
+    raise SystemExit(f"{agent} ended under callgrind before saying {mark!r}")
+
+
+def instruction_table(counts: dict[tuple[str, str, str], float], questions: int) -> str:
+    """Millions of instructions per question: each agent on both faces and each saver,
+    the async/sync ratio, and each face divided by ``create_agent``'s on the same face."""
+    rows = [
+        f"Instructions per question (callgrind, every thread; {questions} questions after "
+        "a warm-up, each on a new thread), in millions.",
+        "",
+        "| saver | agent | sync | async | async/sync | sync ÷ create_agent | "
+        "async ÷ create_agent |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind in INSTRUCTION_SAVERS:
+        for agent in INSTRUCTION_AGENTS:
+            sync, run_async = counts[agent, kind, "sync"], counts[agent, kind, "async"]
+            base_sync, base_async = counts[THEIRS, kind, "sync"], counts[THEIRS, kind, "async"]
+            rows.append(
+                markdown_row(
+                    [
+                        LABELS[kind],
+                        agent,
+                        f"{sync / 1e6:.2f}",
+                        f"{run_async / 1e6:.2f}",
+                        f"{run_async / sync:.2f}",
+                        f"{sync / base_sync:.2f}",
+                        f"{run_async / base_async:.2f}",
+                    ]
+                )
+            )
+    return "\n".join(rows)
+
+
+def run_instructions(questions: int) -> str:
+    """The instruction table of every agent, saver and face (``--instructions``)."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    counts = {}
+    for kind in INSTRUCTION_SAVERS:
+        for face in FACES:
+            for agent in INSTRUCTION_AGENTS:
+                print(f"  callgrind: {agent}, {kind}, {face}", file=sys.stderr, flush=True)
+                counts[agent, kind, face] = count_instructions(agent, kind, face, questions)
+    return instruction_table(counts, questions)
 
 
 def measure(
@@ -488,7 +632,9 @@ def profile(rounds: int, top: int = 25) -> str:
 
 
 def child(args: argparse.Namespace) -> None:
-    if args.mode == "short":
+    if args.mode == "instructions":
+        result = run_counted(args.child, args.kind, args.face, args.invocations)
+    elif args.mode == "short":
         result = run_short(args.child, args.kind, args.invocations)
     else:
         result = run_long(args.child, args.kind, args.rounds[0], args.context)
@@ -503,7 +649,12 @@ def main() -> None:
     )
     parser.add_argument("--checkpointers", nargs="+", choices=CHECKPOINTERS, default=CHECKPOINTERS)
     parser.add_argument("--ours", nargs="+", choices=OURS, default=list(OURS))
-    parser.add_argument("--invocations", type=int, default=100, help="short questions timed")
+    parser.add_argument(
+        "--invocations",
+        type=int,
+        default=None,
+        help=f"short questions timed (100; --instructions: {INSTRUCTION_QUESTIONS})",
+    )
     parser.add_argument("--no-short", action="store_true", help="long runs only")
     parser.add_argument("--quick", action="store_true", help="one trial, 100 rounds (~30 s)")
     parser.add_argument(
@@ -514,7 +665,13 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile one run of ours")
     parser.add_argument("--profile-rounds", type=int, default=300)
     parser.add_argument("--child", choices=(*OURS, THEIRS, *REFERENCES), help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=("short", "long"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the instructions per short question, under callgrind (needs valgrind)",
+    )
+    parser.add_argument("--mode", choices=("short", "long", "instructions"), help=argparse.SUPPRESS)
+    parser.add_argument("--face", choices=FACES, default="sync", help=argparse.SUPPRESS)
     parser.add_argument("--kind", choices=CHECKPOINTERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -525,6 +682,10 @@ def main() -> None:
         args.checkpointers = ["none", "sqlite", "sqlite-async"]
         args.profile_rounds = 100
     print("# Orchestration overhead: ours vs create_agent\n", flush=True)
+    if args.instructions:
+        print(run_instructions(args.invocations or INSTRUCTION_QUESTIONS), flush=True)
+        return
+    args.invocations = args.invocations or 100
     for kind in [] if args.no_short else args.checkpointers:
         trials = run_setting("short", kind, 1, args)
         print(f"## Short question (1 round), {LABELS[kind]}\n", flush=True)
