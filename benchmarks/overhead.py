@@ -117,7 +117,7 @@ LABELS = {
 """``sqlite`` runs ours as built, saving each step before the next starts (``durability="sync"``);
 ``sqlite-async`` runs them as ``create_agent`` runs, saving while the next step runs: the
 difference between the two is what durable-by-default costs."""
-INSTRUCTION_AGENTS = ("react", "react_text", THEIRS, BARE)
+INSTRUCTION_AGENTS = ("react", "react_text", THEIRS, UNTIMED, BARE)
 INSTRUCTION_SAVERS = ("none", "memory", "sqlite")
 FACES = ("sync", "async")
 INSTRUCTION_QUESTIONS = 50
