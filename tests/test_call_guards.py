@@ -126,6 +126,33 @@ def test_a_silent_model_is_stopped_by_the_idle_timeout(face: str) -> None:
     assert len(model.calls) == 1
 
 
+class StreamingModel(ScriptedChatModel):
+    """A model with a ``streaming`` field, as many providers' have: set, LangChain streams
+    every reply."""
+
+    streaming: bool = False
+
+
+@FACES
+@pytest.mark.parametrize("streamed_by", ["messages mode", "the model"])
+def test_a_reply_that_keeps_streaming_is_never_cut_by_the_idle_timeout(
+    face: str, streamed_by: str
+) -> None:
+    # 1.5 s of words, one every 0.05 s, under an idle timeout of 0.4 s: never silent, so whole
+    reply = " ".join(["steady"] * 30)
+    model = StreamingModel(script=[reply], token_delay=0.05)
+    if streamed_by == "the model":
+        model = StreamingModel(script=[reply], token_delay=0.05, streaming=True)
+    graph = react.build_graph(model, tools=[calculator()], idle_timeout=0.4)
+
+    modes = ["messages", "values"] if streamed_by == "messages mode" else ["values"]
+    state = [value for mode, value in stream(graph, face, modes) if mode == "values"][-1]
+
+    assert state["outcome"]["status"] == "answered"
+    assert state["messages"][-1].content == reply
+    assert not stopped_events(state)
+
+
 @FACES
 def test_a_reply_that_keeps_streaming_is_stopped_by_the_call_timeout(face: str) -> None:
     # words keep coming (never idle), but the whole reply would take 20 s; streamed as the

@@ -129,10 +129,12 @@ async def arun_held(
     """:func:`run_held` for the async face: each try runs in a worker thread (a try on
     PostgreSQL is a round trip), and a waiting run sleeps on the event loop."""
     thread_id, wait = _run_thread(config, nested)
-    # in a worker thread: finding a SQLite saver's file waits for the saver's lock
     lock = None
-    if thread_id is not None:
+    if thread_id is not None and _first_look(saver):
+        # in a worker thread: finding a SQLite saver's file waits for the saver's lock
         lock = await asyncio.to_thread(_lock_to_take, saver, thread_id)
+    elif thread_id is not None:
+        lock = _lock_to_take(saver, thread_id)
     if thread_id is None or lock is None:
         yield
         return
@@ -143,8 +145,12 @@ async def arun_held(
     try:
         yield
     finally:
-        # shielded: a release queued for a worker thread must not be cancelled with the run
-        await asyncio.shield(asyncio.get_running_loop().run_in_executor(None, lock.release))
+        if isinstance(lock, ProcessLock):  # never waits: given back on the loop
+            lock.release()
+        else:
+            # shielded: a release queued for a worker thread must not be cancelled with the run
+            loop = asyncio.get_running_loop()
+            await asyncio.shield(loop.run_in_executor(None, lock.release))
 
 
 def thread_lock(saver: Any, thread_id: str) -> ThreadLock | None:
@@ -272,8 +278,10 @@ def _acquire(lock: ThreadLock, thread_id: str, wait: bool) -> None:
 
 
 async def _attempt(lock: ThreadLock) -> bool:
-    """One try in a worker thread; a try that succeeds after its caller was cancelled is
-    given back."""
+    """One try: on the loop for a lock in this process (it never waits), else in a worker
+    thread; a try that succeeds after its caller was cancelled is given back."""
+    if isinstance(lock, ProcessLock):
+        return lock.try_acquire()
     loop = asyncio.get_running_loop()
     attempt = loop.run_in_executor(None, lock.try_acquire)
     try:
@@ -286,6 +294,11 @@ async def _attempt(lock: ThreadLock) -> bool:
 def _give_back(loop: asyncio.AbstractEventLoop, lock: ThreadLock, done: asyncio.Future) -> None:
     if not done.cancelled() and done.exception() is None and done.result():
         loop.run_in_executor(None, lock.release)
+
+
+def _first_look(saver: Any) -> bool:
+    """Whether finding ``saver``'s lock may wait: a SQLite saver's file, before it is known."""
+    return isinstance(saver, SqliteSaver) and saver not in _sqlite_files
 
 
 def _sqlite_file(saver: SqliteSaver) -> str:

@@ -136,6 +136,8 @@ class TextIndex:
         inside = [start <= word.start() and word.end() <= end for word in found]
         if tuple(word for word, said in zip(words, inside, strict=True) if said) in self.short:
             return True
+        if length(words) < COPIED_WORDS:  # too short to copy enough, whatever it copies
+            return False
         copied = [False] * len(words)
         for first in range(len(words) - RUN_WORDS + 1):
             if tuple(words[first : first + RUN_WORDS]) in self.runs:

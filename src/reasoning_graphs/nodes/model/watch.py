@@ -46,8 +46,11 @@ from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
 from reasoning_graphs.effects import Effect, in_daemon_thread
@@ -321,6 +324,8 @@ class Watched(Effect):
         self.runnable, self.value, self.watch = runnable, value, watch
 
     def _invoke(self) -> Any:
+        if not _may_stream(self.runnable, self.watch):  # the handler would see nothing
+            return self.runnable.invoke(self.value)
         return _under(self.watch, lambda: self.runnable.invoke(self.value))
 
     def run(self) -> Any:
@@ -358,19 +363,22 @@ class Watched(Effect):
     async def _arun(self) -> Any:
         if not self.watch.allowance.limited:
             return await self.runnable.ainvoke(self.value)
-        loop, spent = asyncio.get_running_loop(), asyncio.Event()
+        loop = asyncio.get_running_loop()
+        spent: asyncio.Future[None] = loop.create_future()  # set once the allowance is spent
         self.watch.raises = False
 
         def wake() -> None:
-            loop.call_soon_threadsafe(spent.set)
+            loop.call_soon_threadsafe(_settle, spent)
 
         self.watch.wake = wake
-        task = asyncio.ensure_future(_aunder(self.watch, self.runnable.ainvoke(self.value)))
-        waiter = asyncio.ensure_future(spent.wait())
+        call = self.runnable.ainvoke(self.value)
+        if _may_stream(self.runnable, self.watch):
+            call = _aunder(self.watch, call)
+        task = asyncio.ensure_future(call)
         try:
             while True:
                 await asyncio.wait(
-                    {task, waiter},
+                    {task, spent},
                     timeout=self.watch.seconds_to_check(),
                     return_when=asyncio.FIRST_COMPLETED,
                 )
@@ -381,7 +389,34 @@ class Watched(Effect):
                     task.cancel()
                     raise stop
         finally:
-            waiter.cancel()
+            spent.cancel()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _may_stream(runnable: Runnable, watch: CallWatch) -> bool:
+    """Whether the call may stream, so that its watch's handler has chunks to see: the watch
+    asks for it, a handler of the caller's does (LangGraph's ``messages`` mode), or the model
+    streams of its own accord (``streaming=True``, or a bound ``stream`` argument). A call
+    that streams not is watched from the calling side alone, at no cost to LangChain's
+    callbacks; a runnable whose model cannot be found is taken to stream."""
+    if isinstance(watch, StreamingWatch):
+        return True
+    config = var_child_runnable_config.get() or {}
+    callbacks = config.get("callbacks")
+    handlers = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", ())
+    if any(isinstance(handler, _StreamingCallbackHandler) for handler in handlers):
+        return True
+    while isinstance(runnable, RunnableBinding):
+        if runnable.kwargs.get("stream"):
+            return True
+        runnable = runnable.bound
+    if not isinstance(runnable, BaseChatModel):
+        return True
+    return getattr(runnable, "streaming", False) is True
 
 
 def _chunk_text(token: Any, chunk: Any) -> str:

@@ -65,6 +65,7 @@ from reasoning_graphs.nodes.steps.finish import (
 from reasoning_graphs.nodes.steps.observe import make_observe, round_update
 from reasoning_graphs.nodes.steps.reflect import REFLECT, Reflection, make_reflect
 from reasoning_graphs.nodes.steps.verify import make_report, verified
+from reasoning_graphs.nodes.wiring.agent_graph import AgentGraph
 from reasoning_graphs.nodes.wiring.checked_graph import checked
 from reasoning_graphs.nodes.wiring.durability import with_sync_durability
 from reasoning_graphs.question import (
@@ -129,7 +130,7 @@ def agent_graph_builder(
 ) -> StateGraph[Any, Any, Any, Any]:
     """An empty graph over the agent state (or a pattern's extension of it), with the
     chat input and the run options Studio shows (a pattern's own extend the shared ones)."""
-    return StateGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
+    return AgentGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
 
 
 def add_report(builder: StateGraph, setup: AgentSetup) -> str:
