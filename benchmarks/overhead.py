@@ -132,10 +132,16 @@ STAMPS: list[float] = []
 """When each call of the tool ran (``time.perf_counter``), in order."""
 
 
+SWITCHES: dict[int, str] = {}
+"""Tool calls after which a counted long run waits for callgrind to be switched, by number."""
+
+
 @tool
 def echo(text: str) -> str:
     """Return the text unchanged."""
     STAMPS.append(time.perf_counter())
+    if len(STAMPS) in SWITCHES:
+        wait_for_switch(SWITCHES[len(STAMPS)])
     return text
 
 
@@ -345,6 +351,15 @@ def run_counted(agent: str, kind: str, face: str, questions: int) -> dict[str, A
 def count_instructions(agent: str, kind: str, face: str, questions: int) -> float:
     """Instructions per question of ``agent`` (every thread), under valgrind's callgrind with
     instrumentation switched on only while the counted questions run."""
+    arguments = ["--child", agent, "--mode", "instructions", "--kind", kind, "--face", face]
+    (counted,) = count_windows([*arguments, "--invocations", str(questions)], agent)
+    return counted / questions
+
+
+def count_windows(arguments: list[str], label: str) -> list[int]:
+    """Instructions of each counted stretch of this file run with ``arguments`` under
+    callgrind (every thread). The child says :data:`READY` before a stretch and
+    :data:`DONE` after it, and waits each time until the instrumentation is switched."""
     with tempfile.TemporaryDirectory() as directory:
         out = Path(directory) / "callgrind.out"
         command = [
@@ -354,16 +369,7 @@ def count_instructions(agent: str, kind: str, face: str, questions: int) -> floa
             f"--callgrind-out-file={out}",
             sys.executable,
             __file__,
-            "--child",
-            agent,
-            "--mode",
-            "instructions",
-            "--kind",
-            kind,
-            "--face",
-            face,
-            "--invocations",
-            str(questions),
+            *arguments,
         ]
         process = subprocess.Popen(
             command,
@@ -372,17 +378,46 @@ def count_instructions(agent: str, kind: str, face: str, questions: int) -> floa
             stderr=subprocess.DEVNULL,
             text=True,
         )
-        for mark, switch in ((READY, "on"), (DONE, "off")):
-            _read_until(process, mark, agent)
-            control = ["callgrind_control", "--instr=" + switch, str(process.pid)]
-            subprocess.run(control, capture_output=True, check=True)
-            assert process.stdin is not None
-            process.stdin.write("go\n")
-            process.stdin.flush()
+        assert process.stdin is not None
+        assert process.stdout is not None
+        switches = {READY: [["--instr=on"]], DONE: [["--instr=off"], ["--dump"]]}
+        for line in process.stdout:
+            for switch in switches.get(line.strip(), []):
+                control = ["callgrind_control", *switch, str(process.pid)]
+                subprocess.run(control, capture_output=True, check=True)
+            if line.strip() in switches:
+                process.stdin.write("go\n")
+                process.stdin.flush()
         if process.wait():
-            raise SystemExit(f"{agent} ({kind}, {face}) under callgrind failed")
-        totals = next(line for line in out.read_text().splitlines() if line.startswith("totals:"))
-        return int(totals.split()[1]) / questions
+            raise SystemExit(f"{label} ({' '.join(arguments)}) under callgrind failed")
+        dumps = sorted(Path(directory).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        if not dumps:
+            raise SystemExit(f"{label} ended under callgrind before a counted stretch")
+        return [_totals(dump) for dump in dumps]
+
+
+def _totals(dump: Path) -> int:
+    return int(
+        next(line for line in dump.read_text().splitlines() if line.startswith("totals:")).split()[
+            1
+        ]
+    )
+
+
+def run_long_counted(agent: str, kind: str, rounds: int) -> dict[str, Any]:
+    """One long run under callgrind, counted in two windows of :func:`window` rounds:
+    after round 50 up to round 100, and the last rounds (see :func:`count_windows`)."""
+    span = window(rounds)
+    SWITCHES.update({span: READY, 2 * span: DONE, rounds - span: READY, rounds: DONE})
+    return run_long(agent, kind, rounds)
+
+
+def long_instructions(agent: str, kind: str, rounds: int) -> tuple[float, float]:
+    """Instructions per round early (rounds 50-100) and late (the last 50) in one run."""
+    arguments = ["--child", agent, "--mode", "long-instructions", "--kind", kind]
+    early, late = count_windows([*arguments, "--rounds", str(rounds)], agent)
+    span = window(rounds)
+    return early / span, late / span
 
 
 def _read_until(process: subprocess.Popen[str], mark: str, agent: str) -> None:
@@ -421,6 +456,36 @@ def instruction_table(counts: dict[tuple[str, str, str], float], questions: int)
                     ]
                 )
             )
+    return "\n".join(rows)
+
+
+LONG_INSTRUCTION_AGENTS = ("react", "react_text", THEIRS)
+LONG_INSTRUCTION_SAVERS = ("memory", "sqlite")
+INSTRUCTION_ROUNDS = 1000
+
+
+def long_instruction_table(rounds: int) -> str:
+    """Millions of instructions per round early and late in one long run of each agent on
+    each saver, their ratio (growth), and each window divided by ``create_agent``'s."""
+    span = window(rounds)
+    rows = [
+        f"Instructions per round in one {rounds}-round run (callgrind, every thread): "
+        f"rounds {span + 1}-{2 * span} (early) and the last {span} (late), in millions.",
+        "",
+        "| saver | agent | early | late | late/early | early ÷ create_agent | "
+        "late ÷ create_agent |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind in LONG_INSTRUCTION_SAVERS:
+        counts = {}
+        for agent in LONG_INSTRUCTION_AGENTS:
+            print(f"  callgrind: {agent}, {kind}, {rounds} rounds", file=sys.stderr, flush=True)
+            counts[agent] = long_instructions(agent, kind, rounds)
+        base_early, base_late = counts[THEIRS]
+        for agent, (early, late) in counts.items():
+            cells = [f"{early / 1e6:.2f}", f"{late / 1e6:.2f}", f"{late / early:.2f}"]
+            cells += [f"{early / base_early:.2f}", f"{late / base_late:.2f}"]
+            rows.append(markdown_row([LABELS[kind], agent, *cells]))
     return "\n".join(rows)
 
 
@@ -634,6 +699,8 @@ def profile(rounds: int, top: int = 25) -> str:
 def child(args: argparse.Namespace) -> None:
     if args.mode == "instructions":
         result = run_counted(args.child, args.kind, args.face, args.invocations)
+    elif args.mode == "long-instructions":
+        result = run_long_counted(args.child, args.kind, args.rounds[0])
     elif args.mode == "short":
         result = run_short(args.child, args.kind, args.invocations)
     else:
@@ -670,7 +737,17 @@ def main() -> None:
         action="store_true",
         help="only the instructions per short question, under callgrind (needs valgrind)",
     )
-    parser.add_argument("--mode", choices=("short", "long", "instructions"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--instruction-rounds",
+        type=int,
+        default=INSTRUCTION_ROUNDS,
+        help="with --instructions: the long run whose early and late rounds are counted (0: none)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("short", "long", "instructions", "long-instructions"),
+        help=argparse.SUPPRESS,
+    )
     parser.add_argument("--face", choices=FACES, default="sync", help=argparse.SUPPRESS)
     parser.add_argument("--kind", choices=CHECKPOINTERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -683,7 +760,9 @@ def main() -> None:
         args.profile_rounds = 100
     print("# Orchestration overhead: ours vs create_agent\n", flush=True)
     if args.instructions:
-        print(run_instructions(args.invocations or INSTRUCTION_QUESTIONS), flush=True)
+        print(run_instructions(args.invocations or INSTRUCTION_QUESTIONS) + "\n", flush=True)
+        if args.instruction_rounds:
+            print(long_instruction_table(args.instruction_rounds), flush=True)
         return
     args.invocations = args.invocations or 100
     for kind in [] if args.no_short else args.checkpointers:

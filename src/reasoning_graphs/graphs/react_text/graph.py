@@ -24,7 +24,7 @@ from langgraph.types import Send
 from reasoning_graphs.context import StepFormat
 from reasoning_graphs.graphs.react_text.context import ReactTextContext
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
+from reasoning_graphs.nodes.guards.stop import call_stopped, model_step
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.finish import after_outcome
@@ -117,11 +117,13 @@ def build_graph(
             setup, text_format, max_format_errors=max_format_errors, remind_format=remind_format
         ),
     )
-    builder.add_node("think", model_node("think", verified(setup, think)))
-    builder.add_edge(START, "think")
-    builder.add_conditional_edges(
-        "think", make_after_think(setup), ["approve", ACT, "observe", "finish", END]
+    builder.add_routed_node(
+        "think",
+        model_step(verified(setup, think)),
+        make_after_think(setup),
+        ("approve", ACT, "observe", "finish", END),
     )
+    builder.add_edge(START, "think")
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True, reflect=True)
     return compile_agent(
         builder,

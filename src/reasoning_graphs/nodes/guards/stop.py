@@ -70,10 +70,18 @@ def stoppable(
     return body
 
 
+def model_step(
+    make_body: Callable[[Any], Body[Mapping[str, Any]]],
+) -> Callable[[Any], Body[Mapping[str, Any]]]:
+    """``make_body`` as a step that calls the model: a stopped call ends the question
+    incomplete, and so does an answer that is no answer."""
+    return stoppable(answers_checked(make_body))
+
+
 def model_node(name: str, make_body: Callable[[Any], Body[Mapping[str, Any]]]) -> Runnable:
-    """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model;
-    an answer it gives that is no answer ends the question incomplete."""
-    return effect_node(name, stoppable(answers_checked(make_body)))
+    """An :func:`~reasoning_graphs.effects.effect_node` for a node that calls the model
+    (:func:`model_step`)."""
+    return effect_node(name, model_step(make_body))
 
 
 def call_stopped(state: Mapping[str, Any]) -> bool:

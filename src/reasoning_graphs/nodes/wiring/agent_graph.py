@@ -11,13 +11,16 @@ inline on both faces instead; a step that waits on something outside is an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.graph import StateGraph
+
+from reasoning_graphs.effects import Body, effect_node
+from reasoning_graphs.nodes.wiring.routed import Router, routed
 
 try:  # the callable LangGraph makes of a plain function: private, so a move falls back
     from langgraph._internal._runnable import RunnableCallable
@@ -26,7 +29,27 @@ except ImportError:  # pragma: no cover - depends on the LangGraph version
 
 
 class AgentGraph(StateGraph[Any, Any, Any, Any]):
-    """A ``StateGraph`` whose plain-function nodes and routers run inline on both faces."""
+    """A ``StateGraph`` whose plain-function nodes and routers run inline on both faces,
+    and whose steps may route themselves (:meth:`add_routed_node`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.routes: dict[str, Router] = {}
+        """The router of each node that routes itself, by node name."""
+
+    def add_routed_node(
+        self,
+        name: str,
+        make_body: Callable[[Any], Body[Mapping[str, Any]]],
+        route: Router,
+        destinations: tuple[str, ...],
+    ) -> AgentGraph:
+        """A node whose step says where the graph goes next (:func:`routed`), drawn with an
+        edge to each of ``destinations``. A client's state write as this node is routed
+        the same way (see :class:`~reasoning_graphs.nodes.wiring.checked_graph.CheckedGraph`)."""
+        self.add_node(name, effect_node(name, routed(make_body, route)), destinations=destinations)
+        self.routes[name] = route
+        return self
 
     def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> AgentGraph:
         super().add_node(node, action, **kwargs)
@@ -47,11 +70,11 @@ class AgentGraph(StateGraph[Any, Any, Any, Any]):
         for name, branch in branches.items():
             plain = _plain(branch.path)
             if plain is not None and not plain.func_accepts:  # a router of the state alone
-                branches[name] = branch._replace(path=Route(plain.func, name))
+                branches[name] = branch._replace(path=InlineRoute(plain.func, name))
         return self
 
 
-class Route(Runnable[Any, Any]):
+class InlineRoute(Runnable[Any, Any]):
     """A router called directly on both faces, in the config of the step it follows."""
 
     def __init__(self, func: Callable[[Any], Any], name: str):

@@ -14,14 +14,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables.config import var_child_runnable_config
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
 
+from reasoning_graphs.nodes.grounding.report import state_after
 from reasoning_graphs.nodes.wiring.resume import addressed, is_resume
+from reasoning_graphs.nodes.wiring.routed import Router, routed_write
 from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
 from reasoning_graphs.served_models import check_served_model, is_server_run
 from reasoning_graphs.state_writes import check_command, check_write
@@ -70,13 +75,69 @@ class CheckedGraph(CompiledStateGraph):
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         _check_supersteps(supersteps)
-        return super().bulk_update_state(config, supersteps)
+        for superstep in supersteps:  # each routed on the state the one before left
+            updates, nodes = self._writers(superstep, config)
+            if any(node in self._routes() for node in nodes):
+                state = self.get_state(config).values
+                updates = self._routed(updates, nodes, state, config)
+            config = super().bulk_update_state(config, [updates])
+        return config
 
     async def abulk_update_state(
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         _check_supersteps(supersteps)
-        return await super().abulk_update_state(config, supersteps)
+        for superstep in supersteps:
+            updates, nodes = await asyncio.to_thread(self._writers, superstep, config)
+            if any(node in self._routes() for node in nodes):
+                state = (await self.aget_state(config)).values
+                updates = self._routed(updates, nodes, state, config)
+            config = await super().abulk_update_state(config, [updates])
+        return config
+
+    def _routes(self) -> Mapping[str, Router]:
+        return getattr(self.builder, "routes", {})
+
+    def _writers(
+        self, superstep: Sequence[StateUpdate], config: RunnableConfig
+    ) -> tuple[list[StateUpdate], list[str | None]]:
+        """The updates of ``superstep`` and the node each is written as: its ``as_node``, or
+        for a lone update without one the node LangGraph infers from the checkpoint."""
+        updates = [StateUpdate(*update) for update in superstep]
+        nodes = [update.as_node for update in updates]
+        saver = self.checkpointer
+        if not self._routes() or _nested(config) or not isinstance(saver, BaseCheckpointSaver):
+            return updates, nodes  # a subgraph's own graph routes a write to its state
+        if len(updates) == 1 and nodes[0] is None:
+            saved = saver.get_tuple(config)
+            if saved is not None:
+                nodes = [self._infer_as_node(saved.checkpoint["versions_seen"])]
+        return updates, nodes
+
+    def _routed(
+        self,
+        updates: list[StateUpdate],
+        nodes: list[str | None],
+        state: Any,
+        config: RunnableConfig,
+    ) -> list[StateUpdate]:
+        """``updates`` with each write as a node that routes itself made a ``Command`` to
+        where the node's router sends the state after the write: LangGraph routes a write
+        as a node with a conditional edge that way."""
+        routed = []
+        for update, node in zip(updates, nodes, strict=True):
+            route = self._routes().get(node) if node is not None else None
+            if route is None or isinstance(update.values, Command):
+                routed.append(update)
+                continue
+            values = dict(update.values or {})
+            token = var_child_runnable_config.set(ensure_config(config))  # the router's config
+            try:
+                command = routed_write(values, route, state_after(state, values))
+            finally:
+                var_child_runnable_config.reset(token)
+            routed.append(StateUpdate(cast(Any, command), node, update.task_id))
+        return routed
 
     @property
     def input_fields(self) -> frozenset[str]:

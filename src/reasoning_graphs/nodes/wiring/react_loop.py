@@ -22,7 +22,7 @@ from typing_extensions import Unpack
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.effects import Body
-from reasoning_graphs.nodes.guards.stop import model_node
+from reasoning_graphs.nodes.guards.stop import model_node, model_step
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.finish import after_outcome
@@ -113,12 +113,12 @@ def react_loop(
 
     think = parts.make_think(setup)
     builder = agent_graph_builder(input_schema=input_schema, context_schema=parts.context_schema)
-    builder.add_node("think", model_node("think", verified(setup, think) if report else think))
+    step = model_step(verified(setup, think) if report else think)
+    builder.add_routed_node("think", step, after_think, ("approve", ACT, "finish", END))
     for name, make_step in parts.steps.items():
         builder.add_node(name, model_node(name, make_step(setup)))
         builder.add_edge(name, "think")
     builder.add_edge(START, parts.opening or "think")
-    builder.add_conditional_edges("think", after_think, ["approve", ACT, "finish", END])
     add_tool_loop(builder, setup, detour=parts.detour, report=report, reflect=report)
     return compile_agent(
         builder,

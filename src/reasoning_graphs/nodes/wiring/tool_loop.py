@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -127,7 +126,7 @@ def agent_graph_builder(
     state_schema: type = AgentState,
     input_schema: type = AgentInput,
     context_schema: type[AgentContext] = AgentContext,
-) -> StateGraph[Any, Any, Any, Any]:
+) -> AgentGraph:
     """An empty graph over the agent state (or a pattern's extension of it), with the
     chat input and the run options Studio shows (a pattern's own extend the shared ones)."""
     return AgentGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
