@@ -43,8 +43,8 @@ goal is 1.5x:
 | rewoo | 20 | 162.0 | 63.6 | 2.55 |
 | llm_compiler | 1 | 38.0 | 16.8 | 2.26 |
 | llm_compiler | 20 | 169.5 | 70.3 | 2.41 |
-| plan_execute | 1 | 46.3 | 17.7 | 2.61 |
-| plan_execute | 20 | 476.3 | 114.9 | 4.15 |
+| plan_execute | 1 | 46.3 | 17.9 | 2.58 |
+| plan_execute | 20 | 476.7 | 115.3 | 4.14 |
 
 A plan step costs the baselines 2.6-5.1 million instructions; ours 7
 (rewoo, llm_compiler) and 18-25 (plan_execute, growing with the steps done:
@@ -178,7 +178,9 @@ def plan_execute_script(steps: int) -> list[Any]:
 # The baselines: each pattern in plain LangGraph, with nothing but the pattern.
 
 
-def fill_in(args: dict[str, Any], results: dict[str, str], reference: re.Pattern[str]) -> dict:
+def fill_in(
+    args: dict[str, Any], results: dict[str, str], reference: re.Pattern[str]
+) -> dict[str, Any]:
     """``args`` with each ``reference`` in a text replaced by the result it names."""
     return {
         name: reference.sub(lambda match: results[match.group(1)], value)
@@ -399,7 +401,7 @@ def plan_execute_baseline(model: BaseChatModel, tools: list[BaseTool], saver: An
             reply = executor.invoke(turn)
         return {"plan": state["plan"][1:], "past_steps": [*state["past_steps"], (step, reply.text)]}
 
-    def after_execute(state: PlanExecuteState) -> str:
+    def next_step(state: PlanExecuteState) -> str:
         return "execute" if state["plan"] else "replan"
 
     def replan(state: PlanExecuteState) -> dict[str, Any]:
@@ -417,8 +419,8 @@ def plan_execute_baseline(model: BaseChatModel, tools: list[BaseTool], saver: An
     graph.add_node("execute", execute)
     graph.add_node("replan", replan)
     graph.add_edge(START, "plan")
-    graph.add_edge("plan", "execute")
-    graph.add_conditional_edges("execute", after_execute, ["execute", "replan"])
+    graph.add_conditional_edges("plan", next_step, ["execute", "replan"])
+    graph.add_conditional_edges("execute", next_step, ["execute", "replan"])
     graph.add_conditional_edges("replan", after_replan, ["execute", END])
     return graph.compile(checkpointer=saver)
 
