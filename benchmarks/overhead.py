@@ -356,10 +356,11 @@ def count_instructions(agent: str, kind: str, face: str, questions: int) -> floa
     return counted / questions
 
 
-def count_windows(arguments: list[str], label: str) -> list[int]:
-    """Instructions of each counted stretch of this file run with ``arguments`` under
-    callgrind (every thread). The child says :data:`READY` before a stretch and
-    :data:`DONE` after it, and waits each time until the instrumentation is switched."""
+def count_windows(arguments: list[str], label: str, script: str = __file__) -> list[int]:
+    """Instructions of each counted stretch of ``script`` (this file) run with ``arguments``
+    under callgrind (every thread). The child says :data:`READY` before a stretch and
+    :data:`DONE` after it (:func:`wait_for_switch`), and waits each time until the
+    instrumentation is switched."""
     with tempfile.TemporaryDirectory() as directory:
         out = Path(directory) / "callgrind.out"
         command = [
@@ -368,7 +369,7 @@ def count_windows(arguments: list[str], label: str) -> list[int]:
             "--instr-atstart=no",
             f"--callgrind-out-file={out}",
             sys.executable,
-            __file__,
+            script,
             *arguments,
         ]
         process = subprocess.Popen(
@@ -404,28 +405,21 @@ def _totals(dump: Path) -> int:
     )
 
 
-def run_long_counted(agent: str, kind: str, rounds: int) -> dict[str, Any]:
+def run_long_counted(agent: str, kind: str, rounds: int, context: bool) -> dict[str, Any]:
     """One long run under callgrind, counted in two windows of :func:`window` rounds:
     after round 50 up to round 100, and the last rounds (see :func:`count_windows`)."""
     span = window(rounds)
     SWITCHES.update({span: READY, 2 * span: DONE, rounds - span: READY, rounds: DONE})
-    return run_long(agent, kind, rounds)
+    return run_long(agent, kind, rounds, context)
 
 
-def long_instructions(agent: str, kind: str, rounds: int) -> tuple[float, float]:
+def long_instructions(agent: str, kind: str, rounds: int, context: bool) -> tuple[float, float]:
     """Instructions per round early (rounds 50-100) and late (the last 50) in one run."""
     arguments = ["--child", agent, "--mode", "long-instructions", "--kind", kind]
-    early, late = count_windows([*arguments, "--rounds", str(rounds)], agent)
+    arguments += ["--rounds", str(rounds), *(["--context"] if context else [])]
+    early, late = count_windows(arguments, agent)
     span = window(rounds)
     return early / span, late / span
-
-
-def _read_until(process: subprocess.Popen[str], mark: str, agent: str) -> None:
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.strip() == mark:
-            return
-    raise SystemExit(f"{agent} ended under callgrind before saying {mark!r}")
 
 
 def instruction_table(counts: dict[tuple[str, str, str], float], questions: int) -> str:
@@ -459,7 +453,14 @@ def instruction_table(counts: dict[tuple[str, str, str], float], questions: int)
     return "\n".join(rows)
 
 
-LONG_INSTRUCTION_AGENTS = ("react", "react_text", THEIRS)
+LONG_INSTRUCTION_AGENTS = (
+    ("react", False),
+    ("react_text", False),
+    ("react", True),
+    (THEIRS, False),
+)
+"""Each agent with or without our context manager (:data:`CONTEXT_STRATEGY`): with it the
+prompt stops growing, so what still grows per round is the orchestration's own."""
 LONG_INSTRUCTION_SAVERS = ("memory", "sqlite")
 INSTRUCTION_ROUNDS = 1000
 
@@ -478,14 +479,15 @@ def long_instruction_table(rounds: int) -> str:
     ]
     for kind in LONG_INSTRUCTION_SAVERS:
         counts = {}
-        for agent in LONG_INSTRUCTION_AGENTS:
-            print(f"  callgrind: {agent}, {kind}, {rounds} rounds", file=sys.stderr, flush=True)
-            counts[agent] = long_instructions(agent, kind, rounds)
+        for agent, context in LONG_INSTRUCTION_AGENTS:
+            name = f"{agent}, {CONTEXT_STRATEGY!r} context" if context else agent
+            print(f"  callgrind: {name}, {kind}, {rounds} rounds", file=sys.stderr, flush=True)
+            counts[name] = long_instructions(agent, kind, rounds, context)
         base_early, base_late = counts[THEIRS]
-        for agent, (early, late) in counts.items():
+        for name, (early, late) in counts.items():
             cells = [f"{early / 1e6:.2f}", f"{late / 1e6:.2f}", f"{late / early:.2f}"]
             cells += [f"{early / base_early:.2f}", f"{late / base_late:.2f}"]
-            rows.append(markdown_row([LABELS[kind], agent, *cells]))
+            rows.append(markdown_row([LABELS[kind], name, *cells]))
     return "\n".join(rows)
 
 
@@ -700,7 +702,7 @@ def child(args: argparse.Namespace) -> None:
     if args.mode == "instructions":
         result = run_counted(args.child, args.kind, args.face, args.invocations)
     elif args.mode == "long-instructions":
-        result = run_long_counted(args.child, args.kind, args.rounds[0])
+        result = run_long_counted(args.child, args.kind, args.rounds[0], args.context)
     elif args.mode == "short":
         result = run_short(args.child, args.kind, args.invocations)
     else:

@@ -84,7 +84,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
@@ -96,8 +95,8 @@ from overhead import (
     DONE,
     READY,
     ScriptModel,
-    _read_until,
     compared_rows,
+    count_windows,
     markdown_row,
     open_saver,
     peak_kb,
@@ -565,30 +564,9 @@ def count_instructions(pattern: str, agent: str, steps: int, invocations: int) -
     """Instructions per question (every thread) under valgrind's callgrind, instrumentation
     on only while the counted questions run."""
     label = f"{agent} {pattern} ({steps} steps)"
-    with tempfile.TemporaryDirectory() as directory:
-        out = Path(directory) / "callgrind.out"
-        valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
-        command = [*valgrind, f"--callgrind-out-file={out}"]
-        command += child_command(pattern, agent, "instructions", steps, invocations)
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert process.stdin is not None
-        for mark, switch in ((READY, "on"), (DONE, "off")):
-            _read_until(process, mark, label)
-            control = ["callgrind_control", f"--instr={switch}", str(process.pid)]
-            subprocess.run(control, capture_output=True, check=True)
-            process.stdin.write("go\n")
-            process.stdin.flush()
-        _, errors = process.communicate()
-        if process.returncode:
-            raise SystemExit(f"{label} under callgrind failed:\n{errors[-3000:]}")
-        totals = next(line for line in out.read_text().splitlines() if line.startswith("totals:"))
-        return int(totals.split()[1]) / invocations
+    arguments = child_command(pattern, agent, "instructions", steps, invocations)[2:]
+    (counted,) = count_windows(arguments, label, script=__file__)
+    return counted / invocations
 
 
 def instruction_table(patterns: Sequence[str], steps: Sequence[int], invocations: int) -> str:
