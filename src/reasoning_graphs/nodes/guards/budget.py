@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reasoning_graphs.context import Limits
-from reasoning_graphs.history import Fold, folded
+from reasoning_graphs.history import Fold, Indexed, folded
 from reasoning_graphs.question import executed_calls, question_number, this_question
 from reasoning_graphs.state import EXECUTED, Outcome, ThoughtEvent, TrajectoryEvent, Work
 
@@ -98,7 +98,7 @@ def question_work(state: Mapping[str, Any]) -> list[Work]:
     """
     earlier: list[Work] = state.get("earlier_work") or []
     events = this_question(state.get("trajectory"), state["messages"])
-    return [*earlier, *(work for event in events for work in _as_work(event))]
+    return Indexed([*earlier, *(work for event in events for work in _as_work(event))])
 
 
 def question_spending(state: Mapping[str, Any]) -> Spending:
@@ -190,11 +190,14 @@ def exhausted(limits: Limits, spending: Spending) -> Outcome | None:
     return None
 
 
+TOTAL = Fold("total", Spending, Spending.after)
+"""What a list of work has spent in all."""
+
+
 def _total(work: Sequence[Work]) -> Spending:
-    spending = Spending()
-    for item in work:
-        spending = spending.after(item)
-    return spending
+    """What ``work`` spent: a running total for the work a step's subgraph is handed, which
+    every budget check of the step reads again."""
+    return folded(work, TOTAL)
 
 
 def _as_work(event: TrajectoryEvent) -> list[Work]:
