@@ -421,7 +421,7 @@ class StepInput(AgentInput):
     earlier_calls: NotRequired[list[ActionEvent]]
 
 
-class AgentState(StepInput):
+class AgentState(AgentInput):
     """The full state of a tool-using agent.
 
     Attributes:
@@ -430,8 +430,6 @@ class AgentState(StepInput):
             telemetry (text, tool, arguments, observation, tokens, latency).
         observations: Full texts of observations that were cut, by reference id.
         rejected: Calls a person rejected, by signature, with the reason.
-        earlier_work: Every model call and tool run of the question made before
-            this run (set for a plan step or trial).
         to_run: Calls of the current turn that are cleared to run (approved, or
             needing no approval), in the model's order.
         outcome: Set when the turn has ended or must end.
@@ -441,6 +439,7 @@ class AgentState(StepInput):
             that form (a model instance, or a ``dict``); ``None`` when it has none.
     """
 
+    rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
     trajectory: Annotated[
         list[TrajectoryEvent], DeltaChannel(append_batches, snapshot_frequency=SNAPSHOT_EVERY)
     ]
@@ -451,6 +450,20 @@ class AgentState(StepInput):
     outcome: Outcome | None
     grounding: NotRequired[GroundingReport | None]
     structured_response: NotRequired[Any]
+
+
+class StepState(AgentState):
+    """The state of the ReAct graph a pattern runs for one plan step or trial: the agent's,
+    with what binds the whole question (see :class:`StepInput`). A graph that is no step
+    has no channels for them.
+
+    Attributes:
+        earlier_work: Every model call and tool run of the question made before this run.
+        earlier_calls: The action events of the calls that ran in the question before it.
+    """
+
+    earlier_work: NotRequired[list[Work]]
+    earlier_calls: NotRequired[list[ActionEvent]]
 
 
 StateT = TypeVar("StateT", contravariant=True)
@@ -474,8 +487,6 @@ class AgentUpdate(TypedDict, total=False):
     trajectory: Sequence[TrajectoryRecord]
     observations: Mapping[str, str]
     rejected: Mapping[str, str]
-    earlier_work: list[Work]
-    earlier_calls: list[ActionEvent]
     to_run: list[ClearedCall]
     outcome: Outcome | None
     grounding: GroundingReport | None

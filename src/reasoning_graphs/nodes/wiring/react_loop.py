@@ -37,7 +37,7 @@ from reasoning_graphs.nodes.wiring.tool_loop import (
     to_settle,
 )
 from reasoning_graphs.question import last_ai_message
-from reasoning_graphs.state import AgentState, AgentUpdate, StepInput
+from reasoning_graphs.state import AgentState, AgentUpdate, StepInput, StepState
 from reasoning_graphs.stores import StoreSpec
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -80,7 +80,9 @@ def build_step_graph(
     far (:class:`~reasoning_graphs.state.StepInput`), so decisions stick and
     budgets cover the whole question. It has no checkpointer: it uses its parent's.
     """
-    return react_loop(model, tools, None, StepInput, retry, options, report=False)
+    return react_loop(
+        model, tools, None, StepInput, retry, options, report=False, state_schema=StepState
+    )
 
 
 def react_loop(
@@ -94,12 +96,14 @@ def react_loop(
     report: bool = True,
     parts: LoopParts = LoopParts(),
     store: StoreSpec | None = None,
+    state_schema: type = AgentState,
 ) -> CompiledStateGraph:
     """The ReAct loop compiled with ``input_schema`` as its input; ``report``: the step
     that ends a question writes its grounding report (a step's subgraph leaves that, and
     its tracing labels, to its pattern, and reflection too: Plan-and-Execute and Reflexion
     look back their own way); ``parts``: what a pattern adds to the loop; ``store``: memory
-    across threads."""
+    across threads; ``state_schema``: its state (a step's graph keeps the question's
+    earlier work too)."""
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
@@ -112,7 +116,9 @@ def react_loop(
         return "__end__"
 
     think = parts.make_think(setup)
-    builder = agent_graph_builder(input_schema=input_schema, context_schema=parts.context_schema)
+    builder = agent_graph_builder(
+        state_schema, input_schema=input_schema, context_schema=parts.context_schema
+    )
     step = model_step(verified(setup, think) if report else think)
     builder.add_routed_node("think", step, after_think, ("approve", ACT, "finish", END))
     for name, make_step in parts.steps.items():
