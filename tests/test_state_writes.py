@@ -7,6 +7,7 @@ state) and finds the seal of a person's decision still refusing the call.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -219,3 +220,34 @@ def test_an_approval_runs_its_call_once_even_without_its_observation(log: ToolLo
     graph.invoke(None, thread)
 
     assert log.names() == ["deploy"]
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+@pytest.mark.parametrize("tool", ["deploy", "lookup"])
+def test_a_turn_written_as_think_goes_where_thinks_own_turn_would(
+    log: ToolLog, thread, face: str, tool: str
+) -> None:
+    # think routes itself; a write made as think is routed by the same rules: a dangerous
+    # call waits for a person, a read-only one runs
+    graph = deploy_graph(log, ["hello", "done"])
+    turn = AIMessage("", tool_calls=tool_call(tool, id="w1", item="prod").tool_calls)
+
+    async def written_then_run() -> dict[str, Any]:
+        await graph.ainvoke(ask("hi"), thread)
+        await graph.aupdate_state(thread, {"messages": [turn]}, as_node="think")
+        return await graph.ainvoke(None, thread)
+
+    if face == "sync":
+        graph.invoke(ask("hi"), thread)
+        graph.update_state(thread, {"messages": [turn]}, as_node="think")
+        state = graph.invoke(None, thread)
+    else:
+        state = asyncio.run(written_then_run())
+
+    if tool == "deploy":
+        (interrupt,) = state["__interrupt__"]
+        assert interrupt.value["kind"] == APPROVAL_KIND
+        assert log.runs == []
+    else:
+        assert log.names() == ["lookup"]
+        assert "lookup done with prod" in [m.content for m in state["messages"]]
