@@ -14,13 +14,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.runnables.config import var_child_runnable_config
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
 
@@ -75,11 +74,14 @@ class CheckedGraph(CompiledStateGraph):
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         _check_supersteps(supersteps)
+        saver = self._routing_saver(config)
+        if saver is None:
+            return super().bulk_update_state(config, supersteps)
         for superstep in supersteps:  # each routed on the state the one before left
-            updates, nodes = self._writers(superstep, config)
+            updates = [StateUpdate(*update) for update in superstep]
+            nodes = self._written_as(updates, saver.get_tuple(config))
             if any(node in self._routes() for node in nodes):
-                state = self.get_state(config).values
-                updates = self._routed(updates, nodes, state, config)
+                updates = self._routed(updates, nodes, self.get_state(config).values, config)
             config = super().bulk_update_state(config, [updates])
         return config
 
@@ -87,8 +89,12 @@ class CheckedGraph(CompiledStateGraph):
         self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
     ) -> RunnableConfig:
         _check_supersteps(supersteps)
+        saver = self._routing_saver(config)
+        if saver is None:
+            return await super().abulk_update_state(config, supersteps)
         for superstep in supersteps:
-            updates, nodes = await asyncio.to_thread(self._writers, superstep, config)
+            updates = [StateUpdate(*update) for update in superstep]
+            nodes = self._written_as(updates, await saver.aget_tuple(config))
             if any(node in self._routes() for node in nodes):
                 state = (await self.aget_state(config)).values
                 updates = self._routed(updates, nodes, state, config)
@@ -98,21 +104,23 @@ class CheckedGraph(CompiledStateGraph):
     def _routes(self) -> Mapping[str, Router]:
         return getattr(self.builder, "routes", {})
 
-    def _writers(
-        self, superstep: Sequence[StateUpdate], config: RunnableConfig
-    ) -> tuple[list[StateUpdate], list[str | None]]:
-        """The updates of ``superstep`` and the node each is written as: its ``as_node``, or
-        for a lone update without one the node LangGraph infers from the checkpoint."""
-        updates = [StateUpdate(*update) for update in superstep]
-        nodes = [update.as_node for update in updates]
+    def _routing_saver(self, config: RunnableConfig) -> BaseCheckpointSaver | None:
+        """The saver to read a write's node from, when a node of this graph routes itself
+        (a write to a subgraph's state is routed by the subgraph's own graph)."""
         saver = self.checkpointer
         if not self._routes() or _nested(config) or not isinstance(saver, BaseCheckpointSaver):
-            return updates, nodes  # a subgraph's own graph routes a write to its state
-        if len(updates) == 1 and nodes[0] is None:
-            saved = saver.get_tuple(config)
-            if saved is not None:
-                nodes = [self._infer_as_node(saved.checkpoint["versions_seen"])]
-        return updates, nodes
+            return None
+        return saver
+
+    def _written_as(
+        self, updates: Sequence[StateUpdate], saved: CheckpointTuple | None
+    ) -> list[str | None]:
+        """The node each update is written as: its ``as_node``, or for a lone update
+        without one the node LangGraph infers from the checkpoint."""
+        nodes = [update.as_node for update in updates]
+        if len(updates) == 1 and nodes[0] is None and saved is not None:
+            nodes = [self._infer_as_node(saved.checkpoint["versions_seen"])]
+        return nodes
 
     def _routed(
         self,
