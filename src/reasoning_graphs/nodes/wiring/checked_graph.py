@@ -24,6 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
 
 from reasoning_graphs.nodes.grounding.report import state_after
+from reasoning_graphs.nodes.wiring.fresh_read import cheap_fresh_reads
 from reasoning_graphs.nodes.wiring.resume import addressed, is_resume
 from reasoning_graphs.nodes.wiring.routed import Router, routed_write
 from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
@@ -201,6 +202,7 @@ def checked(graph: CompiledStateGraph, tool_names: Sequence[str] = ()) -> Checke
     graph.__class__ = CheckedGraph
     checked_graph: CheckedGraph = graph  # type: ignore[assignment]  # its class, changed above
     checked_graph.tool_names = tuple(tool_names)
+    cheap_fresh_reads(checked_graph)
     return checked_graph
 
 
