@@ -227,13 +227,10 @@ class Bounded(Effect):
     def run(self) -> Any:
         if self.seconds is None:
             return self.effect.run()
-        future = in_daemon_thread(self.effect.run)
-        try:
-            return future.result(timeout=self.seconds)
-        except TimeoutError as exc:
-            if future.done():  # the work itself raised TimeoutError
-                raise
-            raise Abandoned(self.seconds) from exc
+        work = Handoff(self.effect.run)
+        if not work.wait(self.seconds):
+            raise Abandoned(self.seconds)
+        return work.result()
 
     async def arun(self) -> Any:
         if self.seconds is None:
@@ -355,6 +352,45 @@ def in_daemon_thread(func: Callable[[], T]) -> Future:
 
     _workers.submit(work)
     return future
+
+
+class Handoff:
+    """Work on a daemon thread that the sync face waits for (see :func:`in_daemon_thread`).
+
+    Lighter than a ``Future``, which a waiting face pays for with a condition and a
+    fresh lock per wait: here one lock, released when the work ends.
+    """
+
+    __slots__ = ("_ended", "_error", "_value")
+
+    def __init__(self, func: Callable[[], Any]):
+        self._ended = threading.Lock()
+        self._ended.acquire()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        context = contextvars.copy_context()
+
+        def work() -> None:
+            try:
+                self._value = context.run(func)
+            except BaseException as exc:
+                self._error = exc
+            self._ended.release()
+
+        _workers.submit(work)
+
+    def wait(self, seconds: float | None) -> bool:
+        """Whether the work has ended, waiting at most ``seconds`` (``None``: until it does)."""
+        if not self._ended.acquire(timeout=-1 if seconds is None else seconds):
+            return False
+        self._ended.release()  # ended for every later wait too
+        return True
+
+    def result(self) -> Any:
+        """What the ended work returned, or what it raised."""
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 class _DaemonWorkers:

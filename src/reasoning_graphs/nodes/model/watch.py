@@ -39,7 +39,6 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from concurrent.futures import TimeoutError as FutureTimeout
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -53,7 +52,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-from reasoning_graphs.effects import Effect, in_daemon_thread
+from reasoning_graphs.effects import Effect, Handoff
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.model.tokens import RunningEstimate
 
@@ -345,17 +344,13 @@ class Watched(Effect):
             return self.runnable.invoke(self.value)
         if not self.watch.allowance.timed:
             return self._invoke()
-        future = in_daemon_thread(self._invoke)
+        call = Handoff(self._invoke)
         try:
-            while True:
-                try:
-                    return future.result(timeout=self.watch.seconds_to_check())
-                except FutureTimeout:
-                    if future.done():  # the call itself raised a TimeoutError
-                        raise
-                    stop = self.watch.overdue()
-                    if stop is not None:
-                        raise stop from None
+            while not call.wait(self.watch.seconds_to_check()):
+                stop = self.watch.overdue()
+                if stop is not None:
+                    raise stop
+            return call.result()
         except KeyboardInterrupt:  # Ctrl-C: the call left behind stops at its next chunk
             self.watch.abandon()
             raise
