@@ -76,8 +76,18 @@ class Indexed(list[Any]):
         else:
             self._folds = _Folds()
 
+    @classmethod
+    def extending(cls, base: Sequence[Any], added: Iterable[Any] = ()) -> Indexed:
+        """``base``'s items, then ``added``'s: a list that starts with ``base`` by its making,
+        so it shares ``base``'s folds (when ``base`` is an :class:`Indexed` list) without
+        the check of every item that ``extends`` makes, which grows with the list."""
+        grown = cls.__new__(cls)
+        list.__init__(grown, [*base, *added])
+        grown._folds = base._folds if isinstance(base, Indexed) else _Folds()
+        return grown
+
     def __copy__(self) -> Indexed:
-        return Indexed(self, extends=self)
+        return Indexed.extending(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (list(self),))  # a pickled copy is a plain list: its folds stay here

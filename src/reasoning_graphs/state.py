@@ -45,7 +45,7 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     """
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
     if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
-        return Indexed([*state, *added], extends=state)
+        return Indexed.extending(state, added)
     return Indexed(merge_message_writes(state, writes), extends=state)
 
 
@@ -63,7 +63,7 @@ def _only_new(added: list[Any], taken: Set[str]) -> bool:
 def append_batches(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     """Batch reducer of a growing record: every write's items, in order, as an
     :class:`~reasoning_graphs.history.Indexed` list."""
-    return Indexed([*state, *(item for write in writes for item in write)], extends=state)
+    return Indexed.extending(state, (item for write in writes for item in write))
 
 
 def extend_record(existing: list[Any], new: list[Any]) -> list[Any]:

@@ -36,6 +36,7 @@ from langchain_core.messages import (
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body
+from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import decision_of
 from reasoning_graphs.nodes.guards.advice import with_note
 from reasoning_graphs.nodes.guards.budget import budget_stop_after, question_spending
@@ -49,7 +50,7 @@ from reasoning_graphs.question import (
     last_ai_message,
     latest_request,
     question_answers,
-    this_question,
+    question_number,
 )
 from reasoning_graphs.state import EXECUTED, AgentState, AgentUpdate, ThoughtEvent
 from reasoning_graphs.tools.output import content_text
@@ -161,12 +162,21 @@ def reflection_prompt(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
     return [SystemMessage(REFLECT_SYSTEM), HumanMessage(request)]
 
 
+def _note_reflection(latest: dict[int, str], event: Mapping[str, Any]) -> dict[int, str]:
+    if event.get(REFLECTION) and str(event.get("text") or "").strip():
+        latest[event["turn"]] = str(event["text"]).strip()
+    return latest
+
+
+LATEST_REFLECTIONS = Fold("latest reflections", dict, _note_reflection)
+"""The text of each question's latest reflection, by question (``turn``)."""
+
+
 def latest_reflection(state: Mapping[str, Any]) -> str | None:
-    """The text of the question's latest reflection, if it made one."""
-    for event in reversed(this_question(state.get("trajectory"), state["messages"])):
-        if event.get(REFLECTION) and event["text"].strip():
-            return str(event["text"]).strip()
-    return None
+    """The text of the question's latest reflection, if it made one (a running fold: every
+    model step asks, and a long question's trajectory is long)."""
+    latest = folded(state.get("trajectory"), LATEST_REFLECTIONS)
+    return latest.get(question_number(state["messages"]))
 
 
 def with_reflection(prompt: Sequence[BaseMessage], state: Mapping[str, Any]) -> list[BaseMessage]:
