@@ -29,9 +29,10 @@ without a checkpointer (2.8-3.1 against 2.5-2.6 ms; ``react_text``
 1.30-1.34x), 1.14-1.19x with the InMemorySaver, 0.97-1.04x on SQLite and
 1.01-1.29x on SQLite with async durability; on these shared cores a ratio of
 the same build moves by up to 0.15 between runs, so a change to the short
-question is better judged by instructions under callgrind (``react`` 12.9
-million per question, ``react_text`` 13.8, ``create_agent`` 10.3, the bare
-loop 9.1). Two reference agents run beside it to show why: ``react-untimed``
+question is better judged by instructions under callgrind (``react`` 12.1
+million per question, ``react_text`` 13.0, ``create_agent`` 10.2, the bare
+loop 9.1; the README's "Instructions per question" has the table). Two
+reference agents run beside it to show why: ``react-untimed``
 (ours with the model and tool timeouts off, 1.09-1.10x) and ``langgraph-bare``
 (a plain LangGraph loop of a model node and a tool node with no guards,
 0.80-0.83x). With a timeout on, each model and tool call runs on a worker
@@ -58,16 +59,18 @@ LangGraph's step machinery (routing, task preparation, channel updates,
 checkpoint writes). No function of ours that reads the history reaches the top
 25 any more. On a short question (py-spy over thousands of them, untimed) our
 own steps' bookkeeping is about a fifth of a question, spread thin: no guard
-more than a few per cent. Where to look next: the worker-thread hand-offs of
-the default timeouts (a round's model call and tool call each pay one; a
-thread is the only way the sync face can leave a blocking call behind), the
-watch's callback handler on each model call, and the planning patterns'
-per-step guards (see ``planning_overhead.py``).
+more than a few per cent.
+
+``--instructions`` counts instructions under valgrind's callgrind instead of
+time: per short question for every agent, face and saver, then per round early
+(rounds 51-100) and late (the last 50) in one ``--instruction-rounds`` run of
+each agent, with and without the window context, so a cost that grows with the
+run shows without the noise of shared cores.
 
 Run: python benchmarks/overhead.py [--pairs 3] [--rounds 300] [--ours react react_text]
      [--checkpointers none memory sqlite sqlite-async] [--invocations 100] [--no-short]
      [--context] [--quick] [--profile]
-     python benchmarks/overhead.py --instructions [--invocations 50]   # under callgrind
+     python benchmarks/overhead.py --instructions [--invocations 50] [--instruction-rounds 1000]
 """
 
 from __future__ import annotations

@@ -39,30 +39,32 @@ goal is 1.5x:
 
 | pattern | steps | ours | baseline | ours ÷ baseline |
 |---|---:|---:|---:|---:|
-| rewoo | 1 | 29.2 | 13.6 | 2.14 |
-| rewoo | 20 | 162.0 | 63.6 | 2.55 |
-| llm_compiler | 1 | 38.0 | 16.8 | 2.26 |
-| llm_compiler | 20 | 169.5 | 70.3 | 2.41 |
-| plan_execute | 1 | 46.3 | 17.9 | 2.58 |
-| plan_execute | 20 | 476.7 | 115.3 | 4.14 |
+| rewoo | 1 | 27.1 | 13.6 | 1.99 |
+| rewoo | 20 | 144.2 | 63.6 | 2.27 |
+| llm_compiler | 1 | 36.9 | 16.8 | 2.20 |
+| llm_compiler | 20 | 161.5 | 70.1 | 2.30 |
+| plan_execute | 1 | 43.3 | 18.0 | 2.41 |
+| plan_execute | 20 | 385.2 | 114.9 | 3.35 |
 
-A plan step costs the baselines 2.6-5.1 million instructions; ours 7
-(rewoo, llm_compiler) and 18-25 (plan_execute, growing with the steps done:
-46, 120, 224, 476 at 1, 5, 10, 20 steps against 18, 38, 64, 115). Ours takes
-two super-steps per step where the baselines take one (rewoo ``work`` then
-``act``; llm_compiler a ``schedule`` pass and its ``@task``), and
-plan_execute runs each step as a nested ReAct graph (``think``, ``act``,
-``think``) inside ``execute``, with its model and tool calls on worker threads
-for the timeouts. Wall time (``--pairs 3``, two shared cores, medians of ours
-over the baseline; the trials of one setting differ by up to 2x on this
-machine, so instructions are the figure to judge a change by): rewoo 2.59x
-at 1 step and 3.20x at 20 without a checkpointer (7-10 against 3 ms; 32-33
-against 10 ms), 1.74x and 2.56x on SQLite; llm_compiler 3.51x and 4.61x
-(14-16 against 4 ms; 44-63 against 11-12 ms), 1.61x and 2.72x; plan_execute
-3.19x and 3.85x (12-15 against 4-6 ms; 94-105 against 25-27 ms), 2.51x and
-6.33x on SQLite, where each nested step also saves its own checkpoints (a
-5-step question: 35 checkpoints against the baseline's 9). Peak RSS is
-100-105 against 81-85 MB (1.24x), the library's imports.
+(Before the routers' cheaper reads, the inline plain steps and the running total of a
+step's earlier work: 2.14, 2.55, 2.26, 2.41, 2.58 and 4.14.) A plan step costs the
+baselines 2.6-5.1 million instructions; ours 6-7 (rewoo, llm_compiler) and 18
+(plan_execute). Ours takes two super-steps per step where the baselines take one
+(rewoo ``work`` then ``act``; llm_compiler a ``schedule`` pass and its ``@task``), and
+plan_execute runs each step as a nested ReAct graph (``think``, ``act``, ``think``)
+inside ``execute``: a baseline that runs ``create_agent`` per step instead of its own
+loop costs 24.9 and 248.1 million at 1 and 20 steps, which would put ours at 1.7x and
+1.6x. The rest is ours doing per step what no baseline does: budgets, approval triage,
+loop and repetition guards, the timeouts' hand-offs, the grounding report. Wall time
+(``--pairs 3``, two shared cores, medians of ours over the baseline, measured before
+those changes; the trials of one setting differ by up to 2x on this machine, so
+instructions are the figure to judge a change by): rewoo 2.59x at 1 step and 3.20x at
+20 without a checkpointer (7-10 against 3 ms; 32-33 against 10 ms), 1.74x and 2.56x on
+SQLite; llm_compiler 3.51x and 4.61x (14-16 against 4 ms; 44-63 against 11-12 ms), 1.61x
+and 2.72x; plan_execute 3.19x and 3.85x (12-15 against 4-6 ms; 94-105 against 25-27 ms),
+2.51x and 6.33x on SQLite, where each nested step also saves its own checkpoints (a
+5-step question: 35 checkpoints against the baseline's 9). Peak RSS is 100-105 against
+81-85 MB (1.24x), the library's imports.
 
 Run: python benchmarks/planning_overhead.py [--patterns rewoo llm_compiler plan_execute]
      [--pairs 3] [--steps 1 20] [--checkpointers none sqlite] [--invocations 10] [--quick]
