@@ -27,7 +27,7 @@ from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.finish import make_finish
 from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
-from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
 BAD_SAMPLES = "samples must be at least 1, got {value}."
 
@@ -72,13 +72,7 @@ def build_graph(shared: SharedArgs, *, samples: int = 1) -> CompiledStateGraph:
     builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", after_reason, ["finish", END])
     builder.add_edge("finish", END)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "cot",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "cot", setup)
 
 
 graph = ServedGraph(build_graph)

@@ -45,7 +45,7 @@ from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.steps.progress import with_progress
 from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
-from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
 DEFAULTS = SearchSettings()
 
@@ -130,13 +130,7 @@ def build_graph(
     builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", END)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "lats",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "lats", setup)
 
 
 graph = ServedGraph(build_graph)

@@ -46,7 +46,7 @@ from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.steps.finish import after_outcome, make_finish
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
-from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
 MAX_ROUNDS = 2
 """Default plan-and-run rounds per question: a first plan and one replan."""
@@ -110,13 +110,7 @@ def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> Compiled
         "join", after_join, {"plan": "plan", "finish": "finish", END: end}
     )
     builder.add_edge("finish", end)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "llm_compiler",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "llm_compiler", setup)
 
 
 graph = ServedGraph(build_graph)

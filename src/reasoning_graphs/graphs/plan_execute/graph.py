@@ -28,7 +28,7 @@ from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.steps.finish import after_outcome
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
-from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
 
 def after_plan(state: PlanExecuteState) -> Literal["execute", "finish"]:
@@ -96,13 +96,7 @@ def build_graph(
         "replan", after_replan, {"execute": "execute", "finish": "finish", END: end}
     )
     builder.add_edge("finish", end)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "plan_execute",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "plan_execute", setup)
 
 
 graph = ServedGraph(build_graph)

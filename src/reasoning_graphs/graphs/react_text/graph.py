@@ -36,7 +36,6 @@ from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArg
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
-    compile_agent,
     to_settle,
 )
 from reasoning_graphs.question import last_ai_message
@@ -125,13 +124,7 @@ def build_graph(
     )
     builder.add_edge(START, "think")
     add_tool_loop(builder, setup, ask_final=text_format.ask_final, report=True, reflect=True)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "react_text",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "react_text", setup)
 
 
 graph = ServedGraph(build_graph)

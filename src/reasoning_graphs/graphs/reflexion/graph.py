@@ -30,7 +30,7 @@ from reasoning_graphs.graphs.reflexion.state import ReflexionState
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
-from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
 BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
 BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
@@ -116,13 +116,7 @@ def build_graph(
         {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder, setup)},
     )
     builder.add_edge("reflect", "act")
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "reflexion",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "reflexion", setup)
 
 
 graph = ServedGraph(build_graph)

@@ -64,7 +64,6 @@ from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArg
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
-    compile_agent,
     to_settle,
 )
 
@@ -134,13 +133,7 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     builder.add_conditional_edges("work", make_after_work(setup), ["approve", ACT, "solve"])
     builder.add_conditional_edges("solve", after_solve, ["finish", END])
     add_tool_loop(builder, setup, ask_final=ask_solver, back_to="work", report=True)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "rewoo",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "rewoo", setup)
 
 
 graph = ServedGraph(build_graph)

@@ -43,7 +43,7 @@ from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.progress import with_progress
 from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
-from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder, compile_agent
+from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
 DEFAULTS = TotSettings()
 BAD_COUNT = "{name} must be at least 1, got {value}."
@@ -142,13 +142,7 @@ def build_graph(
     builder.add_conditional_edges("select", after_select, ["generate", "answer", "finish"])
     builder.add_edge("answer", END)
     builder.add_edge("finish", END)
-    return compile_agent(
-        builder,
-        shared.checkpointer,
-        "tot",
-        tool_names=setup.registry.names(),
-        store=shared.store,
-    )
+    return shared.compile(builder, "tot", setup)
 
 
 graph = ServedGraph(build_graph)

@@ -28,11 +28,13 @@ from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
+from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
+from reasoning_graphs.nodes.wiring.tool_loop import compile_agent
 from reasoning_graphs.stores import StoreSpec
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
@@ -73,6 +75,13 @@ class SharedArgs:
     def setup(self) -> AgentSetup:
         """The setup a pattern's nodes share, from these arguments."""
         return agent_setup(self.model, self.tools, self.retry, **self.options)
+
+    def compile(self, builder: StateGraph, name: str, setup: AgentSetup) -> CompiledStateGraph:
+        """``builder`` compiled as the pattern ``name`` with these arguments' checkpointer
+        and store; a run's options may name the tools of ``setup``."""
+        return compile_agent(
+            builder, self.checkpointer, name, tool_names=setup.registry.names(), store=self.store
+        )
 
 
 class PatternBuilder:
