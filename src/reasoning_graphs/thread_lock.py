@@ -126,8 +126,9 @@ def run_held(saver: Any, config: RunnableConfig | None, *, nested: bool) -> Iter
 async def arun_held(
     saver: Any, config: RunnableConfig | None, *, nested: bool
 ) -> AsyncIterator[None]:
-    """:func:`run_held` for the async face: each try runs in a worker thread (a try on
-    PostgreSQL is a round trip), and a waiting run sleeps on the event loop."""
+    """:func:`run_held` for the async face: a try that may wait (a file lock, a round trip
+    to PostgreSQL) runs in a worker thread, a lock in this process is taken on the event
+    loop, and a waiting run sleeps on the loop."""
     thread_id, wait = _run_thread(config, nested)
     lock = None
     if thread_id is not None and _first_look(saver):
