@@ -452,18 +452,10 @@ class AgentState(AgentInput):
     structured_response: NotRequired[Any]
 
 
-class StepState(AgentState):
+class StepState(AgentState, StepInput):
     """The state of the ReAct graph a pattern runs for one plan step or trial: the agent's,
-    with what binds the whole question (see :class:`StepInput`). A graph that is no step
-    has no channels for them.
-
-    Attributes:
-        earlier_work: Every model call and tool run of the question made before this run.
-        earlier_calls: The action events of the calls that ran in the question before it.
-    """
-
-    earlier_work: NotRequired[list[Work]]
-    earlier_calls: NotRequired[list[ActionEvent]]
+    with what binds the whole question (:class:`StepInput`). A graph that is no step has
+    no channels for the question's earlier work."""
 
 
 StateT = TypeVar("StateT", contravariant=True)

@@ -16,11 +16,10 @@ from functools import partial
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.graph import StateGraph
 
 from reasoning_graphs.effects import Body, effect_node
-from reasoning_graphs.nodes.wiring.routed import Router, routed
+from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed
 
 try:  # the callable LangGraph makes of a plain function: private, so a move falls back
     from langgraph._internal._runnable import RunnableCallable
@@ -81,11 +80,7 @@ class InlineRoute(Runnable[Any, Any]):
         self.func, self.name = func, name
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        token = var_child_runnable_config.set(config)  # for get_config() in the router
-        try:
-            return self.func(input)
-        finally:
-            var_child_runnable_config.reset(token)
+        return in_config(config, self.func, input)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return self.invoke(input, config)

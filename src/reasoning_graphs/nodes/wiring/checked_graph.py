@@ -15,10 +15,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig, ensure_config
-from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateUpdate
@@ -26,7 +26,7 @@ from langgraph.types import Command, StateUpdate
 from reasoning_graphs.nodes.grounding.report import state_after
 from reasoning_graphs.nodes.wiring.fresh_read import cheap_fresh_reads
 from reasoning_graphs.nodes.wiring.resume import addressed, is_resume
-from reasoning_graphs.nodes.wiring.routed import Router, routed_write
+from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed_write
 from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
 from reasoning_graphs.served_models import check_served_model, is_server_run
 from reasoning_graphs.state_writes import check_command, check_write
@@ -140,11 +140,8 @@ class CheckedGraph(CompiledStateGraph):
                 routed.append(update)
                 continue
             values = dict(update.values or {})
-            token = var_child_runnable_config.set(ensure_config(config))  # the router's config
-            try:
-                command = routed_write(values, route, state_after(state, values))
-            finally:
-                var_child_runnable_config.reset(token)
+            write = partial(routed_write, values, route)
+            command = in_config(ensure_config(config), write, state_after(state, values))
             routed.append(StateUpdate(cast(Any, command), node, update.task_id))
         return routed
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.types import Command, Send
 
 from reasoning_graphs.effects import Body
@@ -46,3 +48,13 @@ def routed_write(update: Mapping[str, Any], route: Router, after: AgentState) ->
     the update is written."""
     goto = route(after)
     return Command(update=update, goto=goto if isinstance(goto, str) else list(goto))
+
+
+def in_config(config: RunnableConfig | None, route: Callable[[Any], Any], state: Any) -> Any:
+    """``route(state)`` with ``config`` as the config ``get_config()`` reads (a router reads
+    its run's options), for a router LangGraph does not call in its step's context."""
+    token = var_child_runnable_config.set(config)
+    try:
+        return route(state)
+    finally:
+        var_child_runnable_config.reset(token)
