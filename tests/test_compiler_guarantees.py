@@ -300,7 +300,7 @@ def test_a_task_answered_by_reuse_passes_on_the_earlier_result(log) -> None:
         """Echo the item."""
         return item
 
-    tools = [tool_spec(echo, concurrency_safe=True), sleeping_tool(log, "note", safe=False)]
+    tools = [tool_spec(echo, pure=True), sleeping_tool(log, "note", safe=False)]
     model = ScriptedChatModel(
         script=[
             plan(task(1, "echo", item="x")),

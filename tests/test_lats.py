@@ -350,7 +350,7 @@ def _texts(messages: Sequence[BaseMessage]) -> str:
 
 
 @pytest.mark.parametrize("dangerous", [False, True], ids=["stateful", "dangerous"])
-def test_a_side_effect_repeated_in_another_branch_runs_once(dangerous, log, thread) -> None:
+def test_a_side_effect_repeated_in_another_branch_runs_again(dangerous, log, thread) -> None:
     tools = [
         sleeping_tool(log, "lookup", safe=True),
         sleeping_tool(log, "deploy", safe=False, dangerous=dangerous),
@@ -367,7 +367,8 @@ def test_a_side_effect_repeated_in_another_branch_runs_once(dangerous, log, thre
             Command(resume=[{"type": "approve"}] * len(pending.value["calls"])), thread
         )
 
-    assert [run["args"]["item"] for run in log.runs if run["name"] == "deploy"] == ["x"]
-    assert asked == (1 if dangerous else 0)
+    # a new effect: it runs again, and a dangerous one is put to the person again
+    assert [run["args"]["item"] for run in log.runs if run["name"] == "deploy"] == ["x", "x"]
+    assert asked == (2 if dangerous else 0)
     repeats = [n for n in state["tree"]["nodes"] if n["call"] and n["call"]["name"] == "deploy"]
-    assert [n["decision"] for n in repeats][-1] == "reused"
+    assert [n["decision"] for n in repeats] == (["approved"] * 2 if dangerous else ["auto"] * 2)

@@ -295,13 +295,14 @@ def test_two_servers_offering_one_tool_name_are_refused(tmp_path: Path) -> None:
         pass
 
 
-def test_a_read_only_tools_repeat_is_answered_from_the_first_call(
+def test_a_read_only_tools_repeat_runs_again(
     servers: dict[str, McpTools], notes: NotesLog
 ) -> None:
+    # readOnlyHint says the call changes nothing, not that its result cannot change
     script = [tool_call("add", a=900, b=1), tool_call("add", a=900, b=1), "901"]
 
     state = react(script, servers["stdio"]).invoke(ask())
 
     assert [e["observation"] for e in observations(state, "add")] == ["901", "901"]
-    assert [e["decision"] for e in observations(state, "add")] == ["auto", "reused"]
-    assert notes.ran("add 900 1") == 1
+    assert [e["decision"] for e in observations(state, "add")] == ["auto", "auto"]
+    assert notes.ran("add 900 1") == 2

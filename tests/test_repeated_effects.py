@@ -1,14 +1,12 @@
-"""An identical call in a world unchanged since it ran is answered from its result;
-after a change, or in a new question, it runs again.
+"""A repeated call is a new call: it runs, and a dangerous one is put to the person again.
 
-A model that loses track writes the same file again and again; under
-``--approve-all`` nobody would notice. In every pattern that calls tools, a
-stateful or dangerous call identical to one that just ran and succeeded is
-answered with that result, exactly as the tool gave it, and not put to a person
-again; across plan steps, trials and replanning rounds too. But a correct run
-reads again after it changed something (list, write, list again), and that read
-must run: any stateful call that ran since forgets the earlier results. A repeat
-never ends the question by itself.
+A tool's world changes without us, and a call that did something once may be
+meant to do it again, so in every pattern that calls tools a stateful or
+dangerous call identical to one that already ran runs again — across plan
+steps, trials and replanning rounds too — and a person decides each dangerous
+one. Only a tool declared pure (a function of its arguments alone) has an
+identical repeat answered from the earlier result. A repeat never ends the
+question by itself; rounds made only of a pure tool's answered repeats do.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ from reasoning_graphs.graphs import llm_compiler, plan_execute, react, react_tex
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
+from reasoning_graphs.tools.spec import tool_spec
 from tests.helpers.tool_log import ToolLog, sleeping_tool
 
 NOTE = {"item": "x"}
@@ -86,7 +85,7 @@ def ask(question: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("dangerous", [False, True], ids=["stateful", "dangerous"])
 @pytest.mark.parametrize("pattern", list(SCRIPTS))
-def test_a_repeated_side_effect_runs_once_and_is_asked_about_once(
+def test_a_repeated_side_effect_runs_again_and_is_asked_about_again(
     pattern: str, dangerous: bool, log: ToolLog, thread: dict
 ) -> None:
     module, script, options = SCRIPTS[pattern]
@@ -101,11 +100,11 @@ def test_a_repeated_side_effect_runs_once_and_is_asked_about_once(
         approve = [{"type": "approve"} for _ in pending.value["calls"]]
         state = graph.invoke(Command(resume=approve), thread)
 
-    assert [run["item"] for run in (r["args"] for r in log.runs)] == ["x"]
-    assert asked == (1 if dangerous else 0)
+    assert [run["item"] for run in (r["args"] for r in log.runs)] == ["x", "x"]
+    assert asked == (2 if dangerous else 0)
     actions = [event for event in state["trajectory"] if event["kind"] == "action"]
-    assert [event["decision"] for event in actions][-1] == "reused"
-    assert actions[-1]["observation"] == actions[0]["observation"]  # the tool's result
+    ran = "approved" if dangerous else "auto"
+    assert [event["decision"] for event in actions][-2:] == [ran, ran]
 
 
 def test_a_new_question_may_run_the_same_call_again(log: ToolLog, thread: dict) -> None:
@@ -119,16 +118,16 @@ def test_a_new_question_may_run_the_same_call_again(log: ToolLog, thread: dict) 
     assert len(log.runs) == 2
 
 
-def test_rewoo_refuses_a_plan_that_repeats_a_call(log: ToolLog, thread: dict) -> None:
-    # ReWOO plans every call up front, so a repeat is caught in the plan itself
+def test_a_rewoo_plan_that_repeats_a_call_runs_it_twice(log: ToolLog, thread: dict) -> None:
+    # ReWOO writes every call up front: a step identical to an earlier one is a call too
     twice = {"steps": [STEP, {**STEP, "var": "E2"}]}
-    script = [twice, {"steps": [STEP]}, "Noted."]
+    script = [twice, "Noted twice."]
     tools = [sleeping_tool(log, "note", safe=False)]
     graph = rewoo.build_graph(ScriptedChatModel(script=script), tools, InMemorySaver())
 
     state = graph.invoke(ask("Note x twice."), thread)
 
-    assert len(log.runs) == 1
+    assert len(log.runs) == 2
     assert state["outcome"] == {"status": "answered"}
 
 
@@ -182,11 +181,11 @@ def test_a_read_after_a_write_runs_again_and_sees_the_change() -> None:
     assert state["messages"][-1].text == "a.txt and b.txt."
 
 
-def test_a_repeat_in_an_unchanged_world_is_answered_and_the_run_goes_on() -> None:
+def test_a_read_repeated_in_an_unchanged_world_runs_again() -> None:
     folder = Folder()
     script = [
         tool_call("list_files"),
-        tool_call("list_files"),  # nothing changed: answered from the first listing
+        tool_call("list_files"),  # nothing of ours changed, but the folder is not ours alone
         tool_call("read_file", path="a.txt"),
         tool_call("write_file", path="c.txt", text="A"),
         "Copied a.txt to c.txt.",
@@ -195,7 +194,7 @@ def test_a_repeat_in_an_unchanged_world_is_answered_and_the_run_goes_on() -> Non
 
     state = graph.invoke(ask("Copy a.txt to c.txt."))
 
-    assert folder.listed == 1
+    assert folder.listed == 2
     assert listings(state) == ["a.txt", "a.txt", "A", "wrote c.txt"]
     assert folder.files["c.txt"] == "A"
     assert state["outcome"] == {"status": "answered"}
@@ -206,7 +205,7 @@ def test_a_write_repeated_after_another_write_runs_again(log: ToolLog) -> None:
     script = [
         tool_call("note", item="x"),
         tool_call("note", item="y"),
-        tool_call("note", item="x"),  # the world changed since the first: a new effect
+        tool_call("note", item="x"),
         "Noted x, y and x.",
     ]
     tools = [sleeping_tool(log, "note", safe=False)]
@@ -218,35 +217,51 @@ def test_a_write_repeated_after_another_write_runs_again(log: ToolLog) -> None:
     assert state["outcome"] == {"status": "answered"}
 
 
-def test_rounds_made_only_of_repeats_end_the_question_after_the_limit() -> None:
-    folder = Folder()
-    script = [*[tool_call("list_files") for _ in range(3)], "It holds a.txt."]
+class Converter:
+    """A pure tool (its result depends on its argument alone) that counts its runs."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def spec(self) -> Any:
+        def to_fahrenheit(celsius: float) -> str:
+            """Convert degrees Celsius to Fahrenheit."""
+            self.runs += 1
+            return f"{celsius * 9 / 5 + 32:g}"
+
+        return tool_spec(to_fahrenheit, pure=True)
+
+
+def test_rounds_made_only_of_a_pure_tools_repeats_end_the_question_after_the_limit() -> None:
+    converter = Converter()
+    script = [*[tool_call("to_fahrenheit", celsius=20) for _ in range(3)], "It is 68 F."]
     model = ScriptedChatModel(script=script)
-    graph = react.build_graph(model, tools=folder.tools())
+    graph = react.build_graph(model, tools=[converter.spec()])
 
-    state = graph.invoke(ask("List the folder."))
+    state = graph.invoke(ask("20 C in F?"))
 
-    assert folder.listed == 1
+    assert converter.runs == 1
     assert state["outcome"]["status"] == "incomplete"
-    assert "list_files()" in state["outcome"]["reason"]
-    assert len(model.calls) == 4  # one listing, two rounds of repeats, the closing call
-    assert state["messages"][-1].content == "It holds a.txt."  # the closing reply
+    assert "to_fahrenheit(celsius=20)" in state["outcome"]["reason"]
+    assert len(model.calls) == 4  # one run, two rounds of answered repeats, the closing call
+    assert state["messages"][-1].content == "It is 68 F."  # the closing reply
 
 
-def test_one_round_of_repeats_between_others_ends_nothing() -> None:
-    folder = Folder()
+def test_one_round_of_a_pure_tools_repeats_between_others_ends_nothing() -> None:
+    converter = Converter()
     script = [
-        tool_call("list_files"),
-        tool_call("list_files"),
-        tool_call("read_file", path="a.txt"),
-        tool_call("read_file", path="a.txt"),  # a repeat again, after a stateful read ran
-        "a.txt holds A.",
+        tool_call("to_fahrenheit", celsius=20),
+        tool_call("to_fahrenheit", celsius=20),
+        tool_call("to_fahrenheit", celsius=30),
+        tool_call("to_fahrenheit", celsius=30),
+        "68 F and 86 F.",
     ]
     graph = react.build_graph(
-        ScriptedChatModel(script=script), folder.tools(), repeat_round_limit=2
+        ScriptedChatModel(script=script), [converter.spec()], repeat_round_limit=2
     )
 
-    state = graph.invoke(ask("What does the folder hold?"))
+    state = graph.invoke(ask("20 C and 30 C in F?"))
 
+    assert converter.runs == 2
     assert state["outcome"] == {"status": "answered"}
-    assert state["messages"][-1].content == "a.txt holds A."
+    assert state["messages"][-1].content == "68 F and 86 F."

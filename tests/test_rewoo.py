@@ -209,7 +209,6 @@ def test_a_corrected_plan_runs(tools, log) -> None:
     [
         ([step("E1", "lookup", item="#E1")], "its own result"),
         ([step("E1", "lookup", item="a"), step("E1", "lookup", item="b")], "more than once"),
-        ([step("E1", "lookup", item="a"), step("E2", "lookup", item="a")], "repeats #E1"),
         ([step("X", "lookup", item="a")], "E1, E2"),
     ],
 )

@@ -87,7 +87,7 @@ def test_a_step_answered_by_reuse_passes_on_the_earlier_result(log) -> None:
         return item
 
     tools = [
-        tool_spec(echo, concurrency_safe=True),
+        tool_spec(echo, pure=True),
         sleeping_tool(log, "look", safe=True),
         sleeping_tool(log, "note", safe=False),
     ]
@@ -132,8 +132,8 @@ def test_the_answer_is_text_even_when_the_solver_calls_tools(log) -> None:
 
 
 def test_a_wave_of_reused_calls_is_not_taken_for_a_model_in_circles() -> None:
-    """Substitution can make a step repeat an earlier call: it is answered from that call,
-    and the plan goes on to the solver instead of stopping as if the model looped."""
+    """Substitution can make a step repeat an earlier call of a pure tool: it is answered from
+    that call, and the plan goes on to the solver instead of stopping as if the model looped."""
     runs: list[str] = []
 
     def echo(item: str) -> str:
@@ -143,7 +143,7 @@ def test_a_wave_of_reused_calls_is_not_taken_for_a_model_in_circles() -> None:
 
     steps = [step("E1", "echo", item="a"), step("E2", "echo", item="#E1")]
     model = ScriptedChatModel(script=[plan(*steps), "Answer: a."])
-    graph = build_graph(model, tools=[tool_spec(echo, concurrency_safe=True)])
+    graph = build_graph(model, tools=[tool_spec(echo, pure=True)])
 
     state = graph.invoke(ask("Echo a, then echo the echo."))
 

@@ -134,10 +134,10 @@ def find(key: str) -> str:
 
 
 def test_observations_keep_the_order_of_the_models_calls() -> None:
-    reads = tool_spec(find, concurrency_safe=True)
+    reads = tool_spec(find, pure=True)
     second = tool_calls(
         ("find", {"key": "b"}, "c2"),  # runs
-        ("find", {"key": "a"}, "c3"),  # answered from c1, which nothing changed since
+        ("find", {"key": "a"}, "c3"),  # answered from c1: the tool is declared pure
         ("find", {"wrong": 1}, "c4"),  # arguments off the schema: answered with the error
     )
     model = ScriptedChatModel(script=[tool_call("find", id="c1", key="a"), second, "Done."])

@@ -179,8 +179,9 @@ class AgentContext:
         bound=LowerOnly(least=1),
     )
     repeat_round_limit: int | None = run_option(
-        "Rounds in a row made only of calls answered from an earlier identical call (nothing "
-        "ran, nothing changed) before the model is asked to answer (default 2)." + LOWERED_GUARD,
+        "Rounds in a row made only of pure tools' calls answered from an earlier identical "
+        "call (nothing ran, nothing could change) before the model is asked to answer "
+        "(default 2)." + LOWERED_GUARD,
         bound=LowerOnly(least=1),
     )
     context_strategy: ContextStrategy | None = run_option(

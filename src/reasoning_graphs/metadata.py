@@ -30,6 +30,9 @@ DECISION = "decision"
 """On an observation: how its call was settled (a :data:`~reasoning_graphs.state.CallDecision`)."""
 REUSED_FROM = "reused_from"
 """On a ``reused`` observation: the id of the earlier call whose result it repeats."""
+EARLIER_REJECTION = "rejected_before"
+"""On a ``rejected`` observation: answered from a person's earlier rejection of the same
+call in this question, without asking again."""
 RETURN_DIRECT = "return_direct"
 """On an observation: the tool's result is the answer (the tool is marked ``return_direct``)."""
 ACTED = "acted"
@@ -110,6 +113,12 @@ def acted(message: ToolMessage) -> bool:
 def decision_of(message: ToolMessage) -> CallDecision:
     """How the call this observation answers was settled (``auto`` when unmarked)."""
     return cast(CallDecision, message.response_metadata.get(DECISION, "auto"))
+
+
+def rejected_before(message: ToolMessage) -> bool:
+    """Whether a ``rejected`` observation repeats an earlier rejection (see
+    :data:`EARLIER_REJECTION`)."""
+    return bool(message.response_metadata.get(EARLIER_REJECTION))
 
 
 def reused_from(message: ToolMessage) -> str | None:

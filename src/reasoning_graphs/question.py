@@ -197,56 +197,56 @@ def model_calls_used(state: Mapping[str, Any]) -> int:
 
 
 class _Current:
-    """The results of a question's calls that still hold, and whether a stateful call ran."""
+    """The results of a question's pure calls (see :func:`current_results`)."""
 
     def __init__(self) -> None:
         self.results: dict[str, EffectDone] = {}
-        self.changed = False
 
-    def after(self, event: Mapping[str, Any], read_only: frozenset[str]) -> None:
-        """Take in one action event: a call that ran changes what still holds."""
-        if event["kind"] != "action" or event["decision"] not in EXECUTED:
-            return
-        if event["tool"] not in read_only:  # it may have changed what every call returns
-            self.results.clear()
-            self.changed = True
-        if event["status"] == "success":
+    def after(self, event: Mapping[str, Any], pure: frozenset[str]) -> None:
+        """Take in one action event: a pure call that ran and succeeded is kept."""
+        if (
+            event["kind"] == "action"
+            and event["tool"] in pure
+            and event["decision"] in EXECUTED
+            and event["status"] == "success"
+        ):
             signature = call_signature(event["tool"], event["args"])
             self.results[signature] = EffectDone(result=event["observation"], call_id=event["id"])
 
 
-def _current_fold(read_only: frozenset[str]) -> Fold[dict[int, _Current]]:
+def _current_fold(pure: frozenset[str]) -> Fold[dict[int, _Current]]:
     def step(by_question: dict[int, _Current], event: Mapping[str, Any]) -> dict[int, _Current]:
-        by_question.setdefault(event["turn"], _Current()).after(event, read_only)
+        by_question.setdefault(event["turn"], _Current()).after(event, pure)
         return by_question
 
-    return Fold(f"current results ({', '.join(sorted(read_only))})", dict, step)
+    return Fold(f"pure results ({', '.join(sorted(pure))})", dict, step)
 
 
 def current_results(state: Mapping[str, Any], registry: ToolRegistry) -> Mapping[str, EffectDone]:
-    """The calls of this question whose result still holds, by call signature (read only).
+    """The results of this question's calls that an identical call may be answered from,
+    by call signature (read only).
 
-    A call repeated with the same arguments in a world nothing has changed since
-    would return what it returned, or do again what it did: the repeat is answered
-    from the earlier result instead. Any stateful call that runs (a tool not marked
-    read-only, whatever its result) may change the world, so the results before it
-    are forgotten and the reads run again; its own success is kept, so an identical
-    repeat right after it is not done twice. A new question starts afresh. Failures
-    are not kept: a read costs little to run again, and a failing call repeated in a
-    row is stopped by :func:`~reasoning_graphs.nodes.guards.loops.repeated_failure`.
+    Every call the model makes runs: a tool's world changes without us (a build
+    finishes, a clock moves, an inbox fills), so even a read-only call may return
+    something new. The one exception is a tool its author declared pure
+    (:attr:`~reasoning_graphs.tools.spec.ToolSpec.pure`): its result depends on its
+    arguments alone, so a successful call's result answers every identical call of
+    the question. Failures are not kept. A new question starts afresh.
 
     The calls of the question before this run that the pattern running it passed
     in (``earlier_calls``: earlier plan steps, trials) count as if made here first.
     """
-    read_only = frozenset(name for name in registry.names() if registry.is_read_only(name))
-    by_question = folded(state.get("trajectory"), _current_fold(read_only))
+    pure = frozenset(name for name in registry.names() if registry.is_pure(name))
+    if not pure:
+        return MappingProxyType({})
+    by_question = folded(state.get("trajectory"), _current_fold(pure))
     own = by_question.get(question_number(state["messages"])) or _Current()
     earlier_calls = state.get("earlier_calls") or []
-    if own.changed or not earlier_calls:
+    if not earlier_calls:
         return MappingProxyType(own.results)
     earlier = _Current()
     for event in earlier_calls:
-        earlier.after(event, read_only)
+        earlier.after(event, pure)
     return ChainMap(own.results, earlier.results)
 
 

@@ -103,7 +103,8 @@ CallDecision = Literal[
 - ``approved`` / ``edited``: ran after a person approved it (``edited``: with their arguments).
 - ``rejected``: never ran; a person rejected it now or earlier in the question.
 - ``responded``: never ran; a person wrote its observation.
-- ``reused``: never ran; an identical read-only call of the turn already answered it.
+- ``reused``: never ran; its tool is declared pure (a function of its arguments alone) and
+  an identical earlier call of the question answered it.
 - ``skipped``: never ran; over the per-turn call limit, or it needed a result that failed.
 - ``blocked``: never ran; a block rule of the policy forbids it.
 - ``invalid``: never ran; the model's arguments could not be read.
@@ -394,8 +395,7 @@ class Work(TypedDict):
 
 
 class EffectDone(TypedDict):
-    """A call that ran and succeeded, and whose result still holds: what it returned
-    and its call id."""
+    """A call of a pure tool that ran and succeeded: what it returned and its call id."""
 
     result: str
     call_id: str
@@ -412,8 +412,8 @@ class StepInput(AgentInput):
         earlier_work: Every model call and tool run the question made before this
             run, so the budgets count them.
         earlier_calls: The action events of the calls that ran in the question
-            before this run, in order, so that a repeat of one whose result still
-            holds is answered from it (see :func:`~reasoning_graphs.question.current_results`).
+            before this run, in order, so that a repeat of a pure tool's call is
+            answered from it (see :func:`~reasoning_graphs.question.current_results`).
     """
 
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]

@@ -11,6 +11,8 @@ cover what a client must handle:
 - ``note_count``: no annotations at all, which MCP reads as possibly destructive;
 - ``broken``: answers every call with a tool error (``isError``);
 - ``nap``: read-only, sleeps as long as asked (a slow server);
+- ``build_status``: read-only, yet its answer changes from call to call: a CI build
+  that is ``running`` for its first two checks and ``passed`` after (counted in ``LOG``);
 - ``crash``: ends the server process mid-call (a server that dies).
 """
 
@@ -72,6 +74,14 @@ def serve(log: Path, port: int | None) -> None:
         ran(f"nap {seconds:g}")
         await asyncio.sleep(seconds)
         return f"slept {seconds:g} s"
+
+    @server.tool(annotations=READ_ONLY)
+    def build_status(build_id: str) -> str:
+        """The status of CI build ``build_id``: running, then passed."""
+        line = f"build_status {build_id}"
+        ran(line)
+        checks = log.read_text().splitlines().count(line)
+        return "running" if checks <= 2 else "passed"
 
     @server.tool(annotations=READ_ONLY)
     def crash() -> str:

@@ -9,6 +9,14 @@ the name of the step that wrote it (``Join:``).
 The answer's tokens are ``token`` events in ``--json`` output and the trace;
 the status line counts them while the model writes.
 
+A proposed tool call is shown once its fate is known, as what happened to it:
+``Action:`` and ``Observation:`` only for a call that ran; ``Reused:`` for a
+pure tool's call answered from an identical earlier call; ``Rejected:``,
+``Rejected before:`` (answered from a person's earlier rejection, not asked
+again), ``Responded:`` (a person wrote the observation) and ``Not run:`` (a
+limit, a block rule, arguments that cannot run) for the others. A call waiting
+for a person shows as the approval prompt.
+
 Lines show the model's text as a person reads it (:mod:`~reasoning_graphs.cli.display`):
 HTML entities decoded, quotes of thousands of characters cut. Arguments a
 tool receives and results it returns are shown as they are; ``--json`` and
@@ -31,7 +39,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeGuard
 
@@ -40,12 +48,26 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from reasoning_graphs.cli.display import decoded, shortened
 from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.graphs import PATTERNS
-from reasoning_graphs.metadata import decision_of, format_error_of, mark_of, outcome_of
+from reasoning_graphs.metadata import (
+    decision_of,
+    format_error_of,
+    mark_of,
+    outcome_of,
+    rejected_before,
+    reused_from,
+)
 from reasoning_graphs.nodes.steps.prompts import CANNOT_RUN_NOTE
 from reasoning_graphs.nodes.steps.reflect import REFLECTION
 from reasoning_graphs.nodes.steps.typed_step import typed_step_of
 from reasoning_graphs.question import describe_call
-from reasoning_graphs.state import CheckedClaim, Claim, GroundingReport, Outcome, Verification
+from reasoning_graphs.state import (
+    EXECUTED,
+    CheckedClaim,
+    Claim,
+    GroundingReport,
+    Outcome,
+    Verification,
+)
 from reasoning_graphs.tools.output import content_text
 
 PLAN_NODES = frozenset({"plan", "replan"})
@@ -68,8 +90,33 @@ QUIET_EVENTS = frozenset(
 """What quiet output shows: progress, what a person must answer, the answer and its report."""
 PROGRESS = "progress"
 """The event of a progress report that names no event of its own."""
+NOT_RUN_EVENTS: dict[str, str] = {
+    "rejected": "rejected",
+    "responded": "responded",
+    "skipped": "not_run",
+    "blocked": "not_run",
+    "invalid": "not_run",
+}
+"""The event of a call settled without running, by its decision (``reused`` has its own)."""
+REUSED_LINE = (
+    "{call} → {result} (answered from the identical earlier call: {tool} is declared pure, "
+    "so it did not run again)"
+)
+NOT_RUN_LINE = "{call} → {text}"
 VERBATIM_EVENTS = frozenset(
-    {"action", "approval", "observation", "question", "reply", "typed_answer"}
+    {
+        "action",
+        "approval",
+        "observation",
+        "question",
+        "reply",
+        "typed_answer",
+        "reused",
+        "rejected",
+        "rejected_before",
+        "responded",
+        "not_run",
+    }
 )
 """Lines of what a tool receives or returns, or of what a person is asked or typed: shown
 as they are, entities and all."""
@@ -146,6 +193,7 @@ class Printer:
         self.trace_fields = dict(trace_fields or {})
         self._held: _Held | None = None
         self.status = status
+        self._proposed: dict[str, Mapping[str, Any]] = {}  # call id → the call, until settled
 
     def emit(self, event: str, text: str, **fields: Any) -> None:
         """Trace the event, and print it unless quiet output leaves it out."""
@@ -301,23 +349,21 @@ class Printer:
             else:
                 self.message(node, message, inner=inner)
 
+    def expect(self, calls: Iterable[Mapping[str, Any]]) -> None:
+        """Know proposed calls (``id``, ``name``, ``args``) whose proposal this printer did not
+        see stream: a thread resumed in another process settles them here."""
+        self._proposed.update((call["id"], call) for call in calls if call.get("id"))
+
     def message(self, node: str, message: BaseMessage, *, inner: bool = False) -> None:
         if isinstance(message, ToolMessage):
-            decision = decision_of(message)
-            self.emit(
-                "observation",
-                content_text(message.content),
-                tool=message.name,
-                call_id=message.tool_call_id,
-                status=message.status,
-                decision=decision,
-            )
+            self._settled(message)
         elif isinstance(message, AIMessage):
             if mark_of(message).get("kind") == "plan":
                 self.emit("plan", _unlabelled(message.text.strip(), "Plan:"))
                 return
-            if node == "approve":
-                return  # an edited proposal, already shown when the decision was made
+            if node == "approve":  # the proposal with a person's edits: the calls that run
+                self.expect(message.tool_calls)
+                return
             text = message.text.strip()
             correction = format_error_of(message)
             if correction:
@@ -326,20 +372,38 @@ class Printer:
                 signs = _step_signs(message)
                 if text:
                     self.emit("thought", _with_signs(text, signs), **signs)
-                for call in message.tool_calls:
-                    self.emit(
-                        "action",
-                        describe_call(call["name"], call["args"]),
-                        tool=call["name"],
-                        args=call["args"],
-                        call_id=call["id"],
-                    )
-                for bad in message.invalid_tool_calls:
-                    self.emit("action", f"{bad.get('name')}(<malformed arguments>)")
+                self.expect(message.tool_calls)  # shown once settled: run or not
+                self.expect(
+                    {"id": bad["id"], "name": bad.get("name") or "unknown", "args": None}
+                    for bad in message.invalid_tool_calls
+                )
             elif inner:
                 self.emit("result", text, outcome=outcome_of(message) or {"status": "answered"})
             else:  # the answer, or a reply before it: the run's end says which (answer())
                 self._hold(mark_of(message).get("kind") or "draft", text, node=node)
+
+    def _settled(self, message: ToolMessage) -> None:
+        """Show a call as what happened to it: ``Action`` and ``Observation`` only if it ran."""
+        decision = decision_of(message)
+        call = self._proposed.pop(message.tool_call_id, None) or {}
+        tool = call.get("name") or message.name or "unknown"
+        args = call.get("args")
+        shown = _shown_call(tool, args)
+        text = content_text(message.content)
+        fields = {"tool": tool, "call_id": message.tool_call_id, "decision": decision}
+        if decision in EXECUTED:
+            self.emit("action", shown, tool=tool, args=args, call_id=message.tool_call_id)
+            self.emit("observation", text, status=message.status, **fields)
+        elif decision == "reused":
+            line = REUSED_LINE.format(call=shown, result=text, tool=tool)
+            earlier = reused_from(message)
+            self.emit("reused", line, args=args, result=text, reused_from=earlier, **fields)
+        else:
+            event = NOT_RUN_EVENTS.get(decision, "not_run")
+            if event == "rejected" and rejected_before(message):
+                event = "rejected_before"
+            line = NOT_RUN_LINE.format(call=shown, text=text)
+            self.emit(event, line, args=args, observation=text, **fields)
 
     def notice(self, text: str, **fields: Any) -> None:
         self.emit("note", text, **fields)
@@ -383,6 +447,11 @@ class Printer:
         for claim in claims:
             print(f"  {_checked_claim_line(claim)}", file=self.out)
         self.out.flush()
+
+
+def _shown_call(tool: str, args: Mapping[str, Any] | None) -> str:
+    """A call as people read it; one whose arguments could not be read says so."""
+    return describe_call(tool, args) if args is not None else f"{tool}(<malformed arguments>)"
 
 
 def _line(event: str, text: str) -> str:

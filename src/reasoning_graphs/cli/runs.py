@@ -21,10 +21,10 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt
+from langgraph.types import Command, Interrupt, StateSnapshot
 
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.endings import closing_note, nothing_read
@@ -215,6 +215,7 @@ def resume(store: Store, args: argparse.Namespace) -> int:
         snapshot = graph.get_state(config)
         decisions = _given_resume(args, snapshot.interrupts)
         with _printer(args, pattern, args.thread_id) as printer:
+            printer.expect(_proposed_calls(snapshot))
             if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
                 printer.notice(FINISHED.format(thread_id=args.thread_id))
                 _close(printer, args, args.thread_id, "answered")
@@ -233,6 +234,18 @@ def resume(store: Store, args: argparse.Namespace) -> int:
             # run on from the last saved step, once the person answered what it waits for
             pending = snapshot.interrupts
             return _drive(store, graph, None, args.thread_id, printer, args, pending)
+
+
+def _proposed_calls(snapshot: StateSnapshot) -> list[Mapping[str, Any]]:
+    """The calls a resumed thread may settle, proposed before this process: its latest model
+    turn's and those its pending approvals list (a plan step's, in a subgraph)."""
+    messages = snapshot.values.get("messages") or []
+    latest = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    calls: list[Mapping[str, Any]] = list(latest.tool_calls) if latest is not None else []
+    for item in snapshot.interrupts:
+        if is_approval_request(item.value):
+            calls.extend(item.value["calls"])
+    return calls
 
 
 def _thread_to_continue(store: Store, args: argparse.Namespace) -> ThreadRecord | None:

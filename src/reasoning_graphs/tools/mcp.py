@@ -7,8 +7,8 @@ starts; one with ``url`` (and ``headers``) a streamable-HTTP server (``"transpor
 LangChain tool; :class:`McpTools` adds what the runtime needs to run it safely, read from
 the tool's MCP annotations:
 
-- ``readOnlyHint``: the call may overlap with others and an identical later call may be
-  answered from the earlier one;
+- ``readOnlyHint``: the call may overlap with others (it still runs every time: what a
+  server reads changes without us, so no annotation makes a tool pure);
 - not read-only and ``destructiveHint`` true or absent (MCP's default): dangerous, a
   person approves each call;
 - ``idempotentHint``: a call a crash left unanswered may simply run again.

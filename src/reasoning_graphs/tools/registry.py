@@ -73,7 +73,13 @@ class ToolRegistry:
     def is_read_only(self, name: str) -> bool:
         """Whether calls to ``name`` may overlap with others (an unknown tool may not)."""
         spec = self._specs.get(name)
-        return spec is not None and spec.concurrency_safe
+        return spec is not None and spec.read_only
+
+    def is_pure(self, name: str) -> bool:
+        """Whether ``name`` is a pure function of its arguments, so that an identical call may
+        be answered from an earlier result (see :attr:`ToolSpec.pure`)."""
+        spec = self._specs.get(name)
+        return spec is not None and spec.pure
 
     def is_upkeep(self, name: str) -> bool:
         """Whether calls to ``name`` keep the run's records only, outside the tool budgets."""

@@ -61,8 +61,8 @@ class ToolSpec:
             other calls of the same model turn.
         idempotent: Running a call twice does no more than running it once, so
             a call that started before a crash and has no saved result may run
-            again on resume. ``None``: as ``concurrency_safe`` says (a lookup
-            may be repeated, anything else may not); see :attr:`retry_safe`.
+            again on resume. ``None``: as ``concurrency_safe`` or ``pure`` says (a
+            lookup may be repeated, anything else may not); see :attr:`retry_safe`.
         timeout: Seconds before a running call is abandoned (``None``: no limit;
             ``UNSET``: the graph's default).
         max_observation_chars: Longer results are cut, keeping head and tail;
@@ -74,6 +74,13 @@ class ToolSpec:
             none of the task's work, so the tool-call budgets (``max_tool_calls``,
             ``max_tool_calls_per_turn``) do not count its calls; a pattern's own tools
             only.
+        pure: The tool is a pure function of its arguments (a calculator, a parser):
+            the same arguments always give the same result, and a call changes
+            nothing. Only then may an identical call of the same question be
+            answered from the earlier result instead of running, marked as such.
+            Off by default and never inferred: a read-only tool still sees a world
+            that changes without us (a build's status, a clock, an inbox), so its
+            every call runs. A pure tool is read-only and retry-safe too.
     """
 
     tool: BaseTool
@@ -84,6 +91,7 @@ class ToolSpec:
     max_observation_chars: int | Unset = UNSET
     where: Callable[[Mapping[str, Any]], str] | None = None
     upkeep: bool = False
+    pure: bool = False
 
     @property
     def name(self) -> str:
@@ -96,7 +104,14 @@ class ToolSpec:
     @property
     def retry_safe(self) -> bool:
         """Whether a call whose outcome a crash made unknown may simply run again."""
-        return self.concurrency_safe if self.idempotent is None else self.idempotent
+        if self.idempotent is not None:
+            return self.idempotent
+        return self.concurrency_safe or self.pure
+
+    @property
+    def read_only(self) -> bool:
+        """Whether calls only read, so they may overlap with other calls of a turn."""
+        return self.concurrency_safe or self.pure
 
     def with_defaults(self, defaults: ToolDefaults) -> ToolSpec:
         """This spec with every unset field taken from ``defaults``."""
@@ -151,6 +166,7 @@ def tool_spec(
     timeout: float | Unset | object | None = ...,
     max_observation_chars: int | Unset | None = None,
     where: Callable[[Mapping[str, Any]], str] | None = None,
+    pure: bool | None = None,
 ) -> ToolSpec:
     """Wrap a LangChain tool or a typed function as a :class:`ToolSpec`.
 
@@ -192,6 +208,8 @@ def tool_spec(
         changes["max_observation_chars"] = max_observation_chars
     if where is not None:
         changes["where"] = where
+    if pure is not None:
+        changes["pure"] = pure
     return replace(spec, **changes) if changes else spec
 
 

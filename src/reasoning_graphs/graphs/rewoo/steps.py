@@ -19,7 +19,6 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.nodes.steps.plan_references import ReferenceSyntax
-from reasoning_graphs.question import call_signature
 from reasoning_graphs.tools.spec import ToolSpec
 
 RUNTIME = "rewoo"
@@ -53,7 +52,6 @@ LATER_REFERENCE = (
     "#{var} refers to #{ref}, which comes later; a step may only use results of earlier steps."
 )
 CYCLE = "Steps depend on each other in a circle ({path}), so none of them can run first."
-REPEATED_STEP = "#{var} repeats #{earlier} exactly; use #{earlier} instead."
 MALFORMED_STEP = (
     "#{var}: cannot read the step {line!r}; write it as #{var} = <tool>[<arguments as JSON>]."
 )
@@ -163,7 +161,6 @@ def plan_problems(steps: Sequence[PlanStep], tool_names: Sequence[str]) -> list[
     """
     problems: list[str] = []
     position: dict[str, int] = {}
-    seen_calls: dict[str, str] = {}
     for index, step in enumerate(steps, start=1):
         match = VARIABLE.fullmatch(step["var"].strip())
         if not match:
@@ -179,10 +176,6 @@ def plan_problems(steps: Sequence[PlanStep], tool_names: Sequence[str]) -> list[
             problems.append(
                 UNKNOWN_TOOL.format(var=step["var"], tool=step["tool"], available=available)
             )
-        signature = call_signature(step["tool"], step["args"])
-        if signature in seen_calls:
-            problems.append(REPEATED_STEP.format(var=step["var"], earlier=seen_calls[signature]))
-        seen_calls.setdefault(signature, step["var"])
     problems.extend(_reference_problems(steps, position))
     return problems
 

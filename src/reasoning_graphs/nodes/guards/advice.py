@@ -9,8 +9,10 @@ end of that prompt only, and never saved:
 - after ``empty_result_streak`` empty or "not found" results in a row, the
   latest round among them (:func:`~reasoning_graphs.nodes.guards.loops.empty_streak`),
   to change strategy;
-- a call of the latest round answered from an identical earlier call whose
-  result still holds (decision ``reused``), that it was not run again;
+- a call of the latest round that ran and returned exactly what the identical
+  earlier call of the question returned, that its result has not changed;
+- a call of a pure tool answered from an identical earlier call (decision
+  ``reused``), that it was not run again;
 - a request of a tool's ``Command`` that the loop did not carry out (see
   :func:`~reasoning_graphs.metadata.advice_of`).
 
@@ -28,7 +30,13 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, ToolM
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.metadata import advice_of, decision_of
-from reasoning_graphs.nodes.guards.loops import OBSERVED, empty_streak, is_empty_result, tool_rounds
+from reasoning_graphs.nodes.guards.loops import (
+    OBSERVED,
+    empty_streak,
+    is_empty_result,
+    same_results,
+    tool_rounds,
+)
 from reasoning_graphs.question import describe_call
 
 NOTE = "(Note from the runtime, not from a tool or the user: {advice})"
@@ -37,8 +45,13 @@ CHANGE_STRATEGY = (
     "try other terms or another tool, or answer from what you already have."
 )
 REUSED = (
-    "{calls} returned the result shown, from the identical earlier call: nothing has changed "
-    "since it ran, so it was not run again. Use that result."
+    "{calls} was answered from the identical earlier call, not run again: its tool is a pure "
+    "function of its arguments, so the result cannot differ. Use that result."
+)
+SAME_RESULT = (
+    "{calls} ran again and returned the same result as the identical earlier call: nothing "
+    "it reports has changed. Use that result, wait for a change only if the task needs it, "
+    "or answer."
 )
 
 
@@ -60,6 +73,9 @@ def advice_for(messages: Sequence[AnyMessage], limits: Limits) -> list[str]:
     ]
     if reused:
         advice.append(REUSED.format(calls=", ".join(reused)))
+    same = [describe_call(call["name"], call["args"]) for call in same_results(messages)]
+    if same:
+        advice.append(SAME_RESULT.format(calls=", ".join(same)))
     streak = empty_streak(rounds)
     fresh = any(decision_of(a) in OBSERVED and is_empty_result(a) for a in latest.answers)
     if fresh and streak >= limits.empty_result_streak:

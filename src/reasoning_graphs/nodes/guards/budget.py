@@ -166,7 +166,7 @@ def turn_call_limit(state: Mapping[str, Any], limits: Limits) -> int:
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a subgraph run for one step or trial must honour of its question:
     the rejections so far, the work already done (model calls and tool runs) and
-    the calls that ran (so that a repeat is answered from a result that still holds)."""
+    the calls that ran (so that a repeat of a pure tool's call is answered from its result)."""
     return {
         "rejected": dict(state.get("rejected") or {}),
         "earlier_work": question_work(state),

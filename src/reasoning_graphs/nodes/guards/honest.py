@@ -125,6 +125,7 @@ _texts: list[str] = [
     advice.NOTE,
     advice.CHANGE_STRATEGY,
     advice.REUSED,
+    advice.SAME_RESULT,
     execute.UNKNOWN_TOOL,
     execute.INVALID_ARGUMENTS,
     execute.TOOL_FAILED,

@@ -14,9 +14,17 @@ question; their thresholds are run options (:class:`~reasoning_graphs.context.Li
   brought no observation that differs from every earlier one — ``observe``
   ends the loop and ``finish`` asks the model once to summarise and answer.
 - :func:`repeat_stop` (``repeat_round_limit``): the latest rounds in a row were
-  made only of calls answered from an earlier identical call — nothing ran,
-  nothing changed — so the model is going round in circles; it ends the same way.
-  One such round alone ends nothing: a correct run may read again what it read.
+  made only of calls of pure tools answered from an earlier identical call —
+  nothing ran, and nothing could change — so the model is going round in
+  circles; it ends the same way. One such round alone ends nothing.
+
+Every other call the model makes runs, repeats included, so the guards judge
+progress by what calls return, not by what they ask: a status polled until it
+changes brings something new each time it changes; one that comes back the same
+again and again is a stale round, and ends the loop after ``stale_round_limit``
+(or a budget ends it first). A call that returns what its identical earlier
+call returned is also pointed out to the model in its next prompt
+(:func:`same_results`, as advice).
 
 A transient failure (a tool's own timeout or connection error) is retried once
 where the call runs (:mod:`reasoning_graphs.tools.execute`), and a result that
@@ -105,6 +113,7 @@ class _Rounds:
         self.seen: set[str] = set()
         self.stale_before_latest = 0
         self.late_answer = False  # an answer to a closed round: count staleness afresh
+        self.results: dict[str, str] = {}  # signature → what it last returned, closed rounds
 
 
 def _next_round(rounds: _Rounds, message: AnyMessage) -> _Rounds:
@@ -113,6 +122,7 @@ def _next_round(rounds: _Rounds, message: AnyMessage) -> _Rounds:
     if isinstance(message, AIMessage) and message.tool_calls:
         if rounds.rounds:  # the latest round is closed: its texts join those seen
             rounds.stale_before_latest = _after_round(rounds.rounds[-1], rounds)
+            rounds.results.update((sig, text) for sig, _, text in _ran(rounds.rounds[-1]))
         rounds.rounds.append(Round(message, []))
         rounds.round_of.update({c["id"] or "": len(rounds.rounds) - 1 for c in message.tool_calls})
     elif isinstance(message, ToolMessage) and message.tool_call_id in rounds.round_of:
@@ -128,6 +138,29 @@ ROUNDS = Fold("rounds", _Rounds, _next_round)
 def tool_rounds(messages: Sequence[AnyMessage]) -> list[Round]:
     """The rounds of the current question, in order (read only)."""
     return folded(messages, ROUNDS).rounds
+
+
+def _ran(round_: Round) -> list[tuple[str, ToolCall, str]]:
+    """Each call of ``round_`` that ran, with its signature and what it returned."""
+    calls = {call["id"]: call for call in round_.message.tool_calls}
+    return [
+        (call_signature(call["name"], call["args"]), call, content_text(answer.content))
+        for answer in round_.answers
+        if decision_of(answer) in EXECUTED and (call := calls.get(answer.tool_call_id))
+    ]
+
+
+def same_results(messages: Sequence[AnyMessage]) -> list[ToolCall]:
+    """The calls of the latest round that ran and returned exactly what the identical call
+    returned when it last ran, earlier in the question (a status that has not changed)."""
+    rounds = folded(messages, ROUNDS)
+    if not rounds.rounds or not rounds.results:
+        return []
+    return [
+        call
+        for signature, call, text in _ran(rounds.rounds[-1])
+        if rounds.results.get(signature) == text
+    ]
 
 
 def repeated_failure(rounds: Sequence[Round], call: ToolCall, limit: int) -> str | None:
@@ -251,7 +284,8 @@ def stale_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
 
 def repeat_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
     """An incomplete outcome once the latest ``limit`` rounds in a row were made only of
-    calls answered from an earlier identical call: nothing ran and nothing changed."""
+    calls of pure tools answered from an earlier identical call: nothing ran and nothing
+    could change."""
     rounds = tool_rounds(state["messages"])
     streak = 0
     for round_ in reversed(rounds):

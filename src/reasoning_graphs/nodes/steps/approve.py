@@ -13,12 +13,14 @@ the rounds just before (``repeat_failure_limit`` rounds in a row with this
 one) runs nothing: the run stops with the reason, stateful tools too, since
 running a failing call again is no way forward. Otherwise, order of checks
 per call: the per-turn call limit, an earlier rejection of
-the same call, the policy's block rules, an identical call whose result still
-holds (:func:`~reasoning_graphs.question.current_results`: it is answered with
-that result, exactly as the tool gave it, and the next prompt says so), the
-arguments against the tool's schema, and finally approval by a person for
-dangerous calls. All dangerous calls of the turn go into one interrupt. A
-repeat never ends the question by itself: the loop's progress guards judge
+the same call, the policy's block rules, an identical earlier call of a tool
+declared pure (:func:`~reasoning_graphs.question.current_results`: it is answered
+with that result, exactly as the tool gave it, marked ``reused``, and the next
+prompt says so), the arguments against the tool's schema, and finally approval
+by a person for dangerous calls. Every other call runs, repeats included: a
+tool's world changes without us, and a dangerous repeat is a new effect, put to
+a person again. All dangerous calls of the turn go into one interrupt. A repeat
+never ends the question by itself: the loop's progress guards judge by results
 whether rounds still bring something new. The node has no side effects, so
 LangGraph may re-run it on resume; it re-runs with the same triage.
 """
@@ -34,7 +36,7 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from reasoning_graphs.metadata import RAW, REUSED_FROM, decision_of
+from reasoning_graphs.metadata import EARLIER_REJECTION, RAW, REUSED_FROM, decision_of
 from reasoning_graphs.nodes.guards.budget import turn_call_limit
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.loops import STOPPED_CALL, repeated_failure, tool_rounds
@@ -169,14 +171,22 @@ class TurnTriage:
         content: str,
         decision: CallDecision,
         status: Literal["success", "error"] = "error",
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Settle a call without running it: its observation is ``content``."""
-        message = ToolMessage(content, tool_call_id=call["id"], name=call["name"], status=status)
+        """Settle a call without running it: its observation is ``content`` (with ``metadata``)."""
+        message = ToolMessage(
+            content,
+            tool_call_id=call["id"],
+            name=call["name"],
+            status=status,
+            response_metadata=metadata or {},
+        )
         self._settle(call, message, decision)
 
     def reuse(self, call: ToolCall, earlier: EffectDone, message: ToolMessage | None) -> None:
-        """Answer ``call`` with the result of the identical ``earlier`` call: its observation
-        as the tool gave it (content, artifact, status, name) when this conversation holds it."""
+        """Answer ``call`` of a pure tool with the result of the identical ``earlier`` call: its
+        observation as the tool gave it (content, artifact, status, name) when this
+        conversation holds it, marked ``reused`` with the earlier call's id."""
         if message is None:
             message = ToolMessage(earlier["result"], name=call["name"], tool_call_id=call["id"])
         answer = ToolMessage(
@@ -330,8 +340,7 @@ def _triage_calls(
     )
     rejected_before = state.get("rejected") or {}
     current = current_results(state, run.registry)
-    answers = question_answers(state["messages"])
-    changing = False  # a stateful call of this turn runs before the rest: nothing holds after it
+    answers = question_answers(state["messages"]) if current else {}
     counted = 0  # the turn's calls the limit counts: an upkeep tool's are not
     for index, call in enumerate(calls):
         triage.places[runtime_id(call)] = (index, call)
@@ -343,20 +352,21 @@ def _triage_calls(
             triage.answer_without_running(call, over_limit, "skipped")
         elif signature in rejected_before:
             triage.answer_without_running(
-                call, REJECTED_BEFORE.format(reason=rejected_before[signature]), "rejected"
+                call,
+                REJECTED_BEFORE.format(reason=rejected_before[signature]),
+                "rejected",
+                metadata={EARLIER_REJECTION: True},
             )
         elif blocked:
             triage.answer_without_running(call, blocked, "blocked")
-        elif signature in current and not changing:
+        elif signature in current:
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
         elif refused := call_error(run.registry, call["name"], call["args"]):
             triage.answer_without_running(call, refused, "invalid")
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
             triage.to_ask.append((index, call))
-            changing |= not run.registry.is_read_only(call["name"])
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
-            changing |= not run.registry.is_read_only(call["name"])
 
 
 def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:

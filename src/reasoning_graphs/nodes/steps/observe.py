@@ -7,9 +7,10 @@ before its call.
 
 Two progress guards read the rounds here (:mod:`~reasoning_graphs.nodes.guards.loops`):
 after ``stale_round_limit`` rounds in a row with no new information, or
-``repeat_round_limit`` rounds in a row made only of repeats answered from
-earlier results, the loop ends and ``finish`` asks the model to answer. The other guards'
-advice (empty results in a row, repeats answered from earlier results) goes to
+``repeat_round_limit`` rounds in a row made only of pure tools' calls answered
+from earlier results, the loop ends and ``finish`` asks the model to answer. The other
+guards' advice (empty results in a row, a repeat that returned the same result, a pure
+call answered from an earlier one) goes to
 the model's next prompt, never into an observation (:mod:`~reasoning_graphs.nodes.guards.advice`).
 
 A round whose every call went to a tool that answers for the model

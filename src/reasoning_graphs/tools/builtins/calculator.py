@@ -33,7 +33,8 @@ EXPRESSION_HELP = "The arithmetic expression, at most 200 characters, e.g. '23*1
 
 
 def calculator() -> ToolSpec:
-    """The ``calculator`` tool: read-only and cheap, so it may run alongside other calls."""
+    """The ``calculator`` tool: a pure function of its expression, so it may run alongside
+    other calls, and an identical call of a question is answered from the first one."""
 
     def run(expression: Annotated[str, Field(description=EXPRESSION_HELP)]) -> str:
         """Evaluate ``expression`` in a worker process (see :func:`evaluate`)."""
@@ -45,4 +46,4 @@ def calculator() -> ToolSpec:
     tool = StructuredTool.from_function(
         func=run, coroutine=arun, name="calculator", description=DESCRIPTION
     )
-    return tool_spec(tool, dangerous=False, concurrency_safe=True)
+    return tool_spec(tool, dangerous=False, concurrency_safe=True, pure=True)
