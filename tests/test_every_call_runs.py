@@ -571,6 +571,21 @@ def test_a_repeat_that_returned_the_same_result_is_pointed_out_in_the_next_promp
 
 
 @pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("pattern", ["llm_compiler", "lats"])
+def test_the_joiner_and_the_search_are_told_of_a_same_result_too(pattern: str, face: str) -> None:
+    ci = Build()
+    script, options = poll_script(pattern, "check_build", BUILD_ID)
+    graph, model = build(pattern, script, ci.tools(), **options)
+
+    run(graph, ask(), face)
+
+    note = SAME_RESULT.format(calls=describe_call(*CHECK))
+    [noted] = [prompt for prompt in model.prompts if note in prompt[-1].text]
+    assert seen(noted).count("running") >= 2  # told once: after the second "running"
+    assert "passed" not in seen(noted)
+
+
+@pytest.mark.parametrize("face", FACES)
 @pytest.mark.parametrize("pattern", LOOP_PATTERNS)
 def test_a_poll_that_never_changes_ends_through_the_stale_round_guard(
     pattern: str, face: str

@@ -27,6 +27,7 @@ from reasoning_graphs.graphs.lats.tree import (
     path,
     select_leaf,
 )
+from reasoning_graphs.nodes.guards.advice import advice_for, advised
 from reasoning_graphs.nodes.model.batch import plan_batch
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup
@@ -70,11 +71,11 @@ def make_expand(
     def expand_node(state: LatsState) -> Body[TreeUpdate]:
         run = setup.for_run()
         tree, leaf = state["tree"], selected_leaf(state)
-        prompt = [
-            SystemMessage(setup.system_prompt),
-            *state["messages"],
-            *messages_of(path(tree, leaf)),
-        ]
+        branch = [*state["messages"], *messages_of(path(tree, leaf))]
+        # the guards' advice on the branch's latest round (a repeat that returned the same)
+        prompt = advised(
+            [SystemMessage(setup.system_prompt), *branch], advice_for(branch, run.limits)
+        )
         wanted = settings.for_run(run.context).candidates
         batch = plan_batch(
             state,

@@ -33,6 +33,7 @@ from reasoning_graphs.graphs.llm_compiler.prompts import (
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import mark
+from reasoning_graphs.nodes.guards.advice import advice_for, advised
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
@@ -90,7 +91,8 @@ def make_join(
     def join(state: LlmCompilerState) -> Body[AgentUpdate]:
         run = setup.for_run()
         typed = run.setup.bindings.supports_schema(run.model, JoinDecision)
-        prompt = joiner_prompt(setup, state)
+        # the guards' advice on the latest round (a task that returned what it returned before)
+        prompt = advised(joiner_prompt(setup, state), advice_for(state["messages"], run.limits))
         if not typed:
             prompt[0] = SystemMessage(f"{prompt[0].text}\n\n{JOIN_TEXT_FORMAT}")
         request = ModelRequest(prompt=prompt, schema=JoinDecision if typed else None)

@@ -40,11 +40,12 @@ Where the guards apply:
   before anything runs, so a repeat is a later step that comes to the same call
   as a failed one; the hint reaches the solver, and stale waves go to ``finish``.
 - ``llm_compiler``, ``lats``: the retry of a transient failure, and its mark
-  against reuse, since every call runs through ``execute_call``; the round
-  guards do not, because neither runs this loop — LLM Compiler's rounds are
-  planning rounds its joiner ends (bounded by its round limit), and LATS
-  explores separate branches (bounded by its expansions), so "the round
-  before" has no single meaning there.
+  against reuse, since every call runs through ``execute_call``; and the
+  advice, in the joiner's prompt and in each expansion's prompt (read along the
+  branch). The round guards that end a loop do not, because neither runs this
+  loop — LLM Compiler's rounds are planning rounds its joiner ends (bounded by
+  its round limit), and LATS explores separate branches (bounded by its
+  expansions), so "the round before" has no single meaning there.
 - ``cot``: none; it calls no tools.
 """
 
