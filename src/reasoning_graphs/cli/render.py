@@ -99,8 +99,7 @@ NOT_RUN_EVENTS: dict[str, str] = {
 }
 """The event of a call settled without running, by its decision (``reused`` has its own)."""
 REUSED_LINE = (
-    "{call} → {result} (answered from the identical earlier call: {tool} is declared pure, "
-    "so it did not run again)"
+    "{call} → {result} (not run again: {tool} is pure; the identical earlier call's result)"
 )
 NOT_RUN_LINE = "{call} → {text}"
 VERBATIM_EVENTS = frozenset(
