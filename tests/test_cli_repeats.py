@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,21 +49,6 @@ LABELS = (
 """The labels of the lines that say what became of a call, and of the answer."""
 RAN = ["Action", "Observation"]
 ONLINE_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REASONING_GRAPHS_MODEL")
-
-
-class Keyboard(Terminal):
-    """A :class:`Terminal` a person types into, once they have seen what to answer."""
-
-    def type(self, line: str) -> None:
-        os.write(self._controller, line.encode() + b"\n")
-
-    def wait_for_count(self, text: str, count: int, timeout: float = 30.0) -> None:
-        """Return once ``text`` has been written ``count`` times."""
-        deadline = time.monotonic() + timeout
-        while self.output.count(text) < count:
-            assert self.process.poll() is None, f"ended before {text!r} x{count}: {self.output}"
-            assert time.monotonic() < deadline, f"never wrote {text!r} x{count}: {self.output}"
-            time.sleep(0.02)
 
 
 @dataclass
@@ -125,10 +109,10 @@ class World:
         """How many times ``tool`` ran."""
         return self.log.read_text().splitlines().count(tool) if self.log.exists() else 0
 
-    def start(self, graph: str, *flags: str) -> Keyboard:
+    def start(self, graph: str, *flags: str) -> Terminal:
         """``reasoning-graphs run … --graph repeat_agents.py:GRAPH FLAGS…`` on a terminal."""
         command = [sys.executable, "-m", "reasoning_graphs", "run", "Go.", "--graph"]
-        return Keyboard([*command, f"{AGENTS}:{graph}", *flags], env=self.env())
+        return Terminal([*command, f"{AGENTS}:{graph}", *flags], env=self.env())
 
     def run(self, graph: str, *flags: str) -> Screen:
         """The command run to its end with nobody typing."""

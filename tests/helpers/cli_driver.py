@@ -54,11 +54,19 @@ class Terminal:
 
     def wait_for(self, text: str, timeout: float = 60.0) -> None:
         """Return once ``text`` has been written; fail after ``timeout`` seconds."""
+        self.wait_for_count(text, 1, timeout)
+
+    def wait_for_count(self, text: str, count: int, timeout: float = 30.0) -> None:
+        """Return once ``text`` has been written ``count`` times; fail after ``timeout`` s."""
         deadline = time.monotonic() + timeout
-        while text not in self.output:
-            assert self.process.poll() is None, f"ended before writing {text!r}: {self.output}"
-            assert time.monotonic() < deadline, f"never wrote {text!r}: {self.output}"
+        while self.output.count(text) < count:
+            assert self.process.poll() is None, f"ended before {text!r} x{count}: {self.output}"
+            assert time.monotonic() < deadline, f"never wrote {text!r} x{count}: {self.output}"
             time.sleep(0.02)
+
+    def type(self, line: str) -> None:
+        """Type ``line`` and Enter, as a person answering a prompt."""
+        os.write(self._controller, line.encode() + b"\n")
 
     def ctrl_c(self) -> None:
         self.process.send_signal(signal.SIGINT)
