@@ -11,7 +11,8 @@ fate is known: one waiting for a person is the approval prompt, not an action.
 
 Each test runs ``reasoning-graphs run --graph`` on a graph of
 :mod:`tests.helpers.repeat_agents` as a process of its own on a pseudo-terminal,
-as a person's shell runs it, and counts the tools' runs in their log.
+as a person's shell runs it, and counts the tools' runs in their log; one runs a
+read-only tool of a real MCP server (the test server, over stdio) with ``--mcp``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from reasoning_graphs.cli.prompting import PROMPT
 from reasoning_graphs.cli.status_line import WIPE
 from tests.helpers import HELPERS
 from tests.helpers.cli_driver import Terminal
+from tests.helpers.mcp_servers import stdio_servers
 from tests.helpers.repeat_agents import FILES_ENV, LOG_ENV, NOTHING, WRITE
+from tests.helpers.scripted_cli import command_line
 
 AGENTS = HELPERS / "repeat_agents.py"
 DECISION_PROMPT = PROMPT.split("{")[0]  # "Decision for "
@@ -242,3 +245,17 @@ def test_json_output_names_the_call_a_pure_repeat_was_answered_from(world: World
     observation = next(event for event in events if event["event"] == "observation")
     assert reused["result"] == observation["text"]
     assert world.runs("to_fahrenheit") == 1
+
+
+def test_an_mcp_read_only_poll_runs_at_every_check(world: World) -> None:
+    servers = world.root / "servers.json"
+    servers.write_text(json.dumps(stdio_servers(world.log)))
+    check = {"tool": "build_status", "args": {"build_id": "42"}}
+    script = [check, check, check, "The build passed."]
+    command = command_line(script, "run", "Is build 42 green?", "--mcp", str(servers))
+
+    screen = Screen(*Terminal(command, env=world.env()).finish(timeout=60))
+
+    observations = ran_each_time(screen, 3)
+    assert [text.split()[-1] for text in observations] == ["running", "running", "passed"]
+    assert world.log.read_text().splitlines().count("build_status 42") == 3
