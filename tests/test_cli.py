@@ -225,7 +225,8 @@ def test_resume_with_decisions_as_json(db, workspace, monkeypatch, capsys) -> No
     )
 
     assert code == 0
-    assert "Observation: I wrote it myself." in out
+    assert "Responded: write_file(path='a.txt', content='hi') → I wrote it myself." in out
+    assert "Action: write_file" not in out  # a person answered in its place: it never ran
     assert not (workspace / "a.txt").exists()
 
 
@@ -524,7 +525,7 @@ def test_quiet_shows_progress_and_the_answer_only(db, monkeypatch, capsys) -> No
 
     assert code == 0, err
     lines = out.splitlines()
-    assert [line for line in lines if "calculator" in line] == ["Calling calculator…"]
+    assert [line for line in lines if "calculator" in line] == ["Ran calculator."]
     assert [line for line in lines if "395" in line] == ["Answer: 23*17+4 = 395"]
     assert not [line for line in lines if line.startswith(("Thought", "Observation"))]
     assert lines[0].startswith("Note: Thread ")  # how to find the thread again
@@ -837,7 +838,7 @@ def test_a_rejection_without_a_reason_says_none_was_given(db, workspace, monkeyp
         monkeypatch, capsys, "run", "write", "--workspace", str(workspace), stdin="r\n\n"
     )
 
-    (observation,) = [line for line in out.splitlines() if line.startswith("Observation:")]
+    (observation,) = [line for line in out.splitlines() if line.startswith("Rejected:")]
     assert observation.count("rejected") == 1
 
 

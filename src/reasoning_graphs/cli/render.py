@@ -22,8 +22,8 @@ HTML entities decoded, quotes of thousands of characters cut. Arguments a
 tool receives and results it returns are shown as they are; ``--json`` and
 the trace keep every text whole.
 
-Quiet output keeps what a person waits for: progress lines (``Calling
-calculator…``, a retry's ``retrying in 2 s``), approvals, notes and the final
+Quiet output keeps what a person waits for: progress lines (``Ran calculator.``
+once a call ran, a retry's ``retrying in 2 s``), approvals, notes and the final
 answer. A trace file receives every event, shown or not, as one JSON object per line.
 
 A node or tool reports progress through LangGraph's stream writer, e.g.
@@ -258,7 +258,7 @@ class Printer:
         elif progress:
             print(text, file=self.out)
         elif self.quiet and event == "action":
-            print(f"Calling {fields.get('tool') or text}…", file=self.out)
+            print(f"Ran {fields.get('tool') or text}.", file=self.out)
         else:
             if event == "answer" and not text:
                 text = EMPTY_ANSWER  # never a bare label where an answer belongs
