@@ -295,9 +295,7 @@ def test_two_servers_offering_one_tool_name_are_refused(tmp_path: Path) -> None:
         pass
 
 
-def test_a_read_only_tools_repeat_runs_again(
-    servers: dict[str, McpTools], notes: NotesLog
-) -> None:
+def test_a_read_only_tools_repeat_runs_again(servers: dict[str, McpTools], notes: NotesLog) -> None:
     # readOnlyHint says the call changes nothing, not that its result cannot change
     script = [tool_call("add", a=900, b=1), tool_call("add", a=900, b=1), "901"]
 
