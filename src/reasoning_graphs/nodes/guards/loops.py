@@ -77,8 +77,8 @@ ROUNDS_BEFORE = "the {count} rounds before"
 STOPPED_CALL = "Not run: the run stopped because {reason}."
 STALE_ROUNDS = "{rounds} rounds in a row brought no new information; asked to summarise and answer"
 REPEATED_ONLY = (
-    "the model repeated {calls} in {rounds} rounds in a row, with nothing changed since, "
-    "instead of answering"
+    "the model repeated {calls} in {rounds} rounds in a row, each answered from the identical "
+    "earlier call of a pure tool, instead of answering"
 )
 ERROR_CHARS = 160
 EMPTY_TEXTS = frozenset({"", "[]", "{}", "()", "null", "none", "nil", '""', "''", "n/a"})
