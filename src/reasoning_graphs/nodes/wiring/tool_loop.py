@@ -19,7 +19,7 @@ looks tools up in ``tools/registry.py``):
    ``nodes/steps/edits.py`` and ``nodes/steps/seal.py``);
 4. ``nodes/guards/loops.py``: a failure repeated from the rounds before;
 5. ``nodes/guards/budget.py``: the calls a turn and a question may still make;
-6. ``question.py``: earlier rejections, results that still hold;
+6. ``question.py``: earlier rejections, a pure tool's earlier results;
 7. ``tools/policy.py``: block rules, and whether a person must decide;
 8. ``tools/execute.py``: the arguments against the tool's schema (``call_error``);
 9. ``nodes/steps/act.py``: ``next_calls`` sends the call, and its ``act`` task runs;
