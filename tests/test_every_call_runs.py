@@ -23,7 +23,6 @@ read-only is not pure. On both faces (``invoke`` and ``ainvoke``), this file gua
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -48,10 +47,10 @@ from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import calculator
 from reasoning_graphs.tools.mcp import McpTools
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
+from tests.helpers.faces import FACES, run
 from tests.helpers.mcp_servers import NotesLog, stdio_servers
 from tests.helpers.outcomes import without_note
 
-FACES = ["sync", "async"]
 LOOP_PATTERNS = ["react", "react_text", "plan_react"]
 """Patterns whose model proposes its calls turn by turn in one loop."""
 POLLING_PATTERNS = [*LOOP_PATTERNS, "plan_execute", "reflexion", "rewoo", "llm_compiler", "lats"]
@@ -71,13 +70,6 @@ GRADE = Judgement(feedback="Right.", score=0.9)
 
 def ask(question: str = QUESTION) -> dict[str, Any]:
     return {"messages": [HumanMessage(question)]}
-
-
-def run(graph: Any, value: Any, face: str, config: dict[str, Any] | None = None) -> Any:
-    """``graph`` run on ``value`` through the sync or the async face."""
-    if face == "sync":
-        return graph.invoke(value, config)
-    return asyncio.run(graph.ainvoke(value, config))
 
 
 def build(

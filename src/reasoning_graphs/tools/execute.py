@@ -71,6 +71,7 @@ __all__ = [
     "cut_message",
     "execute_call",
     "observation_ref",
+    "recorded_output",
 ]
 
 
@@ -207,6 +208,15 @@ def _as_transient(result: ToolResult, call_id: str, name: str) -> ToolResult:
         response_metadata={TRANSIENT: True},
     )
     return replace(result, message=message, transient=True)
+
+
+def recorded_output(
+    output: Any, spec: ToolSpec, *, call_id: str, name: str, duration_ms: float
+) -> ToolResult:
+    """What a tool call produced (a tool's answer, or a middleware's in its place), recorded
+    as every result is (see :func:`_recorded`)."""
+    message, command = read_output(output, call_id=call_id, name=name)
+    return _recorded(message, command, spec, observation_ref(call_id), duration_ms)
 
 
 def _recorded(

@@ -130,18 +130,26 @@ def injected_values(
         if state is None:
             raise InjectionError(NO_STATE.format(name=tool.name, argument=injections.runtime))
         runtime = _runtime(tool, injections.runtime)
-        values[injections.runtime] = ToolRuntime(
-            state=state,
-            context=runtime.context,
-            config=get_config(),
-            stream_writer=runtime.stream_writer,
-            tool_call_id=call_id,
-            store=runtime.store,
-            tools=list(tools),
-            execution_info=getattr(runtime, "execution_info", None),
-            server_info=getattr(runtime, "server_info", None),
-        )
+        values[injections.runtime] = tool_runtime(runtime, state, call_id, tools)
     return values
+
+
+def tool_runtime(
+    runtime: Any, state: Any, call_id: str, tools: Sequence[BaseTool]
+) -> ToolRuntime[Any, Any]:
+    """What a call sees of its run as LangChain's ``ToolRuntime``: the state, the run's
+    context, config, stream writer and store, its call id and the tools."""
+    return ToolRuntime(
+        state=state,
+        context=runtime.context,
+        config=get_config(),
+        stream_writer=runtime.stream_writer,
+        tool_call_id=call_id,
+        store=runtime.store,
+        tools=list(tools),
+        execution_info=getattr(runtime, "execution_info", None),
+        server_info=getattr(runtime, "server_info", None),
+    )
 
 
 def _runtime(tool: BaseTool, argument: str) -> Any:

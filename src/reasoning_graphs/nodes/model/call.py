@@ -30,22 +30,29 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
+from langchain.agents.middleware import ModelRequest as LangChainRequest
+from langchain.agents.middleware import ModelResponse
+from langchain.agents.structured_output import AutoStrategy
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
+    AnyMessage,
     BaseMessage,
     HumanMessage,
     InvalidToolCall,
+    SystemMessage,
     ToolCall,
 )
 from langchain_core.tools import BaseTool
+from langgraph.runtime import get_runtime
 from pydantic import BaseModel
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary
+from reasoning_graphs.middleware import MODEL_HOOKS, Chain
 from reasoning_graphs.models.context_size import context_window_of
 from reasoning_graphs.nodes.guards.budget import (
     Spending,
@@ -351,6 +358,101 @@ def _ask(
     spending: Spending,
     *,
     closing: bool = False,
+) -> Body[ModelReply]:
+    """One model turn on ``prompt``: one guarded call (:func:`_ask_once`), or, when the graph
+    has middleware that wraps model calls, as many as its hooks make of it.
+
+    A hook gets LangChain's ``ModelRequest`` (model, system message, messages, tools,
+    tool choice, response format, state, runtime) and may change it or call the handler
+    more than once (a retry, a fallback model); each handler call is one guarded call,
+    watched and counted: the reply's events carry every call the hooks made. A hook that
+    answers without calling the handler, or changes the reply, gives the turn's message.
+    """
+    hooks = run.setup.model_hooks
+    if not hooks:
+        return (yield from _ask_once(run, request, prompt, state, spending, closing=closing))
+    replies: list[ModelReply] = []
+
+    def inner(asked: LangChainRequest) -> Body[ModelResponse]:
+        changed = replace(request, tools=_tools_of(asked), tool_choice=asked.tool_choice)
+        reply = yield from _ask_once(
+            run, changed, _prompt_of(asked), state, spending, closing=closing, model=asked.model
+        )
+        replies.append(reply)
+        return ModelResponse(result=[reply.message], structured_response=reply.parsed)
+
+    system, messages = _split_system(prompt)
+    asked = LangChainRequest(
+        model=run.model,
+        messages=messages,
+        system_message=system,
+        tools=list(request.tools),
+        tool_choice=request.tool_choice,
+        response_format=None if request.schema is None else AutoStrategy(request.schema),
+        state=cast(Any, state),
+        runtime=get_runtime(),
+    )
+    answer = yield Chain(hooks, MODEL_HOOKS, asked, inner)
+    return _turn_of(answer, replies, state, prompt)
+
+
+def _split_system(prompt: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[AnyMessage]]:
+    """A prompt as LangChain's request holds it: its system message apart from the rest."""
+    if prompt and isinstance(prompt[0], SystemMessage):
+        return prompt[0], cast(list[AnyMessage], list(prompt[1:]))
+    return None, cast(list[AnyMessage], list(prompt))
+
+
+def _prompt_of(asked: LangChainRequest) -> list[BaseMessage]:
+    system = [asked.system_message] if asked.system_message is not None else []
+    return [*system, *asked.messages]
+
+
+def _tools_of(asked: LangChainRequest) -> list[BaseTool]:
+    """The request's tools that a model can be bound to here (provider tools as dicts are not
+    ours to offer)."""
+    return [tool for tool in asked.tools or () if isinstance(tool, BaseTool)]
+
+
+def _turn_of(
+    answer: Any, replies: list[ModelReply], state: Mapping[str, Any], prompt: list[BaseMessage]
+) -> ModelReply:
+    """The turn the hooks gave: the last call's reply with the earlier calls' events before it,
+    or the message a hook wrote or changed in its place."""
+    message = _message_of(answer)
+    earlier = tuple(event for reply in replies[:-1] for event in reply.events)
+    if replies and message is replies[-1].message:
+        last = replies[-1]
+        return replace(last, preceding=(*earlier, *last.preceding))
+    message = with_runtime_ids(message, state["messages"])
+    event = thought_event(state, reply=message, prompt=prompt, latency_ms=0.0)
+    if not replies:  # answered without a model call: a turn all the same
+        return ModelReply(message, None, None, 0.0, event)
+    last = replies[-1]
+    event = ThoughtEvent(**{**last.event, "text": event["text"], "tool_calls": event["tool_calls"]})
+    return replace(last, message=message, event=event, preceding=(*earlier, *last.preceding))
+
+
+def _message_of(answer: Any) -> AIMessage:
+    """The model message of what a hook returned: a ``ModelResponse`` (its last AI message),
+    an ``ExtendedModelResponse`` or a bare ``AIMessage``."""
+    if isinstance(answer, AIMessage):
+        return answer
+    response = getattr(answer, "model_response", answer)
+    found = [m for m in getattr(response, "result", ()) if isinstance(m, AIMessage)]
+    if not found:
+        raise TypeError(f"a wrap_model_call hook returned no AI message: {answer!r}")
+    return found[-1]
+
+
+def _ask_once(
+    run: RunScope,
+    request: ModelRequest,
+    prompt: list[BaseMessage],
+    state: Mapping[str, Any],
+    spending: Spending,
+    *,
+    closing: bool = False,
     model: BaseChatModel | None = None,
 ) -> Body[ModelReply]:
     """One call of the model (the run's, unless ``model`` is given) on ``prompt`` as given,
@@ -515,7 +617,7 @@ def summariser(
 
     def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
         request = ModelRequest(prompt=prompt)
-        reply = yield from _ask(run, request, prompt, state, before, model=run.summary_model)
+        reply = yield from _ask_once(run, request, prompt, state, before, model=run.summary_model)
         return reply.message.text, ThoughtEvent(**reply.event, summary=True)
 
     return summarise

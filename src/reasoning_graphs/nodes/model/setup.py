@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
@@ -30,6 +31,7 @@ from reasoning_graphs.context import (
     pattern_option,
 )
 from reasoning_graphs.memory import namespace, run_user
+from reasoning_graphs.middleware import MODEL_HOOKS, TOOL_HOOKS, hooked
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
@@ -113,6 +115,10 @@ class AgentOptions(TypedDict, total=False):
             TypedDict class or a JSON schema dict. Once a question is answered, one more
             model call writes the answer in it, kept as ``structured_response`` (see
             :mod:`~reasoning_graphs.nodes.steps.typed_answer`; default none).
+        middleware: LangChain ``AgentMiddleware``, first outermost, as ``create_agent``
+            takes it: its ``wrap_model_call`` hooks wrap every model call the pattern
+            makes, its ``wrap_tool_call`` hooks every tool run (inside the approval
+            boundary), and its ``tools`` join the graph's (see :mod:`reasoning_graphs.middleware`).
     """
 
     max_model_calls: int | None
@@ -146,6 +152,7 @@ class AgentOptions(TypedDict, total=False):
     memory_user: str
     memory_tools: bool
     response_format: type[Any] | Mapping[str, Any] | None
+    middleware: Sequence[AgentMiddleware]
 
 
 def agent_setup(
@@ -174,6 +181,8 @@ def agent_setup(
     tool_list = list(default_tools() if tools is None else tools)
     if options.get("memory_tools", False):
         tool_list += memory_tools(memory_user)
+    middleware = tuple(options.get("middleware", ()))
+    tool_list += [tool for m in middleware for tool in getattr(m, "tools", ())]
     return AgentSetup(
         registry=ToolRegistry.for_graph(tool_list, tool_defaults),
         limits=replace(
@@ -193,6 +202,7 @@ def agent_setup(
         reflect_every=options.get("reflect_every"),
         reflect_on_failure=options.get("reflect_on_failure", False),
         response_format=None if response_format is None else answer_schema(response_format),
+        middleware=middleware,
     )
 
 
@@ -215,7 +225,18 @@ class AgentSetup:
     reflect_every: int | None = None
     reflect_on_failure: bool = False
     response_format: AnswerSchema | None = None
+    middleware: tuple[AgentMiddleware, ...] = ()
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
+
+    @cached_property
+    def model_hooks(self) -> tuple[AgentMiddleware, ...]:
+        """The middleware that wraps model calls, in order."""
+        return hooked(self.middleware, MODEL_HOOKS)
+
+    @cached_property
+    def tool_hooks(self) -> tuple[AgentMiddleware, ...]:
+        """The middleware that wraps tool runs, in order."""
+        return hooked(self.middleware, TOOL_HOOKS)
 
     def for_run(self) -> RunScope:
         """The setup as the current run sees it (its context applied). ``update_state``

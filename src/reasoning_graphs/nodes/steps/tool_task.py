@@ -13,18 +13,30 @@ before a crash and whose result was lost is not run again unseen
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware import ToolCallRequest
+from langchain_core.messages import ToolCall, ToolMessage
+from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.middleware import TOOL_HOOKS, Chain
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.steps.seal import unapproved
 from reasoning_graphs.nodes.steps.unknown_outcome import CallOutcome, run_at_most_once
+from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import CallDecision, ClearedCall
-from reasoning_graphs.tools.execute import ToolResult, execute_call
+from reasoning_graphs.tools.execute import ToolResult, call_error, execute_call, recorded_output
+from reasoning_graphs.tools.injection import tool_runtime
+from reasoning_graphs.tools.output import content_text
+
+CHANGED_CALL = (
+    "Not run: a middleware changed this call to {call} after it was cleared; a call runs only "
+    "as it was cleared, and one that needs a person only as the person decided."
+)
 
 
 class ToolRun(TypedDict):
@@ -88,12 +100,82 @@ def checked_call(
     refused = unapproved(run.policy, run.registry, call)
     if refused is not None:
         return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
-    execute = execute_call(
-        run.registry,
-        call["name"],
-        call["args"],
-        call_id=call["id"],
-        observations=observations,
-        state=state,
-    )
+    if run.setup.tool_hooks:
+        execute = hooked_call(run, call, observations, state)
+    else:
+        execute = execute_call(
+            run.registry,
+            call["name"],
+            call["args"],
+            call_id=call["id"],
+            observations=observations,
+            state=state,
+        )
     return (yield from run_at_most_once(run, call, execute))
+
+
+def hooked_call(
+    run: RunScope,
+    call: ClearedCall,
+    observations: Mapping[str, str],
+    state: Mapping[str, Any] | None,
+) -> Body[ToolResult]:
+    """``call`` run through the graph's ``wrap_tool_call`` middleware, first outermost.
+
+    The hooks sit inside the approval boundary: they may retry, change the result or
+    answer in the tool's place, but the tool runs only as the call was cleared. A hook
+    that changes the call gets a refusal as the tool's answer, and nothing runs: any
+    change to a call a person decides, or to the tool it names; a change of another
+    call's arguments runs only when the tool's schema and the block rules take them.
+    """
+    spec = run.registry.get(call["name"])
+    made: list[tuple[ToolMessage, ToolResult]] = []
+    started = time.perf_counter()
+
+    def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
+        wanted = asked.tool_call
+        refused = _changed_call(run, call, wanted["name"], wanted["args"])
+        if refused is not None:
+            return ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error")
+        result = yield from execute_call(
+            run.registry,
+            call["name"],
+            wanted["args"],
+            call_id=call["id"],
+            observations=observations,
+            state=state,
+        )
+        message = result.to_message(call["id"], call["name"])
+        made.append((message, result))
+        return message
+
+    tool_call = ToolCall(
+        name=call["name"], args=dict(call["args"]), id=call["id"], type="tool_call"
+    )
+    request = ToolCallRequest(
+        tool_call=tool_call,
+        tool=spec.tool if spec else None,
+        state=state,
+        runtime=tool_runtime(get_runtime(), state, call["id"], run.registry.tools()),
+    )
+    answer = yield Chain(run.setup.tool_hooks, TOOL_HOOKS, request, inner)
+    for message, result in made:
+        if answer is message:  # the tool's own answer, as it was recorded
+            return result
+    if spec is None:
+        return ToolResult(content_text(getattr(answer, "content", "")), "error", 0.0)
+    elapsed = (time.perf_counter() - started) * 1000
+    return recorded_output(answer, spec, call_id=call["id"], name=call["name"], duration_ms=elapsed)
+
+
+def _changed_call(
+    run: RunScope, call: ClearedCall, name: str, args: Mapping[str, Any]
+) -> str | None:
+    """Why the call a hook hands on may not run in place of the cleared ``call``; ``None``
+    when it may (it is the same, or only another call's arguments changed acceptably)."""
+    if name == call["name"] and args == call["args"]:
+        return None
+    shown = describe_call(name, args)
+    if name != call["name"] or run.policy.needs_approval(run.registry.get(name), name):
+        return CHANGED_CALL.format(call=shown)
+    return run.policy.block_reason(name, args) or call_error(run.registry, name, args)
