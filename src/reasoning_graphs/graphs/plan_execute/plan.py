@@ -103,7 +103,7 @@ def make_replan(
         if spent:  # a revision would be a call past the budget; finish concludes
             return {"outcome": spent}
         request = REPLAN_REQUEST.format(progress=progress_report(state))
-        prompt = conversation_prompt(REPLANNER_SYSTEM, state, request)
+        prompt = conversation_prompt(run.setup.instructed(REPLANNER_SYSTEM), state, request)
         reply = yield from call_model(run, ModelRequest(prompt=prompt, schema=Replan), state)
         parsed = reply.parsed
         update: PlanUpdate = {"trajectory": [reply.event]}
@@ -148,9 +148,9 @@ def _planner_system(run: RunScope, state: PlanExecuteState) -> str:
     """The planner's instructions, naming the tools so that every step is doable."""
     specs = run.usable_specs(state)
     if not specs:
-        return PLANNER_SYSTEM
+        return run.setup.instructed(PLANNER_SYSTEM)
     tools = "\n".join(TOOL_LINE.format(name=s.name, description=s.description) for s in specs)
-    return PLANNER_SYSTEM + PLANNER_TOOLS.format(tools=tools)
+    return run.setup.instructed(PLANNER_SYSTEM + PLANNER_TOOLS.format(tools=tools))
 
 
 def _clean(steps: Sequence[str]) -> list[str]:

@@ -86,10 +86,11 @@ class TextFormat:
         self.grammar = grammar
 
     def prompt(
-        self, specs: Sequence[ToolSpec], messages: Sequence[AnyMessage]
+        self, run: RunScope, specs: Sequence[ToolSpec], messages: Sequence[AnyMessage]
     ) -> list[BaseMessage]:
-        """The format's instructions with the tools, then the conversation written in it."""
-        system = _system_prompt(_tools_key(specs), self.labels)
+        """The run's own instructions (``system_prompt``, when given) and the format's with
+        the tools, then the conversation written in it."""
+        system = run.setup.instructed(_system_prompt(_tools_key(specs), self.labels))
         return [SystemMessage(system), *render_transcript(messages, self.labels)]
 
     def request(
@@ -111,7 +112,7 @@ class TextFormat:
         """A last answer in the text format (``finish``): the answer text, not the raw reply."""
         specs = run.usable_specs(state)
         shown = model_view(state["messages"], run.registry)
-        prompt = [*self.prompt(specs, shown), HumanMessage(instruction)]
+        prompt = [*self.prompt(run, specs, shown), HumanMessage(instruction)]
         request = ModelRequest(prompt=prompt, stop=stop_sequences(self.labels))
         reply = yield from call_model(run, request, state)
         step = self.parse(reply.message.text, specs)
@@ -141,7 +142,7 @@ def make_think_text(
             return answer_without_calls(final, run.limits.max_tool_rounds)
         messages = state["messages"]
         shown = model_view(messages, run.registry)
-        prompt = with_reflection(text_format.prompt(specs, shown), state)
+        prompt = with_reflection(text_format.prompt(run, specs, shown), state)
         prompt = advised(prompt, advice_for(messages, run.limits))
         if run.option("remind_format", remind_format) and not is_format_error(messages[-1]):
             prompt = with_note(prompt, format_reminder(text_format.labels))

@@ -41,9 +41,9 @@ def best_path(state: TotState) -> list[Thought]:
     return path(search, best["id"]) if search is not None and best is not None else []
 
 
-def _path_request(state: TotState, request: str) -> list[BaseMessage]:
+def _path_request(run: RunScope, state: TotState, request: str) -> list[BaseMessage]:
     shown = render_path(latest_request(state["messages"]), best_path(state))
-    return path_prompt(f"{shown}\n\n{request}")
+    return path_prompt(run.setup.system_prompt, f"{shown}\n\n{request}")
 
 
 def make_answer(setup: AgentSetup) -> Callable[[TotState], Body[AgentUpdate]]:
@@ -51,7 +51,7 @@ def make_answer(setup: AgentSetup) -> Callable[[TotState], Body[AgentUpdate]]:
 
     def answer(state: TotState) -> Body[AgentUpdate]:
         run = setup.for_run()
-        prompt = _path_request(state, ANSWER_REQUEST)
+        prompt = _path_request(run, state, ANSWER_REQUEST)
         parsed, event = yield from ask_typed(run, prompt, FinalAnswer, state)
         text = parsed.answer.strip() if parsed else ""
         steps = [t["text"] for t in best_path(state)]
@@ -70,7 +70,7 @@ def make_answer(setup: AgentSetup) -> Callable[[TotState], Body[AgentUpdate]]:
 
 def _ask_on_best_path(run: RunScope, state: TotState, instruction: str) -> Body[ModelReply]:
     """The model, after the problem and the best path so far, asked to conclude."""
-    request = ModelRequest(prompt=_path_request(state, instruction))
+    request = ModelRequest(prompt=_path_request(run, state, instruction))
     return (yield from call_model(run, request, state))
 
 

@@ -79,9 +79,10 @@ def _values(
     """One value call per candidate, on the path above it."""
     prompts = [
         path_prompt(
+            run.setup.system_prompt,
             VALUE_REQUEST.format(
                 path=render_path(problem, path(search, t["parent"] or 0)), candidate=t["text"]
-            )
+            ),
         )
         for t in level
     ]
@@ -111,7 +112,9 @@ def _votes(
     choices = "\n".join(
         STEP_LINE.format(number=number, text=line) for number, line in enumerate(lines, 1)
     )
-    prompt = path_prompt(VOTE_REQUEST.format(problem=problem, choices=choices))
+    prompt = path_prompt(
+        run.setup.system_prompt, VOTE_REQUEST.format(problem=problem, choices=choices)
+    )
     batch = plan_batch(state, run.limits, votes, prompt_tokens=estimate_tokens(prompt))
     gathered = yield from batch.gather(
         [ask_typed(run, prompt, Ballot, state, batch.shared_tokens) for _ in range(batch.size)],

@@ -53,15 +53,18 @@ def make_generate(
         tot = settings.for_run(run.context)
         search = current_search(state)
         problem = latest_request(state["messages"])
+        system = run.setup.system_prompt
         parents: list[Thought] = []
         prompts = []
         for parent in frontier(search):
             shown = render_path(problem, path(search, parent["id"]))
             if tot.generator == "propose":
                 parents.append(parent)
-                prompts.append(path_prompt(PROPOSE_REQUEST.format(path=shown, count=tot.breadth)))
+                prompts.append(
+                    path_prompt(system, PROPOSE_REQUEST.format(path=shown, count=tot.breadth))
+                )
             else:
-                prompt = path_prompt(SAMPLE_REQUEST.format(path=shown))
+                prompt = path_prompt(system, SAMPLE_REQUEST.format(path=shown))
                 parents.extend([parent] * tot.breadth)
                 prompts.extend([prompt] * tot.breadth)
         schema = Proposals if tot.generator == "propose" else NextStep

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from reasoning_graphs.graphs.tot.prompts import NO_STEPS, PATH_REQUEST, STEP_LINE, TOT_SYSTEM
+from reasoning_graphs.graphs.tot.prompts import NO_STEPS, PATH_REQUEST, STEP_LINE
 from reasoning_graphs.graphs.tot.search import Thought
 
 
@@ -18,6 +18,7 @@ def render_path(problem: str, thoughts: Sequence[Thought]) -> str:
     return PATH_REQUEST.format(problem=problem, steps="\n".join(steps) or NO_STEPS)
 
 
-def path_prompt(request: str) -> list[BaseMessage]:
-    """A request about a path (see :func:`render_path`), under the pattern's instructions."""
-    return [SystemMessage(TOT_SYSTEM), HumanMessage(request)]
+def path_prompt(system: str, request: str) -> list[BaseMessage]:
+    """A request about a path (see :func:`render_path`), under the run's instructions
+    (``system``: the graph's ``system_prompt``, the pattern's own by default)."""
+    return [SystemMessage(system), HumanMessage(request)]

@@ -228,6 +228,10 @@ class AgentSetup:
     middleware: tuple[AgentMiddleware, ...] = ()
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
 
+    def instructed(self, own: str) -> str:
+        """A step's own instructions under the graph's ``system_prompt`` (when it has one)."""
+        return f"{self.system_prompt}\n\n{own}" if self.system_prompt else own
+
     @cached_property
     def model_hooks(self) -> tuple[AgentMiddleware, ...]:
         """The middleware that wraps model calls, in order."""

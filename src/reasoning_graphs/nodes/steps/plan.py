@@ -253,7 +253,7 @@ def closing_prompt(
     else:
         shown = report()
     prompt: list[BaseMessage] = [
-        SystemMessage(f"{setup.system_prompt}\n\n{instructions}"),
+        SystemMessage(setup.instructed(instructions)),
         *conversation(state["messages"]),
         HumanMessage(shown),
     ]
