@@ -17,6 +17,7 @@ from langchain.agents.middleware import (
     AgentMiddleware,
     ModelFallbackMiddleware,
     ModelRetryMiddleware,
+    ToolRetryMiddleware,
     dynamic_prompt,
     wrap_tool_call,
 )
@@ -122,8 +123,8 @@ def test_an_audit_hook_sees_every_tool_run(pattern: str, face: str) -> None:
         ScriptedChatModel(script=script), tools=[adder.spec()], middleware=[audit], **options
     )
 
-    if face == "async":  # a hook written only as a function, as create_agent refuses it there
-        with pytest.raises(NotImplementedError):
+    if face == "async":  # a hook written only as a function is refused there, as create_agent
+        with pytest.raises(NotImplementedError, match="awrap_tool_call"):
             run(graph, ask(), face)
         return
     state = run(graph, ask(), face)
@@ -175,3 +176,51 @@ def test_a_hook_may_change_the_arguments_of_a_call_nobody_must_approve(face: str
     assert adder.runs == [(1000, 1000)]
     [observation] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert observation.text == "2000"
+
+
+class Flaky:
+    """A ``lookup`` tool that fails on its first call and answers after."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def spec(self) -> Any:
+        def lookup(key: str) -> str:
+            """Look a key up."""
+            self.runs += 1
+            if self.runs == 1:
+                raise RuntimeError("the index is rebuilding")
+            return f"{key} found"
+
+        return tool_spec(lookup)
+
+
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("pattern", TOOL_PATTERNS)
+def test_a_retry_hook_runs_a_failed_tool_again(pattern: str, face: str) -> None:
+    flaky = Flaky()
+    script, options = one_call(pattern, "lookup", {"key": "x"}, "x found.")
+    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0.0, jitter=False)
+    graph = graph_builder(pattern)(
+        ScriptedChatModel(script=script), tools=[flaky.spec()], middleware=[retry], **options
+    )
+
+    state = run(graph, ask(), face)
+
+    assert flaky.runs == 2
+    assert state["outcome"]["status"] == "answered"
+    [event] = [e for e in state["trajectory"] if e["kind"] == "action"]
+    assert (event["status"], event["observation"]) == ("success", "x found")
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_without_a_retry_hook_a_failing_tool_is_an_error_observation(face: str) -> None:
+    flaky = Flaky()
+    script, _ = one_call("react", "lookup", {"key": "x"}, "Could not look it up.")
+    graph = graph_builder("react")(ScriptedChatModel(script=script), tools=[flaky.spec()])
+
+    state = run(graph, ask(), face)
+
+    assert flaky.runs == 1
+    [event] = [e for e in state["trajectory"] if e["kind"] == "action"]
+    assert event["status"] == "error"

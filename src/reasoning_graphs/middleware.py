@@ -7,8 +7,9 @@ rest of the chain, the first middleware outermost, and may change the request,
 call the handler more than once (retry, fallback) or answer without calling it.
 Here the innermost handler runs one of our bodies (a guarded model call, a tool
 run) to its end, with the face's own driver: the sync face calls the sync hooks,
-the async face the async ones, as ``create_agent`` does (a middleware that only
-wrote the other kind raises LangChain's own error on that face).
+the async face the async ones, as ``create_agent`` does: a middleware that only
+wrote the other kind is refused on that face with :class:`FaceNotWritten`, before any
+hook runs.
 
 Example:
     >>> from reasoning_graphs.effects import drive
@@ -43,6 +44,16 @@ class Hooks:
     async_: str
 
 
+NOT_WRITTEN = (
+    "The middleware {name!r} writes {written} but not {missing}, which the {face} face "
+    "({calls}) calls: write both, or run the graph on the other face."
+)
+
+
+class FaceNotWritten(NotImplementedError):
+    """A middleware lacks the hook this face calls (``awrap_*`` on ``ainvoke``/``astream``)."""
+
+
 MODEL_HOOKS = Hooks("wrap_model_call", "awrap_model_call")
 TOOL_HOOKS = Hooks("wrap_tool_call", "awrap_tool_call")
 
@@ -72,6 +83,8 @@ class Chain(Effect):
         self.middleware, self.hooks, self.request, self.inner = middleware, hooks, request, inner
 
     def run(self) -> Any:
+        _check_written(self.middleware, self.hooks.sync, self.hooks.async_, "sync")
+
         def handler(request: Any) -> Any:
             return drive(self.inner(request))
 
@@ -80,12 +93,24 @@ class Chain(Effect):
         return handler(self.request)
 
     async def arun(self) -> Any:
+        _check_written(self.middleware, self.hooks.async_, self.hooks.sync, "async")
+
         async def handler(request: Any) -> Any:
             return await adrive(self.inner(request))
 
         for middleware in reversed(self.middleware):
             handler = _layer(getattr(middleware, self.hooks.async_), handler)
         return await handler(self.request)
+
+
+def _check_written(middleware: Sequence[Any], hook: str, other: str, face: str) -> None:
+    for m in middleware:
+        if getattr(type(m), hook, None) is getattr(AgentMiddleware, hook):
+            calls = "invoke, stream" if face == "sync" else "ainvoke, astream"
+            name = getattr(m, "name", type(m).__name__)
+            raise FaceNotWritten(
+                NOT_WRITTEN.format(name=name, written=other, missing=hook, face=face, calls=calls)
+            )
 
 
 def _layer(hook: Callable[[Any, Any], Any], inner: Any) -> Any:

@@ -161,6 +161,7 @@ def execute_call(
     except Exception as exc:  # every failure becomes an observation
         kind = type(exc).__name__
         result = failed(TOOL_FAILED.format(name=name, kind=kind, message=str(exc) or kind))
+        result = replace(result, raised=exc)
         return _as_transient(result, call_id, name) if is_transient_failure(exc) else result
     elapsed = (time.perf_counter() - started) * 1000
     return _recorded(message, command, spec, observation_ref(call_id), elapsed)

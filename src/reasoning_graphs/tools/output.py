@@ -111,6 +111,8 @@ class ToolResult:
         return_direct: The tool's result is the answer of the turn.
         transient: The call failed in a way that may pass (its own timeout, a
             lost connection), even after its one retry: not a result to reuse.
+        raised: What the tool raised, when it failed so: a ``wrap_tool_call`` hook sees
+            it raised, as under ``ToolNode`` (a retry hook retries it).
     """
 
     content: str
@@ -122,6 +124,7 @@ class ToolResult:
     command: ToolCommand | None = None
     return_direct: bool = False
     transient: bool = False
+    raised: BaseException | None = field(default=None, compare=False, repr=False)
 
     def to_message(self, call_id: str, name: str) -> ToolMessage:
         """The call's ``ToolMessage``: the tool's own when there is one."""

@@ -19,17 +19,24 @@ from typing import Any, Literal
 
 from langchain.agents.middleware import ToolCallRequest
 from langchain_core.messages import ToolCall, ToolMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.middleware import TOOL_HOOKS, Chain
+from reasoning_graphs.middleware import TOOL_HOOKS, Chain, FaceNotWritten
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.steps.seal import unapproved
 from reasoning_graphs.nodes.steps.unknown_outcome import CallOutcome, run_at_most_once
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import CallDecision, ClearedCall
-from reasoning_graphs.tools.execute import ToolResult, call_error, execute_call, recorded_output
+from reasoning_graphs.tools.execute import (
+    TOOL_FAILED,
+    ToolResult,
+    call_error,
+    execute_call,
+    recorded_output,
+)
 from reasoning_graphs.tools.injection import tool_runtime
 from reasoning_graphs.tools.output import content_text
 
@@ -127,9 +134,12 @@ def hooked_call(
     that changes the call gets a refusal as the tool's answer, and nothing runs: any
     change to a call a person decides, or to the tool it names; a change of another
     call's arguments runs only when the tool's schema and the block rules take them.
+    A tool that raises raises through the hooks, as under ``ToolNode`` (so a retry hook
+    retries it); what still comes out of the chain becomes the observation as always.
     """
     spec = run.registry.get(call["name"])
     made: list[tuple[ToolMessage, ToolResult]] = []
+    failures: dict[int, ToolResult] = {}  # what the tool raised, as its observation
     started = time.perf_counter()
 
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
@@ -145,6 +155,9 @@ def hooked_call(
             observations=observations,
             state=state,
         )
+        if result.raised is not None:
+            failures[id(result.raised)] = result
+            raise result.raised
         message = result.to_message(call["id"], call["name"])
         made.append((message, result))
         return message
@@ -158,7 +171,16 @@ def hooked_call(
         state=state,
         runtime=tool_runtime(get_runtime(), state, call["id"], run.registry.tools()),
     )
-    answer = yield Chain(run.setup.tool_hooks, TOOL_HOOKS, request, inner)
+    try:
+        answer = yield Chain(run.setup.tool_hooks, TOOL_HOOKS, request, inner)
+    except (GraphBubbleUp, FaceNotWritten):  # a pause, or a graph that cannot run here
+        raise
+    except Exception as error:  # the tool's failure, or a hook's own, as an observation
+        if id(error) in failures:
+            return failures[id(error)]
+        kind = type(error).__name__
+        text = TOOL_FAILED.format(name=call["name"], kind=kind, message=str(error) or kind)
+        return ToolResult(text, "error", (time.perf_counter() - started) * 1000)
     for message, result in made:
         if answer is message:  # the tool's own answer, as it was recorded
             return result
