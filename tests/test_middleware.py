@@ -15,8 +15,14 @@ from typing import Any
 import pytest
 from langchain.agents.middleware import (
     AgentMiddleware,
+    ClearToolUsesEdit,
+    ContextEditingMiddleware,
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
     ModelRetryMiddleware,
+    PIIMiddleware,
+    SummarizationMiddleware,
     ToolRetryMiddleware,
     dynamic_prompt,
     wrap_tool_call,
@@ -224,3 +230,36 @@ def test_without_a_retry_hook_a_failing_tool_is_an_error_observation(face: str) 
     assert flaky.runs == 1
     [event] = [e for e in state["trajectory"] if e["kind"] == "action"]
     assert event["status"] == "error"
+
+
+@pytest.mark.parametrize(
+    "middleware",
+    [
+        PIIMiddleware("email", strategy="redact"),
+        HumanInTheLoopMiddleware(interrupt_on={"add": True}),
+        ModelCallLimitMiddleware(run_limit=3),
+        SummarizationMiddleware(model=ScriptedChatModel(script=["summary"])),
+    ],
+    ids=lambda m: type(m).__name__,
+)
+def test_a_middleware_whose_hooks_would_be_left_out_is_refused_when_built(middleware: Any) -> None:
+    with pytest.raises(ValueError, match=type(middleware).__name__):
+        graph_builder("react")(ScriptedChatModel(script=["?"]), tools=[], middleware=[middleware])
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_context_editing_clears_old_tool_results_from_the_prompt_only(face: str) -> None:
+    adder = Adder()
+    calls = [tool_call("add", a=n, b=n) for n in (1, 2, 3)]
+    model = ScriptedChatModel(script=[*calls, "Done."])
+    edit = ClearToolUsesEdit(trigger=1, keep=1, placeholder="[cleared]")
+    graph = graph_builder("react")(
+        model, tools=[adder.spec()], middleware=[ContextEditingMiddleware(edits=[edit])]
+    )
+
+    state = run(graph, ask(), face)
+
+    last = [m.text for m in model.prompts[-1] if isinstance(m, ToolMessage)]
+    assert last == ["[cleared]", "[cleared]", "6"]  # the prompt keeps the latest result
+    kept = [m.text for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert kept == ["2", "4", "6"]  # the conversation keeps what each tool returned

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState
 
 from reasoning_graphs.effects import Body, Effect, adrive, drive
 
@@ -54,6 +54,49 @@ class FaceNotWritten(NotImplementedError):
     """A middleware lacks the hook this face calls (``awrap_*`` on ``ainvoke``/``astream``)."""
 
 
+NOT_RUN_HOOKS = (
+    "before_agent",
+    "abefore_agent",
+    "before_model",
+    "abefore_model",
+    "after_model",
+    "aafter_model",
+    "after_agent",
+    "aafter_agent",
+)
+"""Hooks of LangChain's middleware that the patterns do not run (yet)."""
+NOT_RUN = (
+    "The middleware {name!r} writes {hooks}, which reasoning-graphs does not run yet, so it "
+    "would be silently left out: only wrap_model_call and wrap_tool_call hooks (and a "
+    "middleware's tools) take part. Our own options do the common jobs: approvals "
+    "(approve=, deny=, rules=), call limits (max_model_calls=, max_tool_calls=), summaries "
+    "(context_strategy='summary')."
+)
+
+
+def check_runnable(middleware: Sequence[Any]) -> None:
+    """Refuse, when the graph is built, a middleware whose hooks or state would be left out:
+    a PII filter or a call limit that silently does nothing is worse than none."""
+    for m in middleware:
+        hooks = [h for h in NOT_RUN_HOOKS if _writes(m, h)]
+        if _own_state(m):
+            hooks.append("state fields of its own (" + ", ".join(_own_state(m)) + ")")
+        if hooks:
+            name = getattr(m, "name", type(m).__name__)
+            raise ValueError(NOT_RUN.format(name=name, hooks=", ".join(hooks)))
+
+
+def _own_state(middleware: Any) -> list[str]:
+    """The state fields a middleware adds to LangChain's agent state."""
+    schema = getattr(middleware, "state_schema", None)
+    fields = getattr(schema, "__annotations__", {}) if schema is not None else {}
+    return sorted(set(fields) - set(AgentState.__annotations__))
+
+
+def _writes(middleware: Any, hook: str) -> bool:
+    return getattr(type(middleware), hook, None) is not getattr(AgentMiddleware, hook)
+
+
 MODEL_HOOKS = Hooks("wrap_model_call", "awrap_model_call")
 TOOL_HOOKS = Hooks("wrap_tool_call", "awrap_tool_call")
 
@@ -61,12 +104,7 @@ TOOL_HOOKS = Hooks("wrap_tool_call", "awrap_tool_call")
 def hooked(middleware: Sequence[AgentMiddleware], hooks: Hooks) -> tuple[AgentMiddleware, ...]:
     """The middleware that writes either method of ``hooks``, in order (as ``create_agent``
     chooses them)."""
-    return tuple(
-        m
-        for m in middleware
-        if getattr(type(m), hooks.sync) is not getattr(AgentMiddleware, hooks.sync)
-        or getattr(type(m), hooks.async_) is not getattr(AgentMiddleware, hooks.async_)
-    )
+    return tuple(m for m in middleware if _writes(m, hooks.sync) or _writes(m, hooks.async_))
 
 
 class Chain(Effect):
@@ -105,7 +143,7 @@ class Chain(Effect):
 
 def _check_written(middleware: Sequence[Any], hook: str, other: str, face: str) -> None:
     for m in middleware:
-        if getattr(type(m), hook, None) is getattr(AgentMiddleware, hook):
+        if not _writes(m, hook):
             calls = "invoke, stream" if face == "sync" else "ainvoke, astream"
             name = getattr(m, "name", type(m).__name__)
             raise FaceNotWritten(

@@ -31,7 +31,7 @@ from reasoning_graphs.context import (
     pattern_option,
 )
 from reasoning_graphs.memory import namespace, run_user
-from reasoning_graphs.middleware import MODEL_HOOKS, TOOL_HOOKS, hooked
+from reasoning_graphs.middleware import MODEL_HOOKS, TOOL_HOOKS, check_runnable, hooked
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
@@ -182,6 +182,7 @@ def agent_setup(
     if options.get("memory_tools", False):
         tool_list += memory_tools(memory_user)
     middleware = tuple(options.get("middleware", ()))
+    check_runnable(middleware)
     tool_list += [tool for m in middleware for tool in getattr(m, "tools", ())]
     return AgentSetup(
         registry=ToolRegistry.for_graph(tool_list, tool_defaults),
