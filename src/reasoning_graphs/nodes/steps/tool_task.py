@@ -46,6 +46,12 @@ CHANGED_CALL = (
 )
 
 
+RAN_ONCE = (
+    "Not run again: a middleware asked for a second run of a call a person decided, which "
+    "already ran; a person decides each run."
+)
+
+
 class ToolRun(TypedDict):
     """What one call produced, as a durable task saves it.
 
@@ -136,15 +142,21 @@ def hooked_call(
     call's arguments runs only when the tool's schema and the block rules take them.
     A tool that raises raises through the hooks, as under ``ToolNode`` (so a retry hook
     retries it); what still comes out of the chain becomes the observation as always.
+    A call a person decided runs at most once to its end: a hook may try it again after
+    it raised, never after it ran.
     """
     spec = run.registry.get(call["name"])
     made: list[tuple[ToolMessage, ToolResult]] = []
     failures: dict[int, ToolResult] = {}  # what the tool raised, as its observation
     started = time.perf_counter()
 
+    decided = run.policy.needs_approval(spec, call["name"])
+
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
         wanted = asked.tool_call
         refused = _changed_call(run, call, wanted["name"], wanted["args"])
+        if refused is None and decided and made:  # a person decided one run, and it was made
+            refused = RAN_ONCE
         if refused is not None:
             return ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error")
         result = yield from execute_call(
