@@ -29,9 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
+from langchain_core.tools import BaseTool
 
 from reasoning_graphs.effects import Body, Effect, adrive, drive
 
@@ -154,3 +156,33 @@ def _check_written(middleware: Sequence[Any], hook: str, other: str, face: str) 
 def _layer(hook: Callable[[Any, Any], Any], inner: Any) -> Any:
     """One layer of the chain: ``hook`` around what lies inside it."""
     return lambda request: hook(request, inner)
+
+
+def split_system(prompt: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[AnyMessage]]:
+    """A prompt as LangChain's request holds it: its system message apart from the rest."""
+    if prompt and isinstance(prompt[0], SystemMessage):
+        return prompt[0], cast(list[AnyMessage], list(prompt[1:]))
+    return None, cast(list[AnyMessage], list(prompt))
+
+
+def prompt_of(asked: ModelRequest) -> list[BaseMessage]:
+    system = [asked.system_message] if asked.system_message is not None else []
+    return [*system, *asked.messages]
+
+
+def bindable_tools(asked: ModelRequest) -> list[BaseTool]:
+    """The request's tools that a model can be bound to here (provider tools as dicts are not
+    ours to offer)."""
+    return [tool for tool in asked.tools or () if isinstance(tool, BaseTool)]
+
+
+def message_of(answer: Any) -> AIMessage:
+    """The model message of what a hook returned: a ``ModelResponse`` (its last AI message),
+    an ``ExtendedModelResponse`` or a bare ``AIMessage``."""
+    if isinstance(answer, AIMessage):
+        return answer
+    response = getattr(answer, "model_response", answer)
+    found = [m for m in getattr(response, "result", ()) if isinstance(m, AIMessage)]
+    if not found:
+        raise TypeError(f"a wrap_model_call hook returned no AI message: {answer!r}")
+    return found[-1]

@@ -38,11 +38,9 @@ from langchain.agents.structured_output import AutoStrategy
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
-    AnyMessage,
     BaseMessage,
     HumanMessage,
     InvalidToolCall,
-    SystemMessage,
     ToolCall,
 )
 from langchain_core.tools import BaseTool
@@ -52,7 +50,14 @@ from pydantic import BaseModel
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary
-from reasoning_graphs.middleware import MODEL_HOOKS, Chain
+from reasoning_graphs.middleware import (
+    MODEL_HOOKS,
+    Chain,
+    bindable_tools,
+    message_of,
+    prompt_of,
+    split_system,
+)
 from reasoning_graphs.models.context_size import context_window_of
 from reasoning_graphs.nodes.guards.budget import (
     Spending,
@@ -374,14 +379,14 @@ def _ask(
     replies: list[ModelReply] = []
 
     def inner(asked: LangChainRequest) -> Body[ModelResponse]:
-        changed = replace(request, tools=_tools_of(asked), tool_choice=asked.tool_choice)
+        changed = replace(request, tools=bindable_tools(asked), tool_choice=asked.tool_choice)
         reply = yield from _ask_once(
-            run, changed, _prompt_of(asked), state, spending, closing=closing, model=asked.model
+            run, changed, prompt_of(asked), state, spending, closing=closing, model=asked.model
         )
         replies.append(reply)
         return ModelResponse(result=[reply.message], structured_response=reply.parsed)
 
-    system, messages = _split_system(prompt)
+    system, messages = split_system(prompt)
     asked = LangChainRequest(
         model=run.model,
         messages=messages,
@@ -396,30 +401,12 @@ def _ask(
     return _turn_of(answer, replies, state, prompt)
 
 
-def _split_system(prompt: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[AnyMessage]]:
-    """A prompt as LangChain's request holds it: its system message apart from the rest."""
-    if prompt and isinstance(prompt[0], SystemMessage):
-        return prompt[0], cast(list[AnyMessage], list(prompt[1:]))
-    return None, cast(list[AnyMessage], list(prompt))
-
-
-def _prompt_of(asked: LangChainRequest) -> list[BaseMessage]:
-    system = [asked.system_message] if asked.system_message is not None else []
-    return [*system, *asked.messages]
-
-
-def _tools_of(asked: LangChainRequest) -> list[BaseTool]:
-    """The request's tools that a model can be bound to here (provider tools as dicts are not
-    ours to offer)."""
-    return [tool for tool in asked.tools or () if isinstance(tool, BaseTool)]
-
-
 def _turn_of(
     answer: Any, replies: list[ModelReply], state: Mapping[str, Any], prompt: list[BaseMessage]
 ) -> ModelReply:
     """The turn the hooks gave: the last call's reply with the earlier calls' events before it,
     or the message a hook wrote or changed in its place."""
-    message = _message_of(answer)
+    message = message_of(answer)
     earlier = tuple(event for reply in replies[:-1] for event in reply.events)
     if replies and message is replies[-1].message:
         last = replies[-1]
@@ -431,18 +418,6 @@ def _turn_of(
     last = replies[-1]
     event = ThoughtEvent(**{**last.event, "text": event["text"], "tool_calls": event["tool_calls"]})
     return replace(last, message=message, event=event, preceding=(*earlier, *last.preceding))
-
-
-def _message_of(answer: Any) -> AIMessage:
-    """The model message of what a hook returned: a ``ModelResponse`` (its last AI message),
-    an ``ExtendedModelResponse`` or a bare ``AIMessage``."""
-    if isinstance(answer, AIMessage):
-        return answer
-    response = getattr(answer, "model_response", answer)
-    found = [m for m in getattr(response, "result", ()) if isinstance(m, AIMessage)]
-    if not found:
-        raise TypeError(f"a wrap_model_call hook returned no AI message: {answer!r}")
-    return found[-1]
 
 
 def _ask_once(
