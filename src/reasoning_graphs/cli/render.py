@@ -387,7 +387,7 @@ class Printer:
         call = self._proposed.pop(message.tool_call_id, None) or {}
         tool = call.get("name") or message.name or "unknown"
         args = call.get("args")
-        shown = _shown_call(tool, args)
+        shown = _shown_call(tool, args) if call else f"{tool}(…)"  # proposed out of sight
         text = content_text(message.content)
         fields = {"tool": tool, "call_id": message.tool_call_id, "decision": decision}
         if decision in EXECUTED:
