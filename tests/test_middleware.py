@@ -18,6 +18,7 @@ from langchain.agents.middleware import (
     ClearToolUsesEdit,
     ContextEditingMiddleware,
     HumanInTheLoopMiddleware,
+    LLMToolSelectorMiddleware,
     ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
     ModelRetryMiddleware,
@@ -263,3 +264,24 @@ def test_context_editing_clears_old_tool_results_from_the_prompt_only(face: str)
     assert last == ["[cleared]", "[cleared]", "6"]  # the prompt keeps the latest result
     kept = [m.text for m in state["messages"] if isinstance(m, ToolMessage)]
     assert kept == ["2", "4", "6"]  # the conversation keeps what each tool returned
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_tool_selector_offers_the_model_only_the_tools_it_chose(face: str) -> None:
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return "sunny"
+
+    adder = Adder()
+    selector = ScriptedChatModel(script=[{"tools": ["add"]}], cycle=True)
+    model = ScriptedChatModel(script=[tool_call("add", a=20, b=22), ANSWER])
+    chooser = LLMToolSelectorMiddleware(model=selector, max_tools=1)
+    graph = graph_builder("react")(
+        model, tools=[adder.spec(), tool_spec(weather)], middleware=[chooser]
+    )
+
+    state = run(graph, ask(), face)
+
+    assert [call.tools for call in model.calls] == [["add"], ["add"]]
+    assert adder.runs == [(20, 22)]
+    assert state["messages"][-1].text == ANSWER
