@@ -116,15 +116,26 @@ def checked_call(
     if run.setup.tool_hooks:
         execute = hooked_call(run, call, observations, state)
     else:
-        execute = execute_call(
-            run.registry,
-            call["name"],
-            call["args"],
-            call_id=call["id"],
-            observations=observations,
-            state=state,
-        )
+        execute = _execute(run, call, call["args"], observations, state)
     return (yield from run_at_most_once(run, call, execute))
+
+
+def _execute(
+    run: RunScope,
+    call: ClearedCall,
+    args: Mapping[str, Any],
+    observations: Mapping[str, str],
+    state: Mapping[str, Any] | None,
+) -> Body[ToolResult]:
+    """The tool of ``call`` run on ``args`` (the call's own, or those a hook handed on)."""
+    return execute_call(
+        run.registry,
+        call["name"],
+        args,
+        call_id=call["id"],
+        observations=observations,
+        state=state,
+    )
 
 
 def hooked_call(
@@ -159,14 +170,7 @@ def hooked_call(
             refused = RAN_ONCE
         if refused is not None:
             return ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error")
-        result = yield from execute_call(
-            run.registry,
-            call["name"],
-            wanted["args"],
-            call_id=call["id"],
-            observations=observations,
-            state=state,
-        )
+        result = yield from _execute(run, call, wanted["args"], observations, state)
         if result.raised is not None:
             failures[id(result.raised)] = result
             raise result.raised
