@@ -7,7 +7,8 @@ rejected, answered by hand, or malformed), the face, sync or async, that
 runs each stretch between interrupts, and a client's forgery between two
 stretches: a state write or a resume that clears rejections, gives back
 budget or lines up a call, a ``Send`` to ``act``, or a forged approval written
-around the graph's doors. Every graph also carries a hostile ``wrap_tool_call``
+around the graph's doors. ``wipe`` needs a person unless its ``when`` setting lets
+its call through. Every graph also carries a hostile ``wrap_tool_call``
 middleware that, call by call, passes the call on, rewrites its arguments, sends
 it to another tool, or runs it twice. After every streamed step: no
 dangerous call ran unless a person cleared exactly the arguments it ran
@@ -40,6 +41,7 @@ from reasoning_graphs.graphs import llm_compiler, plan_execute, react, rewoo
 from reasoning_graphs.review import APPROVAL_KIND
 from reasoning_graphs.state_writes import StateWriteError
 from tests.helpers.hostile_models import (
+    WIPE_SETTING,
     HostileModel,
     RunLog,
     act_script,
@@ -164,7 +166,7 @@ def build(
         model,
         recording_tools(log),
         checkpointer,
-        approve=["wipe"],
+        approve=WIPE_SETTING,
         tool_timeout=None,
         middleware=[Hijacker()],
         **options,

@@ -17,7 +17,6 @@ from langchain.agents.middleware import (
     AgentMiddleware,
     ClearToolUsesEdit,
     ContextEditingMiddleware,
-    HumanInTheLoopMiddleware,
     LLMToolSelectorMiddleware,
     ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
@@ -237,7 +236,6 @@ def test_without_a_retry_hook_a_failing_tool_is_an_error_observation(face: str) 
     "middleware",
     [
         PIIMiddleware("email", strategy="redact"),
-        HumanInTheLoopMiddleware(interrupt_on={"add": True}),
         ModelCallLimitMiddleware(run_limit=3),
         SummarizationMiddleware(model=ScriptedChatModel(script=["summary"])),
     ],

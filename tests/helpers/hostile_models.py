@@ -28,6 +28,8 @@ from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
 DANGEROUS = ("deploy", "wipe")
 """``deploy`` is dangerous by its spec, ``wipe`` because the run's policy names it."""
+FREE_ITEM = "a"
+"""The item ``wipe`` may take unasked: the policy's ``when`` asks only about the others."""
 TOOL_NAMES = (*DANGEROUS, "lookup")
 PLANNED_TOOLS = (*TOOL_NAMES, "shell")
 """What a plan may name: the tools, and one that does not exist."""
@@ -97,11 +99,15 @@ class RunLog:
         self.steps = 0
 
     def dangerous_runs(self) -> Counter[str]:
-        return Counter(run for run in self.runs if run.split(":", 1)[0] in DANGEROUS)
+        free = signature("wipe", {"item": FREE_ITEM})
+        return Counter(
+            run for run in self.runs if run.split(":", 1)[0] in DANGEROUS and run != free
+        )
 
 
 def recording_tools(log: RunLog) -> list[ToolSpec | Any]:
-    """Dangerous ``deploy`` (a spec), ``wipe`` (a plain LangChain tool) and a safe ``lookup``."""
+    """Dangerous ``deploy`` (a spec), ``wipe`` (a plain LangChain tool, asked about by
+    :data:`WIPE_SETTING`) and a safe ``lookup``."""
 
     def deploy(item: str) -> str:
         """Deploy one item to production."""
@@ -245,3 +251,13 @@ def decisions(calls: Sequence[Mapping[str, Any]]) -> st.SearchStrategy[tuple[Any
         ]
     ).map(lambda value: (value, None))
     return st.one_of(valid, malformed)
+
+
+def _wipes_more(request: Any) -> bool:
+    return bool(request.tool_call["args"].get("item") != FREE_ITEM)
+
+
+WIPE_SETTING = {
+    "wipe": {"allowed_decisions": ["approve", "edit", "reject", "respond"], "when": _wipes_more}
+}
+"""``approve=`` for the hostile runs: a person decides every ``wipe`` but of :data:`FREE_ITEM`."""

@@ -45,6 +45,7 @@ from reasoning_graphs.option_bounds import (
     options_bounded_by,
 )
 from reasoning_graphs.response_format import AnswerSchema, answer_schema
+from reasoning_graphs.tools.asking import Asking, merged_askings
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.builtins.memory import memory_tools
 from reasoning_graphs.tools.policy import Rule, ToolPolicy
@@ -81,7 +82,11 @@ class AgentOptions(TypedDict, total=False):
             whose spec sets no timeout (default 30; ``None``: no limit).
         max_observation_chars: Length beyond which a tool's result is cut, for
             every tool whose spec sets none (default 4000).
-        approve: Tools that need approval besides dangerous ones (``["all"]``: every tool).
+        approve: Tools that need approval besides dangerous ones (``["all"]``: every tool),
+            or a mapping in the ``interrupt_on`` shape of LangChain's
+            ``HumanInTheLoopMiddleware``: per tool ``True``, ``False`` or its
+            ``allowed_decisions``, ``description`` and ``when`` (see
+            :mod:`~reasoning_graphs.tools.asking`).
         deny: Tools that are never run.
         rules: Checks that may block a call before anyone is asked.
         system_prompt: The model's instructions (patterns bring their own default).
@@ -128,7 +133,7 @@ class AgentOptions(TypedDict, total=False):
     token_budget: int | None
     tool_timeout: float | None
     max_observation_chars: int
-    approve: Sequence[str]
+    approve: Sequence[str] | Mapping[str, Any]
     deny: Sequence[str]
     rules: Sequence[Rule]
     system_prompt: str
@@ -181,7 +186,10 @@ def agent_setup(
     tool_list = list(default_tools() if tools is None else tools)
     if options.get("memory_tools", False):
         tool_list += memory_tools(memory_user)
-    middleware = tuple(options.get("middleware", ()))
+    approve = options.get("approve", ())
+    asking, middleware = merged_askings(
+        approve if isinstance(approve, Mapping) else {}, tuple(options.get("middleware", ()))
+    )
     check_runnable(middleware)
     tool_list += [tool for m in middleware for tool in getattr(m, "tools", ())]
     return AgentSetup(
@@ -190,7 +198,7 @@ def agent_setup(
             defaults,
             model=spec_string,
             summary_model=summary_spec,
-            approve=tuple(options.get("approve", ())),
+            approve=() if isinstance(approve, Mapping) else tuple(approve),
             deny=tuple(options.get("deny", ())),
             memory_user=memory_user,
             **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
@@ -204,6 +212,7 @@ def agent_setup(
         reflect_on_failure=options.get("reflect_on_failure", False),
         response_format=None if response_format is None else answer_schema(response_format),
         middleware=middleware,
+        asking=asking,
     )
 
 
@@ -227,6 +236,7 @@ class AgentSetup:
     reflect_on_failure: bool = False
     response_format: AnswerSchema | None = None
     middleware: tuple[AgentMiddleware, ...] = ()
+    asking: Mapping[str, Asking] = field(default_factory=dict)
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
 
     def instructed(self, own: str) -> str:
@@ -297,7 +307,10 @@ class RunScope:
     @cached_property
     def policy(self) -> ToolPolicy:
         return ToolPolicy(
-            approve=self.limits.approve, deny=self.limits.deny, rules=self.setup.rules
+            approve=self.limits.approve,
+            deny=self.limits.deny,
+            rules=self.setup.rules,
+            asking=self.setup.asking,
         )
 
     def usable_tools(self, state: Mapping[str, Any]) -> list[BaseTool]:

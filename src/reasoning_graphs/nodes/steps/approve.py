@@ -55,7 +55,6 @@ from reasoning_graphs.question import (
     question_number,
 )
 from reasoning_graphs.review import (
-    REVIEW_DECISIONS,
     ApprovalError,
     PendingCall,
     ReviewDecision,
@@ -108,6 +107,8 @@ class TurnTriage:
             over the proposed arguments), by call id.
         places: Each call's place in the model's order, and the call, by call id.
         to_ask: The calls a person must decide, each with its place.
+        described: What the person reads about each call of ``to_ask``, by call id (made
+            where the state is at hand: a description setting may read it).
         stop: Why nothing of the turn runs (a repeated failure), when that is so.
     """
 
@@ -120,6 +121,7 @@ class TurnTriage:
     edited: dict[str, dict[str, Any]] = field(default_factory=dict)
     places: dict[str, tuple[int, ToolCall]] = field(default_factory=dict)
     to_ask: list[tuple[int, ToolCall]] = field(default_factory=list)
+    described: dict[str, str] = field(default_factory=dict)
     stop: str | None = None
 
     def runs_as_proposed(self) -> list[ClearedCall] | None:
@@ -363,22 +365,27 @@ def _triage_calls(
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
         elif refused := call_error(run.registry, call["name"], call["args"]):
             triage.answer_without_running(call, refused, "invalid")
-        elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"]):
+        elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"], call, state):
             triage.to_ask.append((index, call))
+            triage.described[runtime_id(call)] = run.policy.description(call, state) or _described(
+                call, run.registry.get(call["name"])
+            )
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
 
 
 def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:
     """One interrupt for all dangerous calls of the turn; apply each decision (an edit's
-    arguments merged over the proposed ones and checked, see :mod:`~.edits`)."""
+    arguments merged over the proposed ones and checked, see :mod:`~.edits`). What the
+    person reads and may decide follows the tool's approval setting, when it has one."""
     pending = [
         PendingCall(
             id=runtime_id(call),
             name=call["name"],
             args=call["args"],
-            description=_described(call, run.registry.get(call["name"])),
-            allowed_decisions=list(REVIEW_DECISIONS),
+            description=triage.described.get(runtime_id(call))
+            or _described(call, run.registry.get(call["name"])),
+            allowed_decisions=run.policy.decisions(call["name"]),
         )
         for _, call in to_ask
     ]

@@ -90,10 +90,17 @@ def proof(holder: Mapping[str, Any]) -> Proof:
     return found
 
 
-def unapproved(policy: ToolPolicy, registry: ToolRegistry, call: ClearedCall) -> str | None:
-    """Why ``call`` may not run: it needs a person and has no valid seal; ``None`` if it may."""
+def unapproved(
+    policy: ToolPolicy,
+    registry: ToolRegistry,
+    call: ClearedCall,
+    state: Mapping[str, Any] | None = None,
+) -> str | None:
+    """Why ``call`` may not run: it needs a person and has no valid seal; ``None`` if it may.
+    A ``when`` setting is asked again here, so a call it let through at triage runs only if
+    it still does."""
     name = call["name"]
-    if not policy.needs_approval(registry.get(name), name):
+    if not policy.needs_approval(registry.get(name), name, call, state):
         return None
     given = call.get("seal")
     if (

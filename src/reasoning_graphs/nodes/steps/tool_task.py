@@ -110,14 +110,14 @@ def checked_call(
     (:func:`~reasoning_graphs.nodes.steps.seal.unapproved`); any other runs at most once across
     a crash where it must not simply repeat (:mod:`.unknown_outcome`).
     """
-    refused = unapproved(run.policy, run.registry, call)
+    refused = unapproved(run.policy, run.registry, call, state)
     if refused is not None:
         return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
     if run.setup.tool_hooks:
         execute = hooked_call(run, call, observations, state)
     else:
         execute = _execute(run, call, call["args"], observations, state)
-    return (yield from run_at_most_once(run, call, execute))
+    return (yield from run_at_most_once(run, call, execute, state))
 
 
 def _execute(
@@ -161,7 +161,7 @@ def hooked_call(
     failures: dict[int, ToolResult] = {}  # what the tool raised, as its observation
     started = time.perf_counter()
 
-    decided = run.policy.needs_approval(spec, call["name"])
+    decided = run.policy.needs_approval(spec, call["name"], call, state)
 
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
         wanted = asked.tool_call
