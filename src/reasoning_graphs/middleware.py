@@ -27,13 +27,20 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, cast, get_type_hints
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    HumanInTheLoopMiddleware,
+    ModelRequest,
+)
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
+from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body, Effect, adrive, drive
 
@@ -44,6 +51,10 @@ class Hooks:
 
     sync: str
     async_: str
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.sync, self.async_
 
 
 NOT_WRITTEN = (
@@ -56,43 +67,98 @@ class FaceNotWritten(NotImplementedError):
     """A middleware lacks the hook this face calls (``awrap_*`` on ``ainvoke``/``astream``)."""
 
 
-NOT_RUN_HOOKS = (
-    "before_agent",
-    "abefore_agent",
-    "before_model",
-    "abefore_model",
-    "after_model",
-    "aafter_model",
-    "after_agent",
-    "aafter_agent",
-)
+NOT_RUN_HOOKS = ("before_agent", "abefore_agent", "after_agent", "aafter_agent")
 """Hooks of LangChain's middleware that the patterns do not run (yet)."""
 NOT_RUN = (
     "The middleware {name!r} writes {hooks}, which reasoning-graphs does not run yet, so it "
-    "would be silently left out: only wrap_model_call and wrap_tool_call hooks (and a "
-    "middleware's tools) take part. Our own options do the common jobs: approvals "
-    "(approve=, deny=, rules=), call limits (max_model_calls=, max_tool_calls=), summaries "
-    "(context_strategy='summary')."
+    "would be silently left out: wrap_model_call and wrap_tool_call hooks, before_model and "
+    "after_model hooks (in the ReAct-family patterns) and a middleware's tools and state "
+    "take part. Our own options do the common jobs: approvals (approve=, deny=, rules=), call "
+    "limits (max_model_calls=, max_tool_calls=), summaries (context_strategy='summary')."
 )
+TURN_HOOKS_ELSEWHERE = (
+    "The middleware {name!r} writes {hooks}, which run around each model turn of a "
+    "conversation loop: in the patterns react, react_text, plan_react, plan_execute (each "
+    "step's loop) and reflexion (each trial). {pattern} makes its model calls from its own "
+    "plans and boards, not turns of one conversation, so the hooks would be left out; a "
+    "wrap_model_call hook wraps every model call of every pattern."
+)
+JUMPS = (
+    "The middleware {name!r} may jump to {targets} from {hook}; reasoning-graphs honours "
+    "a jump to 'end' (the question ends, incomplete, with the hook's words)."
+)
+CLASH = (
+    "The middleware {name!r} adds the state field {field!r}, which the pattern's state "
+    "already has (or another middleware adds): rename it in the middleware's state_schema."
+)
+LANGCHAIN_FIELDS = frozenset(AgentState.__annotations__)
+"""Fields of LangChain's agent state a middleware's ``state_schema`` repeats, not adds."""
 
 
 def check_runnable(middleware: Sequence[Any]) -> None:
-    """Refuse, when the graph is built, a middleware whose hooks or state would be left out:
-    a PII filter or a call limit that silently does nothing is worse than none."""
+    """Refuse, when the graph is built, a middleware whose hooks would be left out: a PII
+    filter or a call limit that silently does nothing is worse than none."""
     for m in middleware:
         hooks = [h for h in NOT_RUN_HOOKS if _writes(m, h)]
-        if _own_state(m):
-            hooks.append("state fields of its own (" + ", ".join(_own_state(m)) + ")")
         if hooks:
-            name = getattr(m, "name", type(m).__name__)
-            raise ValueError(NOT_RUN.format(name=name, hooks=", ".join(hooks)))
+            raise ValueError(NOT_RUN.format(name=_name(m), hooks=", ".join(hooks)))
+        for hook in (*BEFORE_MODEL.names, *AFTER_MODEL.names):
+            targets = set(getattr(getattr(m, hook, None), "__can_jump_to__", ()) or ()) - {"end"}
+            if _writes(m, hook) and targets:
+                raise ValueError(JUMPS.format(name=_name(m), targets=sorted(targets), hook=hook))
+
+
+def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
+    """Refuse ``before_model``/``after_model`` hooks, and state of a middleware's own (which
+    lives with them), for a pattern with no model turns. A human-in-the-loop middleware is
+    read as approval settings instead (:mod:`~reasoning_graphs.tools.asking`)."""
+    for m in middleware:
+        if isinstance(m, HumanInTheLoopMiddleware):
+            continue
+        hooks = [h for h in (*BEFORE_MODEL.names, *AFTER_MODEL.names) if _writes(m, h)]
+        hooks += [f"the state field {field!r}" for field in _own_state(m)]
+        if hooks:
+            raise ValueError(
+                TURN_HOOKS_ELSEWHERE.format(name=_name(m), hooks=", ".join(hooks), pattern=pattern)
+            )
+
+
+def with_middleware_state(schema: type, middleware: Sequence[Any]) -> type:
+    """``schema`` with the fields each middleware's ``state_schema`` adds (LangChain's own
+    agent fields aside), as ``create_agent`` merges them; ``schema`` itself when none do.
+
+    Raises:
+        ValueError: A field the state already has.
+    """
+    known = set(get_type_hints(schema, include_extras=True))
+    added: dict[str, Any] = {}
+    for m in middleware:
+        own = getattr(m, "state_schema", None)
+        if own is None:
+            continue
+        for field, kind in get_type_hints(own, include_extras=True).items():
+            if field in LANGCHAIN_FIELDS:
+                continue
+            if field in known or field in added:
+                raise ValueError(CLASH.format(name=_name(m), field=field))
+            added[field] = kind
+    if not added:
+        return schema
+
+    def body(namespace: dict[str, Any]) -> None:
+        namespace.update({"__annotations__": added, "__module__": schema.__module__})
+
+    return types.new_class(f"{schema.__name__}WithMiddleware", (schema,), {}, body)
 
 
 def _own_state(middleware: Any) -> list[str]:
     """The state fields a middleware adds to LangChain's agent state."""
-    schema = getattr(middleware, "state_schema", None)
-    fields = getattr(schema, "__annotations__", {}) if schema is not None else {}
-    return sorted(set(fields) - set(AgentState.__annotations__))
+    own = getattr(middleware, "state_schema", None)
+    return sorted(set(get_type_hints(own) if own is not None else ()) - LANGCHAIN_FIELDS)
+
+
+def _name(middleware: Any) -> str:
+    return str(getattr(middleware, "name", type(middleware).__name__))
 
 
 def _writes(middleware: Any, hook: str) -> bool:
@@ -101,6 +167,8 @@ def _writes(middleware: Any, hook: str) -> bool:
 
 MODEL_HOOKS = Hooks("wrap_model_call", "awrap_model_call")
 TOOL_HOOKS = Hooks("wrap_tool_call", "awrap_tool_call")
+BEFORE_MODEL = Hooks("before_model", "abefore_model")
+AFTER_MODEL = Hooks("after_model", "aafter_model")
 
 
 def hooked(middleware: Sequence[AgentMiddleware], hooks: Hooks) -> tuple[AgentMiddleware, ...]:
@@ -141,6 +209,27 @@ class Chain(Effect):
         for middleware in reversed(self.middleware):
             handler = _layer(getattr(middleware, self.hooks.async_), handler)
         return await handler(self.request)
+
+
+class StateHook(Effect):
+    """One ``before_model``/``after_model`` hook (``hooks``) of ``middleware`` on ``state``:
+    the state update it returns, or ``None``. The sync face calls the sync hook; the async
+    face the async one, or the sync one when that is all the middleware wrote (as
+    ``create_agent`` runs a hook node)."""
+
+    def __init__(self, middleware: Any, hooks: Hooks, state: Mapping[str, Any]) -> None:
+        self.middleware, self.hooks, self.state = middleware, hooks, state
+
+    def run(self) -> Mapping[str, Any] | None:
+        _check_written([self.middleware], self.hooks.sync, self.hooks.async_, "sync")
+        hook = getattr(self.middleware, self.hooks.sync)
+        return cast("Mapping[str, Any] | None", hook(self.state, get_runtime()))
+
+    async def arun(self) -> Mapping[str, Any] | None:
+        if not _writes(self.middleware, self.hooks.async_):
+            return self.run()
+        hook = getattr(self.middleware, self.hooks.async_)
+        return cast("Mapping[str, Any] | None", await hook(self.state, get_runtime()))
 
 
 def _check_written(middleware: Sequence[Any], hook: str, other: str, face: str) -> None:

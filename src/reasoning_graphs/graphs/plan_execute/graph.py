@@ -48,7 +48,7 @@ def after_replan(state: PlanExecuteState) -> Literal["execute", "finish", "__end
     return "execute" if outcome is None else after_outcome(outcome)
 
 
-@pattern_builder
+@pattern_builder(model_turns=True)
 def build_graph(
     shared: SharedArgs,
     *,

@@ -32,7 +32,7 @@ from reasoning_graphs.state import AgentInput, AgentState
 from reasoning_graphs.tools.builtins import default_tools
 
 
-@pattern_builder
+@pattern_builder(model_turns=True)
 def build_graph(
     shared: SharedArgs,
     *,

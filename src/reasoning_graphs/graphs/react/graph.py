@@ -30,7 +30,7 @@ from reasoning_graphs.nodes.wiring.react_loop import LoopParts, react_loop
 from reasoning_graphs.state import AgentInput
 
 
-@pattern_builder
+@pattern_builder(model_turns=True)
 def build_graph(
     shared: SharedArgs,
     *,

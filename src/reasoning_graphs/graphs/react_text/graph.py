@@ -24,10 +24,12 @@ from langgraph.types import Send
 from reasoning_graphs.context import StepFormat
 from reasoning_graphs.graphs.react_text.context import ReactTextContext
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
+from reasoning_graphs.middleware import with_middleware_state
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_step
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.finish import after_outcome
+from reasoning_graphs.nodes.steps.model_turn import around_turn
 from reasoning_graphs.nodes.steps.step_rules import StepRule
 from reasoning_graphs.nodes.steps.think import wants_tools
 from reasoning_graphs.nodes.steps.typed_think import StepFormatting, with_step_format
@@ -67,7 +69,7 @@ def make_after_think(
     return after_think
 
 
-@pattern_builder
+@pattern_builder(model_turns=True)
 def build_graph(
     shared: SharedArgs,
     *,
@@ -108,7 +110,9 @@ def build_graph(
     setup = shared.setup()
     text_format = TextFormat(labels_for(language), grammar=grammar)
 
-    builder = agent_graph_builder(context_schema=ReactTextContext)
+    builder = agent_graph_builder(
+        with_middleware_state(AgentState, setup.middleware), context_schema=ReactTextContext
+    )
     think = with_step_format(
         setup,
         StepFormatting(step_format, tuple(step_rules)),
@@ -118,7 +122,7 @@ def build_graph(
     )
     builder.add_routed_node(
         "think",
-        model_step(verified(setup, think)),
+        model_step(verified(setup, around_turn(setup, think))),
         make_after_think(setup),
         ("approve", ACT, "observe", "finish", END),
     )

@@ -50,7 +50,7 @@ def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__e
     return "__end__" if state.get("outcome") else "reflect"
 
 
-@pattern_builder
+@pattern_builder(model_turns=True)
 def build_graph(
     shared: SharedArgs,
     *,

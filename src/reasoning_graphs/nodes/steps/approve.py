@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
@@ -242,12 +242,21 @@ def triage_turn(run: RunScope, state: AgentState) -> TurnTriage:
             call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
         )
     triage.stop = _repeated_failure(state, reply, run.limits.repeat_failure_limit)
+    calls = _unanswered(state["messages"], reply)
     if triage.stop is None:
-        _triage_calls(run, state, reply.tool_calls, triage)
+        _triage_calls(run, state, calls, triage)
     else:  # nothing of this turn runs: the run stops before repeating the failure
-        for call in reply.tool_calls:
+        for call in calls:
             triage.answer_without_running(call, STOPPED_CALL.format(reason=triage.stop), "skipped")
     return triage
+
+
+def _unanswered(messages: Sequence[AnyMessage], reply: AIMessage) -> list[ToolCall]:
+    """The calls of ``reply`` with no observation yet: a middleware's ``after_model`` hook
+    may answer some itself (a call limit does), and those are settled."""
+    place = next(i for i in range(len(messages) - 1, -1, -1) if messages[i] is reply)
+    answered = {m.tool_call_id for m in messages[place + 1 :] if isinstance(m, ToolMessage)}
+    return [call for call in reply.tool_calls if call["id"] not in answered or not call["id"]]
 
 
 def settling(state: AgentState, triage: TurnTriage) -> Settling:

@@ -24,7 +24,7 @@ import inspect
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, cast, overload
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -33,6 +33,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
 
 from reasoning_graphs.checkpointers import CheckpointerSpec
+from reasoning_graphs.middleware import check_turns_run
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.wiring.tool_loop import compile_agent
 from reasoning_graphs.stores import StoreSpec
@@ -87,9 +88,12 @@ class SharedArgs:
 class PatternBuilder:
     """A pattern's ``build_graph``: the shared parameters, then the pattern's own options."""
 
-    def __init__(self, wire: Callable[..., CompiledStateGraph]) -> None:
+    def __init__(self, wire: Callable[..., CompiledStateGraph], model_turns: bool = False) -> None:
         functools.update_wrapper(self, wire)
         self._wire = wire
+        self.model_turns = model_turns
+        """Whether the pattern's model calls are turns of one conversation, around which
+        the middleware's ``before_model`` and ``after_model`` hooks run."""
         own = list(inspect.signature(wire).parameters.values())[1:]
         self._own_options = frozenset(parameter.name for parameter in own)
         self.__doc__ = with_shared_args(inspect.getdoc(wire) or "")
@@ -117,6 +121,8 @@ class PatternBuilder:
                     own=own_names,
                 )
             )
+        if not self.model_turns:
+            check_turns_run(options.get("middleware", ()), self._wire.__module__.split(".")[-2])
         tool_list = None if tools is None else list(tools)
         shared = SharedArgs(
             model, tool_list, checkpointer, retry, cast(AgentOptions, options), store
@@ -124,8 +130,20 @@ class PatternBuilder:
         return self._wire(shared, **own)
 
 
-def pattern_builder(wire: Callable[..., CompiledStateGraph]) -> PatternBuilder:
-    """Give ``wire(shared, *, own options)`` the shared parameters (see the module docstring)."""
+@overload
+def pattern_builder(wire: Callable[..., CompiledStateGraph]) -> PatternBuilder: ...
+@overload
+def pattern_builder(
+    *, model_turns: bool
+) -> Callable[[Callable[..., CompiledStateGraph]], PatternBuilder]: ...
+def pattern_builder(
+    wire: Callable[..., CompiledStateGraph] | None = None, *, model_turns: bool = False
+) -> PatternBuilder | Callable[[Callable[..., CompiledStateGraph]], PatternBuilder]:
+    """Give ``wire(shared, *, own options)`` the shared parameters (see the module docstring);
+    ``model_turns``: the pattern runs the middleware's ``before_model``/``after_model`` hooks
+    (a pattern that does not refuses a middleware that writes them)."""
+    if wire is None:
+        return lambda given: PatternBuilder(given, model_turns)
     return PatternBuilder(wire)
 
 

@@ -22,10 +22,12 @@ from typing_extensions import Unpack
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.effects import Body
+from reasoning_graphs.middleware import with_middleware_state
 from reasoning_graphs.nodes.guards.stop import model_node, model_step
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.finish import after_outcome
+from reasoning_graphs.nodes.steps.model_turn import around_turn
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.steps.think import make_think, wants_tools
 from reasoning_graphs.nodes.steps.verify import verified
@@ -115,9 +117,11 @@ def react_loop(
             return to_settle(state, setup)
         return "__end__"
 
-    think = parts.make_think(setup)
+    think = around_turn(setup, parts.make_think(setup))
     builder = agent_graph_builder(
-        state_schema, input_schema=input_schema, context_schema=parts.context_schema
+        with_middleware_state(state_schema, setup.middleware),
+        input_schema=input_schema,
+        context_schema=parts.context_schema,
     )
     step = model_step(verified(setup, think) if report else think)
     builder.add_routed_node("think", step, after_think, ("approve", ACT, "finish", END))

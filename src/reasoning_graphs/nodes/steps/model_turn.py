@@ -1,0 +1,111 @@
+"""A model turn of the ReAct loop between the middleware's ``before_model`` and
+``after_model`` hooks, as ``create_agent`` runs them: ``before_model`` in the
+middleware's order, then the turn, then ``after_model`` in reverse order.
+
+Each hook reads the state as the hooks before it and the turn left it, and what it
+returns is written with the turn's own update (messages by id, so a hook that rewrites
+a message replaces it). A hook that jumps to ``"end"`` ends the question there,
+incomplete: no model call follows (the turn's when the jump comes before it, nor a
+closing one), the outcome's reason names the middleware and quotes its last words,
+and the answer is those words or our note of why it stopped and what the tools gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.graph.message import add_messages
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import answered
+from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook, hooked
+from reasoning_graphs.nodes.guards.honest import incomplete_note, own_texts
+from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.question import successful_observations
+from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
+
+ENDED = "the middleware {name} ended the question"
+APPENDED = frozenset({"messages", "trajectory"})
+"""Fields whose writes add up (the rest: the last write stands)."""
+
+Turn = Callable[[AgentState], Body[AgentUpdate]]
+
+
+def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
+    """``turn`` between the setup's ``before_model`` and ``after_model`` hooks; ``turn``
+    itself when no middleware writes them."""
+    before = hooked(setup.middleware, BEFORE_MODEL)
+    after = tuple(reversed(hooked(setup.middleware, AFTER_MODEL)))
+    if not before and not after:
+        return turn
+
+    def hooked_turn(state: AgentState) -> Body[AgentUpdate]:
+        seen: dict[str, Any] = dict(state)
+        written: dict[str, Any] = {}
+        for middleware in before:
+            if (yield from _hook(middleware, BEFORE_MODEL, seen, written)):
+                return _ended(middleware, seen, written)
+        update = yield from turn(seen)  # type: ignore[arg-type]
+        _write(seen, written, update)
+        if not _replied(update):  # no model call was made: nothing for after_model
+            return written  # type: ignore[return-value]
+        for middleware in after:
+            if (yield from _hook(middleware, AFTER_MODEL, seen, written)):
+                return _ended(middleware, seen, written)
+        return written  # type: ignore[return-value]
+
+    return hooked_turn
+
+
+def _hook(
+    middleware: Any, hooks: Hooks, seen: dict[str, Any], written: dict[str, Any]
+) -> Body[bool]:
+    """Run one hook and write its update; whether it jumps to the end."""
+    update = dict((yield StateHook(middleware, hooks, seen)) or {})
+    jump = update.pop("jump_to", None)
+    _write(seen, written, update)
+    return jump == "end"
+
+
+def _write(seen: dict[str, Any], written: dict[str, Any], update: Mapping[str, Any]) -> None:
+    """``update`` applied to the state the next hook reads, and added to the node's writes."""
+    for field, value in update.items():
+        if field == "messages":
+            seen[field] = add_messages(seen.get(field) or [], list(value))
+        elif field in APPENDED:
+            seen[field] = [*(seen.get(field) or []), *value]
+        else:
+            seen[field] = value
+        if field in APPENDED:
+            written[field] = [*(written.get(field) or []), *value]
+        else:
+            written[field] = value
+
+
+def _replied(update: Mapping[str, Any]) -> bool:
+    return any(isinstance(m, AIMessage) for m in update.get("messages") or ())
+
+
+def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) -> AgentUpdate:
+    """The node's writes when ``middleware`` jumped to the end: its last words (when it
+    wrote an AI message) become the incomplete answer, else our note does."""
+    name = getattr(middleware, "name", type(middleware).__name__)
+    words = [m for m in written.get("messages") or () if isinstance(m, AIMessage) and m.text]
+    reason = ENDED.format(name=name) + (f": {words[-1].text}" if words else "")
+    note = incomplete_note(reason, successful_observations(seen["messages"]))
+    outcome: Outcome = {"status": "incomplete", "reason": reason, "concluded": True, "note": note}
+    if words:
+        final = words[-1].model_copy(update={"response_metadata": answered(outcome)})
+    else:
+        final = AIMessage(content=note, response_metadata=answered(outcome))
+    return {
+        **written,  # type: ignore[typeddict-item]
+        "messages": [*(written.get("messages") or []), final],
+        "outcome": outcome,
+        "to_run": [],
+    }
+
+
+own_texts(ENDED)
