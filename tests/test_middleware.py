@@ -21,10 +21,10 @@ from langchain.agents.middleware import (
     ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
     ModelRetryMiddleware,
-    PIIMiddleware,
-    SummarizationMiddleware,
+    ToolCallLimitMiddleware,
     ToolRetryMiddleware,
     dynamic_prompt,
+    hook_config,
     wrap_tool_call,
 )
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
@@ -232,18 +232,37 @@ def test_without_a_retry_hook_a_failing_tool_is_an_error_observation(face: str) 
     assert event["status"] == "error"
 
 
+class Greeter(AgentMiddleware):
+    """A middleware with a ``before_agent`` hook, which no pattern runs yet."""
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return None
+
+
+class Looper(AgentMiddleware):
+    """A middleware whose ``after_model`` hook may send the loop back to the model."""
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return None
+
+
 @pytest.mark.parametrize(
-    "middleware",
+    ("pattern", "middleware"),
     [
-        PIIMiddleware("email", strategy="redact"),
-        ModelCallLimitMiddleware(run_limit=3),
-        SummarizationMiddleware(model=ScriptedChatModel(script=["summary"])),
+        ("react", Greeter()),
+        ("react", Looper()),
+        ("rewoo", ModelCallLimitMiddleware(run_limit=3)),
+        ("tot", ToolCallLimitMiddleware(run_limit=3)),
     ],
-    ids=lambda m: type(m).__name__,
+    ids=["before_agent", "jump to model", "call limit state in rewoo", "call limit state in tot"],
 )
-def test_a_middleware_whose_hooks_would_be_left_out_is_refused_when_built(middleware: Any) -> None:
-    with pytest.raises(ValueError, match=type(middleware).__name__):
-        graph_builder("react")(ScriptedChatModel(script=["?"]), tools=[], middleware=[middleware])
+def test_a_middleware_whose_hooks_would_be_left_out_is_refused_when_built(
+    pattern: str, middleware: Any
+) -> None:
+    name = type(middleware).__name__
+    with pytest.raises(ValueError, match=name):
+        graph_builder(pattern)(ScriptedChatModel(script=["?"]), tools=[], middleware=[middleware])
 
 
 @pytest.mark.parametrize("face", FACES)

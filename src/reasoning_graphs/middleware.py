@@ -76,12 +76,12 @@ NOT_RUN = (
     "take part. Our own options do the common jobs: approvals (approve=, deny=, rules=), call "
     "limits (max_model_calls=, max_tool_calls=), summaries (context_strategy='summary')."
 )
-TURN_HOOKS_ELSEWHERE = (
-    "The middleware {name!r} writes {hooks}, which run around each model turn of a "
-    "conversation loop: in the patterns react, react_text, plan_react, plan_execute (each "
-    "step's loop) and reflexion (each trial). {pattern} makes its model calls from its own "
-    "plans and boards, not turns of one conversation, so the hooks would be left out; a "
-    "wrap_model_call hook wraps every model call of every pattern."
+STATE_ELSEWHERE = (
+    "The middleware {name!r} keeps state of its own ({fields}), which lives with the model "
+    "turns of a conversation loop: in the patterns react, react_text, plan_react, "
+    "plan_execute (each step's loop) and reflexion (each trial). {pattern} makes its model "
+    "calls from its own plans and boards, so that state would never be kept; its own options "
+    "do the common jobs (max_model_calls=, max_tool_calls=)."
 )
 JUMPS = (
     "The middleware {name!r} may jump to {targets} from {hook}; reasoning-graphs honours "
@@ -109,17 +109,15 @@ def check_runnable(middleware: Sequence[Any]) -> None:
 
 
 def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
-    """Refuse ``before_model``/``after_model`` hooks, and state of a middleware's own (which
-    lives with them), for a pattern with no model turns. A human-in-the-loop middleware is
-    read as approval settings instead (:mod:`~reasoning_graphs.tools.asking`)."""
+    """Refuse, for a pattern with no model turns, a middleware with state of its own: its
+    ``before_model``/``after_model`` hooks run on each call's prompt there, and what they
+    write is not kept. A human-in-the-loop middleware is read as approval settings
+    instead (:mod:`~reasoning_graphs.tools.asking`)."""
     for m in middleware:
-        if isinstance(m, HumanInTheLoopMiddleware):
-            continue
-        hooks = [h for h in (*BEFORE_MODEL.names, *AFTER_MODEL.names) if _writes(m, h)]
-        hooks += [f"the state field {field!r}" for field in _own_state(m)]
-        if hooks:
+        fields = _own_state(m)
+        if fields and not isinstance(m, HumanInTheLoopMiddleware):
             raise ValueError(
-                TURN_HOOKS_ELSEWHERE.format(name=_name(m), hooks=", ".join(hooks), pattern=pattern)
+                STATE_ELSEWHERE.format(name=_name(m), fields=", ".join(fields), pattern=pattern)
             )
 
 

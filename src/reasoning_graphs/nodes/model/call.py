@@ -68,6 +68,7 @@ from reasoning_graphs.nodes.guards.budget import (
 )
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
+from reasoning_graphs.nodes.model.prompt_hooks import after_call, before_call, hooks_apply
 from reasoning_graphs.nodes.model.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.model.streamed import named_calls, schema_name, typed_reply
@@ -211,14 +212,22 @@ def call_model(
     """
     state = state or NO_STATE
     made: list[ThoughtEvent] = []  # the calls made so far, for a stop's record
+    hooks = hooks_apply(run.setup, state)
+    if hooks:
+        prompt = yield from before_call(run.setup, request.prompt, state)
+        request = replace(request, prompt=prompt)
     try:
-        return (yield from _call(run, request, state, made))
+        reply = yield from _call(run, request, state, made)
     except _Stopped as stopped:
         events = _after(made, stopped.reply).events
         outcome = stopped.outcome
         if "halt" not in stopped.reply.event:  # a budget: say which, as every budget stop does
             outcome = budget_stop_after(state, run.limits, events) or outcome
         raise QuestionStopped(outcome, events) from None
+    if hooks:
+        message = yield from after_call(run.setup, request.prompt, reply.message, state)
+        reply = replace(reply, message=message)
+    return reply
 
 
 def _call(

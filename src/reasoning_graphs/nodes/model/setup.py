@@ -31,7 +31,14 @@ from reasoning_graphs.context import (
     pattern_option,
 )
 from reasoning_graphs.memory import namespace, run_user
-from reasoning_graphs.middleware import MODEL_HOOKS, TOOL_HOOKS, check_runnable, hooked
+from reasoning_graphs.middleware import (
+    AFTER_MODEL,
+    BEFORE_MODEL,
+    MODEL_HOOKS,
+    TOOL_HOOKS,
+    check_runnable,
+    hooked,
+)
 from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
@@ -247,6 +254,16 @@ class AgentSetup:
     def model_hooks(self) -> tuple[AgentMiddleware, ...]:
         """The middleware that wraps model calls, in order."""
         return hooked(self.middleware, MODEL_HOOKS)
+
+    @cached_property
+    def before_model_hooks(self) -> tuple[AgentMiddleware, ...]:
+        """The middleware with a ``before_model`` hook, in order."""
+        return hooked(self.middleware, BEFORE_MODEL)
+
+    @cached_property
+    def after_model_hooks(self) -> tuple[AgentMiddleware, ...]:
+        """The middleware with an ``after_model`` hook, last first (the order they run in)."""
+        return tuple(reversed(hooked(self.middleware, AFTER_MODEL)))
 
     @cached_property
     def tool_hooks(self) -> tuple[AgentMiddleware, ...]:

@@ -13,20 +13,20 @@ and the answer is those words or our note of why it stopped and what the tools g
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage
 from langgraph.graph.message import add_messages
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook, hooked
-from reasoning_graphs.nodes.guards.honest import incomplete_note, own_texts
+from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook
+from reasoning_graphs.nodes.guards.honest import incomplete_note
+from reasoning_graphs.nodes.model.prompt_hooks import IN_TURN, ended_reason
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 
-ENDED = "the middleware {name} ended the question"
 APPENDED = frozenset({"messages", "trajectory"})
 """Fields whose writes add up (the rest: the last write stands)."""
 
@@ -36,8 +36,7 @@ Turn = Callable[[AgentState], Body[AgentUpdate]]
 def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
     """``turn`` between the setup's ``before_model`` and ``after_model`` hooks; ``turn``
     itself when no middleware writes them."""
-    before = hooked(setup.middleware, BEFORE_MODEL)
-    after = tuple(reversed(hooked(setup.middleware, AFTER_MODEL)))
+    before, after = setup.before_model_hooks, setup.after_model_hooks
     if not before and not after:
         return turn
 
@@ -47,7 +46,7 @@ def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
         for middleware in before:
             if (yield from _hook(middleware, BEFORE_MODEL, seen, written)):
                 return _ended(middleware, seen, written)
-        update = yield from turn(seen)  # type: ignore[arg-type]
+        update = yield from turn(cast(AgentState, {**seen, IN_TURN: True}))
         _write(seen, written, update)
         if not _replied(update):  # no model call was made: nothing for after_model
             return written  # type: ignore[return-value]
@@ -91,9 +90,8 @@ def _replied(update: Mapping[str, Any]) -> bool:
 def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) -> AgentUpdate:
     """The node's writes when ``middleware`` jumped to the end: its last words (when it
     wrote an AI message) become the incomplete answer, else our note does."""
-    name = getattr(middleware, "name", type(middleware).__name__)
     words = [m for m in written.get("messages") or () if isinstance(m, AIMessage) and m.text]
-    reason = ENDED.format(name=name) + (f": {words[-1].text}" if words else "")
+    reason = ended_reason(middleware, words[-1].text if words else "")
     note = incomplete_note(reason, successful_observations(seen["messages"]))
     outcome: Outcome = {"status": "incomplete", "reason": reason, "concluded": True, "note": note}
     if words:
@@ -106,6 +104,3 @@ def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) ->
         "outcome": outcome,
         "to_run": [],
     }
-
-
-own_texts(ENDED)

@@ -1,0 +1,123 @@
+"""The middleware's ``before_model`` and ``after_model`` hooks on a model call that is no
+turn of a conversation: a plan, a join, a judgement, a closing answer.
+
+Such a call's prompt is built for it from the conversation, so the hooks read the state
+as it is, and a text they change in the conversation is changed wherever the prompt
+quotes it; nothing is saved: a PII filter keeps an address out of a planner's prompt
+as it keeps it out of a turn's. ``after_model`` hooks read the prompt and the reply,
+and may change the reply. A jump to ``"end"`` stops the question before the
+call, incomplete. A turn of the ReAct-family loops runs the hooks around its node
+instead (:mod:`~reasoning_graphs.nodes.steps.model_turn`) and marks the state it hands
+its call (:data:`IN_TURN`), so no hook runs twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.graph.message import add_messages
+
+from reasoning_graphs.effects import Body
+from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, StateHook
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.guards.stop import QuestionStopped
+from reasoning_graphs.nodes.model.setup import AgentSetup
+
+IN_TURN = "__model_turn__"
+"""The key a turn's hooks set on the state they hand the turn's model call."""
+ENDED = "the middleware {name} ended the question"
+
+
+def ended_reason(middleware: Any, words: str = "") -> str:
+    """Why a question that ``middleware`` ended stopped, with its last words when it had any."""
+    name = getattr(middleware, "name", type(middleware).__name__)
+    return ENDED.format(name=name) + (f": {words}" if words else "")
+
+
+def hooks_apply(setup: AgentSetup, state: Mapping[str, Any]) -> bool:
+    """Whether the call gets the prompt hooks: some middleware writes them, and no turn
+    ran them."""
+    return bool(setup.before_model_hooks or setup.after_model_hooks) and not state.get(IN_TURN)
+
+
+def before_call(
+    setup: AgentSetup, prompt: Sequence[BaseMessage], state: Mapping[str, Any]
+) -> Body[list[BaseMessage]]:
+    """``prompt`` with what the ``before_model`` hooks change in the conversation changed
+    wherever the prompt quotes it (a plan's prompt quotes the question inside its own words).
+
+    Raises:
+        QuestionStopped: A hook jumped to the end.
+    """
+    before = [_identified(m) for m in state.get("messages") or ()]
+    seen: dict[str, Any] = {**state, "messages": before}
+    for m in setup.before_model_hooks:
+        update = (yield StateHook(m, BEFORE_MODEL, seen)) or {}
+        if update.get("messages"):
+            seen["messages"] = add_messages(seen["messages"], list(update["messages"]))
+        if update.get("jump_to") == "end":
+            words = [x.text for x in update.get("messages") or () if isinstance(x, AIMessage)]
+            reason = ended_reason(m, words[-1] if words else "")
+            raise QuestionStopped({"status": "incomplete", "reason": reason}, [])
+    was = {m.id: m.text for m in before}
+    changes = [
+        (was[m.id], m.text)
+        for m in seen["messages"]
+        if m.id in was and was[m.id] and m.text != was[m.id]
+    ]
+    return [_changed(m, changes) for m in prompt] if changes else list(prompt)
+
+
+def after_call(
+    setup: AgentSetup,
+    prompt: Sequence[BaseMessage],
+    reply: AIMessage,
+    state: Mapping[str, Any],
+) -> Body[AIMessage]:
+    """``reply`` as the ``after_model`` hooks (last middleware first) leave it; a jump to the
+    end is left to the question's next step (the reply stands)."""
+    reply = _identified(reply)
+    seen: dict[str, Any] = {**state, "messages": [*prompt, reply]}
+    for m in setup.after_model_hooks:
+        update = (yield StateHook(m, AFTER_MODEL, seen)) or {}
+        if update.get("messages"):
+            seen["messages"] = add_messages(seen["messages"], list(update["messages"]))
+    found = [x for x in seen["messages"] if isinstance(x, AIMessage) and x.id == reply.id]
+    return found[-1] if found else reply
+
+
+M = TypeVar("M", bound=BaseMessage)
+
+
+def _changed(message: M, changes: Sequence[tuple[str, str]]) -> M:
+    """``message`` with each old text in it replaced by the new one."""
+    content = message.content
+    if isinstance(content, str):
+        new: Any = _replaced(content, changes)
+    else:
+        new = [
+            {**block, "text": _replaced(block["text"], changes)}
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+            else _replaced(block, changes)
+            if isinstance(block, str)
+            else block
+            for block in content
+        ]
+    return message if new == content else message.model_copy(update={"content": new})
+
+
+def _replaced(text: str, changes: Sequence[tuple[str, str]]) -> str:
+    for old, new in changes:
+        text = text.replace(old, new)
+    return text
+
+
+def _identified(message: M) -> M:
+    """``message`` with an id, so a hook's rewrite of it replaces it."""
+    return message if message.id else message.model_copy(update={"id": f"hook-{uuid.uuid4()}"})
+
+
+own_texts(ENDED)
