@@ -97,6 +97,18 @@ def injections_of(tool: BaseTool, hidden: Set[str]) -> Injections:
     )
 
 
+def runtime_parameters(tool: BaseTool) -> set[str]:
+    """The tool function's parameters that take a ``ToolRuntime``, as ``ToolNode`` finds
+    them: from its signature, even where an explicit ``args_schema`` leaves them out."""
+    func = (tool.func or tool.coroutine) if isinstance(tool, StructuredTool) else None
+    if func is None:
+        return set()
+    with contextlib.suppress(NameError, TypeError):
+        hints = typing.get_type_hints(func, include_extras=True)
+        return {name for name, hint in hints.items() if name != "return" and _is_runtime(hint)}
+    return set()
+
+
 def injected_values(
     tool: BaseTool,
     injections: Injections,

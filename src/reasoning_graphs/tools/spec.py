@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.tools.base import ArgsSchema
 from pydantic import BaseModel
 
-from reasoning_graphs.tools.injection import Injections, injections_of
+from reasoning_graphs.tools.injection import Injections, injections_of, runtime_parameters
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
@@ -142,7 +142,8 @@ class ToolSpec:
         if fields is None:
             fields = _json_schema(schema).get("properties", {})
         visible = set(self.argument_schema().get("properties", {}))
-        return frozenset(set(fields) - visible)
+        # a ToolRuntime the function asks for beside an args_schema that leaves it out
+        return frozenset((set(fields) - visible) | runtime_parameters(self.tool))
 
 
 def _json_schema(schema: ArgsSchema) -> dict[str, Any]:
