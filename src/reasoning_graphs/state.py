@@ -251,6 +251,8 @@ class Outcome(TypedDict):
         concluded: The node already wrote the question's incomplete answer (the
             model's reply was no answer: see :mod:`reasoning_graphs.nodes.guards.honest`),
             so the question ends there, with no closing call.
+        ended: A middleware ended the question (its hook jumped to the end): a pattern
+            that runs the question in parts (trials, steps) asks nothing more of the model.
         note: On an incomplete answer's outcome (the state's, and the final message's
             ``response_metadata``): what a reader is told besides the model's own words,
             why it stopped and the evidence the tools gave. Shown after the answer, never
@@ -266,6 +268,7 @@ class Outcome(TypedDict):
     reason: NotRequired[str]
     call_stopped: NotRequired[bool]
     concluded: NotRequired[bool]
+    ended: NotRequired[bool]
     note: NotRequired[str]
     verification: NotRequired[Verification]
     typed_error: NotRequired[str]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.pregel import Pregel
 
@@ -21,6 +21,7 @@ from reasoning_graphs.graphs.reflexion.lessons import with_remembered
 from reasoning_graphs.graphs.reflexion.memory import describe_lessons, lessons_so_far, trials_so_far
 from reasoning_graphs.graphs.reflexion.prompts import ATTEMPT_TASK
 from reasoning_graphs.graphs.reflexion.state import Attempt, AttemptUpdate, ReflexionState
+from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.wiring.subgraph import SubgraphRun, subgraph_node
 from reasoning_graphs.question import request_index, this_question
 
@@ -48,7 +49,16 @@ def attempt_conversation(state: ReflexionState) -> list[AnyMessage]:
 
 
 def record_attempt(state: ReflexionState, run: SubgraphRun) -> AttemptUpdate:
-    """Keep the attempt's answer for grading; its trajectory joins the run's, tagged by trial."""
+    """Keep the attempt's answer for grading; its trajectory joins the run's, tagged by trial.
+    A trial a middleware ended ends the question with its answer, ungraded."""
     attempt = Attempt(answer=run.answer, outcome=run.outcome)
     events = run.events(trial=len(trials_so_far(state)) + 1)
+    if run.outcome.get("ended"):
+        final = AIMessage(run.answer, response_metadata=answered(run.outcome))
+        return {
+            "attempt": attempt,
+            "trajectory": events,
+            "outcome": run.outcome,
+            "messages": [final],
+        }
     return {"attempt": attempt, "trajectory": events, "outcome": None}

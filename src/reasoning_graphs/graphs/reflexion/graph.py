@@ -50,6 +50,11 @@ def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__e
     return "__end__" if state.get("outcome") else "reflect"
 
 
+def after_attempt(state: ReflexionState) -> Literal["evaluate", "__end__"]:
+    """Grade the attempt, unless a middleware ended the question in it."""
+    return "__end__" if state.get("outcome") else "evaluate"
+
+
 @pattern_builder(model_turns=True)
 def build_graph(
     shared: SharedArgs,
@@ -109,11 +114,12 @@ def build_graph(
     builder.add_node("reflect", model_node("reflect", make_reflect(setup)))
     builder.add_edge(START, "recall")
     builder.add_edge("recall", "act")
-    builder.add_edge("act", "evaluate")
+    report = add_report(builder, setup)
+    builder.add_conditional_edges("act", after_attempt, {"evaluate": "evaluate", END: report})
     builder.add_conditional_edges(
         "evaluate",
         after_evaluate,
-        {"reflect": "reflect", "evaluate": "evaluate", END: add_report(builder, setup)},
+        {"reflect": "reflect", "evaluate": "evaluate", END: report},
     )
     builder.add_edge("reflect", "act")
     return shared.compile(builder, "reflexion", setup)

@@ -93,7 +93,13 @@ def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) ->
     words = [m for m in written.get("messages") or () if isinstance(m, AIMessage) and m.text]
     reason = ended_reason(middleware, words[-1].text if words else "")
     note = incomplete_note(reason, successful_observations(seen["messages"]))
-    outcome: Outcome = {"status": "incomplete", "reason": reason, "concluded": True, "note": note}
+    outcome: Outcome = {
+        "status": "incomplete",
+        "reason": reason,
+        "concluded": True,
+        "ended": True,
+        "note": note,
+    }
     if words:
         final = words[-1].model_copy(update={"response_metadata": answered(outcome)})
     else:
