@@ -103,6 +103,11 @@ from reasoning_graphs.testing import ScriptedChatModel, tool_call
 
 OURS = ("react", "react_text")
 THEIRS = "create_agent"
+DEFAULTED = "create_agent+defaults"
+"""``create_agent`` with the middleware that gives it what ``react`` does by default: approvals
+(``HumanInTheLoopMiddleware``), a model-call budget (``ModelCallLimitMiddleware``, 10 as
+ours), a tool-call limit (``ToolCallLimitMiddleware``) and tool retries
+(``ToolRetryMiddleware``)."""
 UNTIMED = "react-untimed"
 """Our ``react`` with its default tool and idle timeouts off: each call then runs on the
 graph's own thread instead of a worker the run can walk away from."""
@@ -120,7 +125,7 @@ LABELS = {
 """``sqlite`` runs ours as built, saving each step before the next starts (``durability="sync"``);
 ``sqlite-async`` runs them as ``create_agent`` runs, saving while the next step runs: the
 difference between the two is what durable-by-default costs."""
-INSTRUCTION_AGENTS = ("react", "react_text", THEIRS, UNTIMED, BARE)
+INSTRUCTION_AGENTS = ("react", "react_text", THEIRS, DEFAULTED, UNTIMED, BARE)
 INSTRUCTION_SAVERS = ("none", "memory", "sqlite")
 FACES = ("sync", "async")
 INSTRUCTION_QUESTIONS = 50
@@ -244,7 +249,26 @@ def build(agent: str, model: ScriptModel, saver: Any, context: bool = False) -> 
         return build_text_graph(model, [echo], saver, **options)
     from langchain.agents import create_agent
 
+    if agent == DEFAULTED:
+        return create_agent(model, [echo], checkpointer=saver, middleware=default_middleware())
     return create_agent(model, [echo], checkpointer=saver)
+
+
+def default_middleware() -> list[Any]:
+    """The middleware of :data:`DEFAULTED`."""
+    from langchain.agents.middleware import (
+        HumanInTheLoopMiddleware,
+        ModelCallLimitMiddleware,
+        ToolCallLimitMiddleware,
+        ToolRetryMiddleware,
+    )
+
+    return [
+        HumanInTheLoopMiddleware(interrupt_on={}),
+        ModelCallLimitMiddleware(run_limit=10),
+        ToolCallLimitMiddleware(run_limit=100),
+        ToolRetryMiddleware(),
+    ]
 
 
 def config(rounds: int, thread: str, agent: str = THEIRS, kind: str = "none") -> dict[str, Any]:
@@ -253,7 +277,7 @@ def config(rounds: int, thread: str, agent: str = THEIRS, kind: str = "none") ->
         "recursion_limit": 10 * rounds + 100,
         "configurable": {"thread_id": thread},
     }
-    if kind == "sqlite-async" and agent != THEIRS:
+    if kind == "sqlite-async" and agent not in (THEIRS, DEFAULTED):
         run["durability"] = "async"
     return run
 
@@ -433,13 +457,15 @@ def instruction_table(counts: dict[tuple[str, str, str], float], questions: int)
         "a warm-up, each on a new thread), in millions.",
         "",
         "| saver | agent | sync | async | async/sync | sync ÷ create_agent | "
-        "async ÷ create_agent |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        f"async ÷ create_agent | sync ÷ {DEFAULTED} | async ÷ {DEFAULTED} |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind in INSTRUCTION_SAVERS:
         for agent in INSTRUCTION_AGENTS:
             sync, run_async = counts[agent, kind, "sync"], counts[agent, kind, "async"]
             base_sync, base_async = counts[THEIRS, kind, "sync"], counts[THEIRS, kind, "async"]
+            full_sync = counts[DEFAULTED, kind, "sync"]
+            full_async = counts[DEFAULTED, kind, "async"]
             rows.append(
                 markdown_row(
                     [
@@ -450,6 +476,8 @@ def instruction_table(counts: dict[tuple[str, str, str], float], questions: int)
                         f"{run_async / sync:.2f}",
                         f"{sync / base_sync:.2f}",
                         f"{run_async / base_async:.2f}",
+                        f"{sync / full_sync:.2f}",
+                        f"{run_async / full_async:.2f}",
                     ]
                 )
             )
@@ -736,7 +764,9 @@ def main() -> None:
     )
     parser.add_argument("--profile", action="store_true", help="cProfile one run of ours")
     parser.add_argument("--profile-rounds", type=int, default=300)
-    parser.add_argument("--child", choices=(*OURS, THEIRS, *REFERENCES), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=(*OURS, THEIRS, DEFAULTED, *REFERENCES), help=argparse.SUPPRESS
+    )
     parser.add_argument(
         "--instructions",
         action="store_true",

@@ -15,8 +15,9 @@ values in the tool call it invokes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import typing
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,12 +102,17 @@ def runtime_parameters(tool: BaseTool) -> set[str]:
     """The tool function's parameters that take a ``ToolRuntime``, as ``ToolNode`` finds
     them: from its signature, even where an explicit ``args_schema`` leaves them out."""
     func = (tool.func or tool.coroutine) if isinstance(tool, StructuredTool) else None
-    if func is None:
-        return set()
+    return set() if func is None else set(_runtime_parameters_of(func))
+
+
+@functools.cache
+def _runtime_parameters_of(func: Callable[..., Any]) -> frozenset[str]:
+    """:func:`runtime_parameters` of one function, read once (a tool's spec is made anew for
+    each run, and reading type hints is not cheap)."""
     with contextlib.suppress(NameError, TypeError):
         hints = typing.get_type_hints(func, include_extras=True)
-        return {name for name, hint in hints.items() if name != "return" and _is_runtime(hint)}
-    return set()
+        return frozenset(n for n, hint in hints.items() if n != "return" and _is_runtime(hint))
+    return frozenset()
 
 
 def injected_values(
