@@ -13,6 +13,7 @@ server before it creates one, checks both here first: a clear
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -110,3 +111,16 @@ def tool_choices(option: str, tool_names: Sequence[str]) -> list[str]:
 
 def _kind(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"[:80]
+
+
+def with_message_ids(value: Any) -> Any:
+    """A checked input whose messages each carry an id: one the reducer would give anew each
+    time the conversation is rebuilt from its saved writes, so a later step (a middleware's
+    hook rewriting the question) could not name it."""
+    if not isinstance(value, Mapping) or not value.get("messages"):
+        return value
+    messages = convert_to_messages(value["messages"])
+    if all(message.id for message in messages):
+        return value
+    named = [m if m.id else m.model_copy(update={"id": str(uuid.uuid4())}) for m in messages]
+    return {**value, "messages": named}

@@ -68,7 +68,7 @@ from reasoning_graphs.nodes.guards.budget import (
 )
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
-from reasoning_graphs.nodes.model.prompt_hooks import after_call, before_call, hooks_apply
+from reasoning_graphs.nodes.model.prompt_hooks import after_call, before_call
 from reasoning_graphs.nodes.model.retry import announce_retry, retries_on, retry_delay
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.model.streamed import named_calls, schema_name, typed_reply
@@ -212,7 +212,7 @@ def call_model(
     """
     state = state or NO_STATE
     made: list[ThoughtEvent] = []  # the calls made so far, for a stop's record
-    hooks = hooks_apply(run.setup, state)
+    hooks = bool(run.setup.before_model_hooks or run.setup.after_model_hooks)
     if hooks:
         prompt = yield from before_call(run.setup, request.prompt, state)
         request = replace(request, prompt=prompt)

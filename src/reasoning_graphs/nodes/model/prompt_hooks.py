@@ -27,7 +27,8 @@ from reasoning_graphs.nodes.guards.stop import QuestionStopped
 from reasoning_graphs.nodes.model.setup import AgentSetup
 
 IN_TURN = "__model_turn__"
-"""The key a turn's hooks set on the state they hand the turn's model call."""
+"""The key on the state a turn's hooks hand its model call: the texts they changed, as
+(old, new) pairs, for the call to change wherever its prompt quotes them."""
 ENDED = "the middleware {name} ended the question"
 
 
@@ -37,21 +38,19 @@ def ended_reason(middleware: Any, words: str = "") -> str:
     return ENDED.format(name=name) + (f": {words}" if words else "")
 
 
-def hooks_apply(setup: AgentSetup, state: Mapping[str, Any]) -> bool:
-    """Whether the call gets the prompt hooks: some middleware writes them, and no turn
-    ran them."""
-    return bool(setup.before_model_hooks or setup.after_model_hooks) and not state.get(IN_TURN)
-
-
 def before_call(
     setup: AgentSetup, prompt: Sequence[BaseMessage], state: Mapping[str, Any]
 ) -> Body[list[BaseMessage]]:
     """``prompt`` with what the ``before_model`` hooks change in the conversation changed
-    wherever the prompt quotes it (a plan's prompt quotes the question inside its own words).
+    wherever the prompt quotes it (a plan's prompt quotes the question inside its own
+    words); in a turn, the changes its hooks made (:data:`IN_TURN`), without running them
+    again.
 
     Raises:
         QuestionStopped: A hook jumped to the end.
     """
+    if IN_TURN in state:
+        return quoting(prompt, state[IN_TURN])
     before = [_identified(m) for m in state.get("messages") or ()]
     seen: dict[str, Any] = {**state, "messages": before}
     for m in setup.before_model_hooks:
@@ -62,12 +61,20 @@ def before_call(
             words = [x.text for x in update.get("messages") or () if isinstance(x, AIMessage)]
             reason = ended_reason(m, words[-1] if words else "")
             raise QuestionStopped({"status": "incomplete", "reason": reason}, [])
-    was = {m.id: m.text for m in before}
-    changes = [
-        (was[m.id], m.text)
-        for m in seen["messages"]
-        if m.id in was and was[m.id] and m.text != was[m.id]
-    ]
+    return quoting(prompt, text_changes(before, seen["messages"]))
+
+
+def text_changes(
+    before: Sequence[BaseMessage], after: Sequence[BaseMessage]
+) -> list[tuple[str, str]]:
+    """The texts of ``before`` that ``after`` changes (same message id), as (old, new)."""
+    was = {m.id: m.text for m in before if m.id}
+    changed = [(was.get(m.id or ""), m.text) for m in after]
+    return [(old, new) for old, new in changed if old and new != old]
+
+
+def quoting(prompt: Sequence[BaseMessage], changes: Sequence[tuple[str, str]]) -> list[BaseMessage]:
+    """``prompt`` with each old text replaced by the new one wherever a message quotes it."""
     return [_changed(m, changes) for m in prompt] if changes else list(prompt)
 
 
@@ -81,6 +88,8 @@ def after_call(
     end is left to the question's next step (the reply stands)."""
     reply = _identified(reply)
     seen: dict[str, Any] = {**state, "messages": [*prompt, reply]}
+    if IN_TURN in state:  # the turn runs them around its node
+        return reply
     for m in setup.after_model_hooks:
         update = (yield StateHook(m, AFTER_MODEL, seen)) or {}
         if update.get("messages"):

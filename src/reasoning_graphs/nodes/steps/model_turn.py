@@ -22,7 +22,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook
 from reasoning_graphs.nodes.guards.honest import incomplete_note
-from reasoning_graphs.nodes.model.prompt_hooks import IN_TURN, ended_reason
+from reasoning_graphs.nodes.model.prompt_hooks import IN_TURN, ended_reason, text_changes
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
@@ -46,7 +46,8 @@ def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
         for middleware in before:
             if (yield from _hook(middleware, BEFORE_MODEL, seen, written)):
                 return _ended(middleware, seen, written)
-        update = yield from turn(cast(AgentState, {**seen, IN_TURN: True}))
+        changes = text_changes(state["messages"], seen["messages"])
+        update = yield from turn(cast(AgentState, {**seen, IN_TURN: changes}))
         _write(seen, written, update)
         if not _replied(update):  # no model call was made: nothing for after_model
             return written  # type: ignore[return-value]

@@ -27,7 +27,13 @@ from reasoning_graphs.nodes.grounding.report import state_after
 from reasoning_graphs.nodes.wiring.fresh_read import cheap_fresh_reads
 from reasoning_graphs.nodes.wiring.resume import addressed, is_resume
 from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed_write
-from reasoning_graphs.run_input import TOOL_OPTIONS, check_context, check_input, tool_choices
+from reasoning_graphs.run_input import (
+    TOOL_OPTIONS,
+    check_context,
+    check_input,
+    tool_choices,
+    with_message_ids,
+)
 from reasoning_graphs.served_models import check_served_model, is_server_run
 from reasoning_graphs.state_writes import check_command, check_write
 from reasoning_graphs.thread_lock import arun_held, run_held
@@ -164,7 +170,7 @@ class CheckedGraph(CompiledStateGraph):
         def held_run() -> Iterator[Any]:
             # one run at a time on the thread; its state is read once the run holds it
             with thread_held:
-                command = input
+                command = input if _nested(config) else with_message_ids(input)
                 if is_resume(input):
                     command = addressed(input, self.get_state(config or {}))
                 yield from stream(command, config, **kwargs)
@@ -179,6 +185,8 @@ class CheckedGraph(CompiledStateGraph):
         async with arun_held(self.checkpointer, config, nested=_nested(config)):
             if is_resume(input):
                 input = addressed(input, await self.aget_state(config or {}))
+            elif not _nested(config):
+                input = with_message_ids(input)
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
 

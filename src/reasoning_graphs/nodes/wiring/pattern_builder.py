@@ -99,6 +99,12 @@ class PatternBuilder:
         self.__doc__ = with_shared_args(inspect.getdoc(wire) or "")
         self.__signature__ = _signature(own)
 
+    @property
+    def _pattern(self) -> str:
+        """The pattern's name as its package names it (a server may load the module by path)."""
+        parts = self._wire.__module__.split(".")
+        return parts[-2] if len(parts) > 1 else parts[0]
+
     def __call__(
         self,
         model: BaseChatModel | str | None = None,
@@ -122,7 +128,7 @@ class PatternBuilder:
                 )
             )
         if not self.model_turns:
-            check_turns_run(options.get("middleware", ()), self._wire.__module__.split(".")[-2])
+            check_turns_run(options.get("middleware", ()), self._pattern)
         tool_list = None if tools is None else list(tools)
         shared = SharedArgs(
             model, tool_list, checkpointer, retry, cast(AgentOptions, options), store
