@@ -120,7 +120,7 @@ def with_message_ids(value: Any) -> Any:
     if not isinstance(value, Mapping) or not value.get("messages"):
         return value
     messages = convert_to_messages(value["messages"])
-    if all(message.id for message in messages):
-        return value
-    named = [m if m.id else m.model_copy(update={"id": str(uuid.uuid4())}) for m in messages]
-    return {**value, "messages": named}
+    for message in messages:
+        if message.id is None:
+            message.id = str(uuid.uuid4())  # as LangGraph's reducer names it: in place
+    return {**value, "messages": messages}

@@ -45,29 +45,25 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     """
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
     if any(isinstance(item, BaseMessage) and item.id is None for item in added):
-        added = _identified(state, added)
-        writes = [added]
+        _identify(state, added)
     if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
         return Indexed.extending(state, added)
     return Indexed(merge_message_writes(state, writes), extends=state)
 
 
-def _identified(state: list[AnyMessage], added: list[Any]) -> list[Any]:
-    """``added`` with an id on each message that has none, made from its place in the
+def _identify(state: list[AnyMessage], added: list[Any]) -> None:
+    """Give each message of ``added`` that has no id one made from its place in the
     conversation: the same each time the conversation is rebuilt from its saved writes
     (LangGraph's reducer would draw a new random one each time), so a later step, such as
     a middleware's hook rewriting a tool's result, can name the message."""
-    taken = set(message_ids(state))
-    taken.update(item.id for item in added if isinstance(item, BaseMessage) and item.id)
-    named = []
+    taken = message_ids(state)
+    also = {item.id for item in added if isinstance(item, BaseMessage) and item.id}
     for place, item in enumerate(added, start=len(state)):
         if isinstance(item, BaseMessage) and item.id is None:
             given = f"m{place}"
-            while given in taken:
+            while given in taken or given in also:
                 given += "'"
-            item = item.model_copy(update={"id": given})
-        named.append(item)
-    return named
+            item.id = given  # as LangGraph's reducer names a message: in place
 
 
 def _only_new(added: list[Any], taken: Set[str]) -> bool:
