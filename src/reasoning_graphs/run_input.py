@@ -119,7 +119,10 @@ def with_message_ids(value: Any) -> Any:
     hook rewriting the question) could not name it."""
     if not isinstance(value, Mapping) or not value.get("messages"):
         return value
-    messages = convert_to_messages(value["messages"])
+    given: Any = value["messages"]
+    messages = convert_to_messages(
+        [given] if isinstance(given, (str, BaseMessage, Mapping)) else given
+    )
     for message in messages:
         if message.id is None:
             message.id = str(uuid.uuid4())  # as LangGraph's reducer names it: in place
