@@ -120,9 +120,8 @@ def with_message_ids(value: Any) -> Any:
     if not isinstance(value, Mapping) or not value.get("messages"):
         return value
     given: Any = value["messages"]
-    messages = convert_to_messages(
-        [given] if isinstance(given, (str, BaseMessage, Mapping)) else given
-    )
+    listed: Any = [given] if isinstance(given, (str, BaseMessage, Mapping)) else given
+    messages = convert_to_messages(listed)
     for message in messages:
         if message.id is None:
             message.id = str(uuid.uuid4())  # as LangGraph's reducer names it: in place
