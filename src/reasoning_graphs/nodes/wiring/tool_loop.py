@@ -20,7 +20,8 @@ looks tools up in ``tools/registry.py``):
 4. ``nodes/guards/loops.py``: a failure repeated from the rounds before;
 5. ``nodes/guards/budget.py``: the calls a turn and a question may still make;
 6. ``question.py``: earlier rejections, a pure tool's earlier results;
-7. ``tools/policy.py``: block rules, and whether a person must decide;
+7. ``tools/policy.py``: block rules, and whether a person must decide (a per-tool
+   ``when`` setting read there too);
 8. ``tools/execute.py``: the arguments against the tool's schema (``call_error``);
 9. ``nodes/steps/act.py``: ``next_calls`` sends the call, and its ``act`` task runs;
 10. ``effects.py``: the task's body, on either face, with the tool's timeout;
@@ -28,7 +29,9 @@ looks tools up in ``tools/registry.py``):
 12. ``nodes/steps/seal.py``: a call that needs a person carries their seal;
 13. ``nodes/steps/unknown_outcome.py``: at most once across a crash (with
     ``call_journal.py`` when the call must not repeat);
-14. ``tools/execute.py`` again: ``execute_call`` runs the tool and catches what it raises;
+14. ``tools/execute.py`` again: ``execute_call`` runs the tool and catches what it raises
+    (inside ``middleware.py``'s chain of ``wrap_tool_call`` hooks, when a middleware
+    writes one);
 15. ``tools/injection.py``: the values the tool has injected;
 16. ``tools/output.py``: what the tool returned, read as its observation;
 17. ``nodes/model/trajectory.py``: ``record_call``, the one record of the decision;
