@@ -6,6 +6,7 @@ checkpointer can save it and a new process can pick the run up.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence, Set
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
@@ -45,25 +46,19 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     """
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
     if any(isinstance(item, BaseMessage) and item.id is None for item in added):
-        _identify(state, added)
+        _identify(added)
     if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
         return Indexed.extending(state, added)
     return Indexed(merge_message_writes(state, writes), extends=state)
 
 
-def _identify(state: list[AnyMessage], added: list[Any]) -> None:
-    """Give each message of ``added`` that has no id one made from its place in the
-    conversation: the same each time the conversation is rebuilt from its saved writes
-    (LangGraph's reducer would draw a new random one each time), so a later step, such as
-    a middleware's hook rewriting a tool's result, can name the message."""
-    taken = message_ids(state)
-    also = {item.id for item in added if isinstance(item, BaseMessage) and item.id}
-    for place, item in enumerate(added, start=len(state)):
+def _identify(added: list[Any]) -> None:
+    """Give each message of ``added`` that has no id a new one, in place, as LangGraph's
+    reducer names a message, so a later step (a middleware's hook rewriting a tool's
+    result) can name it."""
+    for item in added:
         if isinstance(item, BaseMessage) and item.id is None:
-            given = f"m{place}"
-            while given in taken or given in also:
-                given += "'"
-            item.id = given  # as LangGraph's reducer names a message: in place
+            item.id = str(uuid.uuid4())
 
 
 def _only_new(added: list[Any], taken: Set[str]) -> bool:
