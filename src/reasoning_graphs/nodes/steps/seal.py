@@ -36,8 +36,6 @@ from typing_extensions import TypedDict
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.state import ClearedCall
-from reasoning_graphs.tools.policy import ToolPolicy
-from reasoning_graphs.tools.registry import ToolRegistry
 
 SECRET_ENV = "REASONING_GRAPHS_SECRET"
 SECRET_FILE_ENV = "REASONING_GRAPHS_SECRET_FILE"
@@ -90,17 +88,12 @@ def proof(holder: Mapping[str, Any]) -> Proof:
     return found
 
 
-def unapproved(
-    policy: ToolPolicy,
-    registry: ToolRegistry,
-    call: ClearedCall,
-    state: Mapping[str, Any] | None = None,
-) -> str | None:
-    """Why ``call`` may not run: it needs a person and has no valid seal; ``None`` if it may.
-    A ``when`` setting is asked again here, so a call it let through at triage runs only if
-    it still does."""
+def unapproved(call: ClearedCall, needs_person: bool) -> str | None:
+    """Why ``call`` may not run: it needs a person (``needs_person``: the policy's answer for
+    it where it runs, a ``when`` setting asked again, so a call it let through at triage runs
+    only if it still does) and has no valid seal; ``None`` if it may."""
     name = call["name"]
-    if not policy.needs_approval(registry.get(name), name, call, state):
+    if not needs_person:
         return None
     given = call.get("seal")
     if (

@@ -110,14 +110,18 @@ def checked_call(
     (:func:`~reasoning_graphs.nodes.steps.seal.unapproved`); any other runs at most once across
     a crash where it must not simply repeat (:mod:`.unknown_outcome`).
     """
-    refused = unapproved(run.policy, run.registry, call, state)
+    # read once: a tool's ``when`` setting is the user's code, and its answer must not
+    # change between the seal's check and the run
+    name = call["name"]
+    needs_person = run.policy.needs_approval(run.registry.get(name), name, call, state)
+    refused = unapproved(call, needs_person)
     if refused is not None:
         return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
     if run.setup.tool_hooks:
-        execute = hooked_call(run, call, observations, state)
+        execute = hooked_call(run, call, observations, state, decided=needs_person)
     else:
         execute = _execute(run, call, call["args"], observations, state)
-    return (yield from run_at_most_once(run, call, execute, state))
+    return (yield from run_at_most_once(run, call, execute, needs_person))
 
 
 def _execute(
@@ -143,6 +147,8 @@ def hooked_call(
     call: ClearedCall,
     observations: Mapping[str, str],
     state: Mapping[str, Any] | None,
+    *,
+    decided: bool,
 ) -> Body[ToolResult]:
     """``call`` run through the graph's ``wrap_tool_call`` middleware, first outermost.
 
@@ -153,15 +159,13 @@ def hooked_call(
     call's arguments runs only when the tool's schema and the block rules take them.
     A tool that raises raises through the hooks, as under ``ToolNode`` (so a retry hook
     retries it); what still comes out of the chain becomes the observation as always.
-    A call a person decided runs at most once to its end: a hook may try it again after
-    it raised, never after it ran.
+    A call a person decided (``decided``) runs at most once to its end: a hook may try it
+    again after it raised, never after it ran.
     """
     spec = run.registry.get(call["name"])
     made: list[tuple[ToolMessage, ToolResult]] = []
     failures: dict[int, ToolResult] = {}  # what the tool raised, as its observation
     started = time.perf_counter()
-
-    decided = run.policy.needs_approval(spec, call["name"], call, state)
 
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
         wanted = asked.tool_call

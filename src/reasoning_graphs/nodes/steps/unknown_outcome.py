@@ -25,9 +25,7 @@ journal (in memory, or unknown to this library) keeps at-least-once execution.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
@@ -67,12 +65,12 @@ def run_at_most_once(
     run: RunScope,
     call: ClearedCall,
     execute: Body[ToolResult],
-    state: Mapping[str, Any] | None = None,
+    needs_person: bool,
 ) -> Body[CallOutcome]:
     """Run ``execute`` (the call, not yet started) unless an earlier start of it in this task
-    makes its outcome unknown; see the module docstring."""
+    makes its outcome unknown; see the module docstring. ``needs_person``: a person decides
+    the call (the policy's answer for it)."""
     spec = run.registry.get(call["name"])
-    needs_person = run.policy.needs_approval(spec, call["name"], call, state)
     found = None if spec is None or (spec.retry_safe and not needs_person) else _journal(call)
     if found is None:
         return CallOutcome((yield from execute), call["decision"])
