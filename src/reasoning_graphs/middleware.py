@@ -101,11 +101,11 @@ def check_runnable(middleware: Sequence[Any]) -> None:
     for m in middleware:
         hooks = [h for h in NOT_RUN_HOOKS if _writes(m, h)]
         if hooks:
-            raise ValueError(NOT_RUN.format(name=_name(m), hooks=", ".join(hooks)))
+            raise ValueError(NOT_RUN.format(name=name_of(m), hooks=", ".join(hooks)))
         for hook in (*BEFORE_MODEL.names, *AFTER_MODEL.names):
             targets = set(getattr(getattr(m, hook, None), "__can_jump_to__", ()) or ()) - {"end"}
             if _writes(m, hook) and targets:
-                raise ValueError(JUMPS.format(name=_name(m), targets=sorted(targets), hook=hook))
+                raise ValueError(JUMPS.format(name=name_of(m), targets=sorted(targets), hook=hook))
 
 
 def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
@@ -117,7 +117,7 @@ def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
         fields = _own_state(m)
         if fields and not isinstance(m, HumanInTheLoopMiddleware):
             raise ValueError(
-                STATE_ELSEWHERE.format(name=_name(m), fields=", ".join(fields), pattern=pattern)
+                STATE_ELSEWHERE.format(name=name_of(m), fields=", ".join(fields), pattern=pattern)
             )
 
 
@@ -138,7 +138,7 @@ def with_middleware_state(schema: type, middleware: Sequence[Any]) -> type:
             if field in LANGCHAIN_FIELDS:
                 continue
             if field in known or field in added:
-                raise ValueError(CLASH.format(name=_name(m), field=field))
+                raise ValueError(CLASH.format(name=name_of(m), field=field))
             added[field] = kind
     if not added:
         return schema
@@ -155,7 +155,8 @@ def _own_state(middleware: Any) -> list[str]:
     return sorted(set(get_type_hints(own) if own is not None else ()) - LANGCHAIN_FIELDS)
 
 
-def _name(middleware: Any) -> str:
+def name_of(middleware: Any) -> str:
+    """A middleware's name, as LangChain gives it (its class's, unless it says otherwise)."""
     return str(getattr(middleware, "name", type(middleware).__name__))
 
 

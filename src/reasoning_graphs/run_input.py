@@ -13,7 +13,6 @@ server before it creates one, checks both here first: a clear
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 
 from reasoning_graphs.context import AgentContext, refuse_unknown_options
 from reasoning_graphs.option_bounds import TOOLS_NOT_IN_GRAPH, ToolList, options_bounded_by
+from reasoning_graphs.state import name_messages
 from reasoning_graphs.tools.policy import APPROVE_ALL
 
 NOT_AN_OBJECT = "A run's input must be an object such as {example}, not {kind}."
@@ -122,7 +122,5 @@ def with_message_ids(value: Any) -> Any:
     given: Any = value["messages"]
     listed: Any = [given] if isinstance(given, (str, BaseMessage, Mapping)) else given
     messages = convert_to_messages(listed)
-    for message in messages:
-        if message.id is None:
-            message.id = str(uuid.uuid4())  # as LangGraph's reducer names it: in place
+    name_messages(messages)
     return {**value, "messages": messages}

@@ -46,13 +46,13 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     """
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
     if any(isinstance(item, BaseMessage) and item.id is None for item in added):
-        _identify(added)
+        name_messages(added)
     if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
         return Indexed.extending(state, added)
     return Indexed(merge_message_writes(state, writes), extends=state)
 
 
-def _identify(added: list[Any]) -> None:
+def name_messages(added: Sequence[Any]) -> None:
     """Give each message of ``added`` that has no id a new one, in place, as LangGraph's
     reducer names a message, so a later step (a middleware's hook rewriting a tool's
     result) can name it."""

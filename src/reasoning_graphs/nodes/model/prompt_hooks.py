@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.graph.message import add_messages
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, StateHook
+from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook, name_of
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
 from reasoning_graphs.nodes.model.setup import AgentSetup
@@ -32,10 +32,46 @@ IN_TURN = "__model_turn__"
 ENDED = "the middleware {name} ended the question"
 
 
-def ended_reason(middleware: Any, words: str = "") -> str:
+APPENDED = frozenset({"messages", "trajectory"})
+"""Fields whose writes add up (the rest: the last write stands)."""
+
+
+def ended_reason(middleware: Any, words: AIMessage | None) -> str:
     """Why a question that ``middleware`` ended stopped, with its last words when it had any."""
-    name = getattr(middleware, "name", type(middleware).__name__)
-    return ENDED.format(name=name) + (f": {words}" if words else "")
+    said = f": {words.text}" if words is not None else ""
+    return ENDED.format(name=name_of(middleware)) + said
+
+
+def last_words(written: Mapping[str, Any]) -> AIMessage | None:
+    """The last model message with text among the hooks' writes, if any."""
+    said = [m for m in written.get("messages") or () if isinstance(m, AIMessage) and m.text]
+    return said[-1] if said else None
+
+
+def run_hook(
+    middleware: Any, hooks: Hooks, seen: dict[str, Any], written: dict[str, Any]
+) -> Body[bool]:
+    """Run one hook on ``seen`` and write its update; whether it jumps to the end."""
+    update = dict((yield StateHook(middleware, hooks, seen)) or {})
+    jump = update.pop("jump_to", None)
+    write_update(seen, written, update)
+    return jump == "end"
+
+
+def write_update(seen: dict[str, Any], written: dict[str, Any], update: Mapping[str, Any]) -> None:
+    """``update`` applied to the state the next hook reads (messages by id), and added to
+    ``written``, the writes so far."""
+    for field, value in update.items():
+        if field == "messages":
+            seen[field] = add_messages(seen.get(field) or [], list(value))
+        elif field in APPENDED:
+            seen[field] = [*(seen.get(field) or []), *value]
+        else:
+            seen[field] = value
+        if field in APPENDED:
+            written[field] = [*(written.get(field) or []), *value]
+        else:
+            written[field] = value
 
 
 def before_call(
@@ -53,13 +89,10 @@ def before_call(
         return quoting(prompt, state[IN_TURN])
     before = [_identified(m) for m in state.get("messages") or ()]
     seen: dict[str, Any] = {**state, "messages": before}
+    written: dict[str, Any] = {}
     for m in setup.before_model_hooks:
-        update = (yield StateHook(m, BEFORE_MODEL, seen)) or {}
-        if update.get("messages"):
-            seen["messages"] = add_messages(seen["messages"], list(update["messages"]))
-        if update.get("jump_to") == "end":
-            words = [x.text for x in update.get("messages") or () if isinstance(x, AIMessage)]
-            reason = ended_reason(m, words[-1] if words else "")
+        if (yield from run_hook(m, BEFORE_MODEL, seen, written)):
+            reason = ended_reason(m, last_words(written))
             raise QuestionStopped({"status": "incomplete", "reason": reason}, [])
     return quoting(prompt, text_changes(before, seen["messages"]))
 
@@ -86,14 +119,12 @@ def after_call(
 ) -> Body[AIMessage]:
     """``reply`` as the ``after_model`` hooks (last middleware first) leave it; a jump to the
     end is left to the question's next step (the reply stands)."""
-    reply = _identified(reply)
-    seen: dict[str, Any] = {**state, "messages": [*prompt, reply]}
     if IN_TURN in state:  # the turn runs them around its node
         return reply
+    reply = _identified(reply)
+    seen: dict[str, Any] = {**state, "messages": [*prompt, reply]}
     for m in setup.after_model_hooks:
-        update = (yield StateHook(m, AFTER_MODEL, seen)) or {}
-        if update.get("messages"):
-            seen["messages"] = add_messages(seen["messages"], list(update["messages"]))
+        yield from run_hook(m, AFTER_MODEL, seen, {})
     found = [x for x in seen["messages"] if isinstance(x, AIMessage) and x.id == reply.id]
     return found[-1] if found else reply
 

@@ -16,19 +16,22 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage
-from langgraph.graph.message import add_messages
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
-from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook
+from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL
 from reasoning_graphs.nodes.guards.honest import incomplete_note
-from reasoning_graphs.nodes.model.prompt_hooks import IN_TURN, ended_reason, text_changes
+from reasoning_graphs.nodes.model.prompt_hooks import (
+    IN_TURN,
+    ended_reason,
+    last_words,
+    run_hook,
+    text_changes,
+    write_update,
+)
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
-
-APPENDED = frozenset({"messages", "trajectory"})
-"""Fields whose writes add up (the rest: the last write stands)."""
 
 Turn = Callable[[AgentState], Body[AgentUpdate]]
 
@@ -44,44 +47,19 @@ def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
         seen: dict[str, Any] = dict(state)
         written: dict[str, Any] = {}
         for middleware in before:
-            if (yield from _hook(middleware, BEFORE_MODEL, seen, written)):
+            if (yield from run_hook(middleware, BEFORE_MODEL, seen, written)):
                 return _ended(middleware, seen, written)
         changes = text_changes(state["messages"], seen["messages"])
         update = yield from turn(cast(AgentState, {**seen, IN_TURN: changes}))
-        _write(seen, written, update)
+        write_update(seen, written, update)
         if not _replied(update):  # no model call was made: nothing for after_model
             return written  # type: ignore[return-value]
         for middleware in after:
-            if (yield from _hook(middleware, AFTER_MODEL, seen, written)):
+            if (yield from run_hook(middleware, AFTER_MODEL, seen, written)):
                 return _ended(middleware, seen, written)
         return written  # type: ignore[return-value]
 
     return hooked_turn
-
-
-def _hook(
-    middleware: Any, hooks: Hooks, seen: dict[str, Any], written: dict[str, Any]
-) -> Body[bool]:
-    """Run one hook and write its update; whether it jumps to the end."""
-    update = dict((yield StateHook(middleware, hooks, seen)) or {})
-    jump = update.pop("jump_to", None)
-    _write(seen, written, update)
-    return jump == "end"
-
-
-def _write(seen: dict[str, Any], written: dict[str, Any], update: Mapping[str, Any]) -> None:
-    """``update`` applied to the state the next hook reads, and added to the node's writes."""
-    for field, value in update.items():
-        if field == "messages":
-            seen[field] = add_messages(seen.get(field) or [], list(value))
-        elif field in APPENDED:
-            seen[field] = [*(seen.get(field) or []), *value]
-        else:
-            seen[field] = value
-        if field in APPENDED:
-            written[field] = [*(written.get(field) or []), *value]
-        else:
-            written[field] = value
 
 
 def _replied(update: Mapping[str, Any]) -> bool:
@@ -91,8 +69,8 @@ def _replied(update: Mapping[str, Any]) -> bool:
 def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) -> AgentUpdate:
     """The node's writes when ``middleware`` jumped to the end: its last words (when it
     wrote an AI message) become the incomplete answer, else our note does."""
-    words = [m for m in written.get("messages") or () if isinstance(m, AIMessage) and m.text]
-    reason = ended_reason(middleware, words[-1].text if words else "")
+    words = last_words(written)
+    reason = ended_reason(middleware, words)
     note = incomplete_note(reason, successful_observations(seen["messages"]))
     outcome: Outcome = {
         "status": "incomplete",
@@ -101,8 +79,8 @@ def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) ->
         "ended": True,
         "note": note,
     }
-    if words:
-        final = words[-1].model_copy(update={"response_metadata": answered(outcome)})
+    if words is not None:
+        final = words.model_copy(update={"response_metadata": answered(outcome)})
     else:
         final = AIMessage(content=note, response_metadata=answered(outcome))
     return {
