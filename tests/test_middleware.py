@@ -233,8 +233,10 @@ def test_without_a_retry_hook_a_failing_tool_is_an_error_observation(face: str) 
 
 
 class Greeter(AgentMiddleware):
-    """A middleware with a ``before_agent`` hook, which no pattern runs yet."""
+    """A middleware whose ``before_agent`` hook may skip to the model turn, which no pattern
+    has in the same place."""
 
+    @hook_config(can_jump_to=["model"])
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return None
 
@@ -255,7 +257,12 @@ class Looper(AgentMiddleware):
         ("rewoo", ModelCallLimitMiddleware(run_limit=3)),
         ("tot", ToolCallLimitMiddleware(run_limit=3)),
     ],
-    ids=["before_agent", "jump to model", "call limit state in rewoo", "call limit state in tot"],
+    ids=[
+        "jump to model from before_agent",
+        "jump to model",
+        "call limit state in rewoo",
+        "call limit state in tot",
+    ],
 )
 def test_a_middleware_whose_hooks_would_be_left_out_is_refused_when_built(
     pattern: str, middleware: Any

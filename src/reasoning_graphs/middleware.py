@@ -67,55 +67,49 @@ class FaceNotWritten(NotImplementedError):
     """A middleware lacks the hook this face calls (``awrap_*`` on ``ainvoke``/``astream``)."""
 
 
-NOT_RUN_HOOKS = ("before_agent", "abefore_agent", "after_agent", "aafter_agent")
-"""Hooks of LangChain's middleware that the patterns do not run (yet)."""
-NOT_RUN = (
-    "The middleware {name!r} writes {hooks}, which reasoning-graphs does not run yet, so it "
-    "would be silently left out: wrap_model_call and wrap_tool_call hooks, before_model and "
-    "after_model hooks (in the ReAct-family patterns) and a middleware's tools and state "
-    "take part. Our own options do the common jobs: approvals (approve=, deny=, rules=), call "
-    "limits (max_model_calls=, max_tool_calls=), summaries (context_strategy='summary')."
-)
 STATE_ELSEWHERE = (
-    "The middleware {name!r} keeps state of its own ({fields}), which lives with the model "
-    "turns of a conversation loop: in the patterns react, react_text, plan_react, "
-    "plan_execute (each step's loop) and reflexion (each trial). {pattern} makes its model "
-    "calls from its own plans and boards, so that state would never be kept; its own options "
-    "do the common jobs (max_model_calls=, max_tool_calls=)."
+    "The middleware {name!r} keeps state of its own ({fields}) and writes it from its "
+    "before_model or after_model hooks, which save what they write around the model turns "
+    "of a conversation loop: in the patterns react, react_text, plan_react, plan_execute "
+    "(each step's loop) and reflexion (each trial). {pattern} makes its model calls from its "
+    "own plans and boards, so that state would never be kept; its own options do the common "
+    "jobs (max_model_calls=, max_tool_calls=)."
 )
 JUMPS = (
     "The middleware {name!r} may jump to {targets} from {hook}; reasoning-graphs honours "
-    "a jump to 'end' (the question ends, incomplete, with the hook's words)."
+    "a jump to 'end' (the question ends, incomplete, with the hook's words; from after_agent "
+    "the hooks after it are skipped)."
 )
 CLASH = (
     "The middleware {name!r} adds the state field {field!r}, which the pattern's state "
-    "already has (or another middleware adds): rename it in the middleware's state_schema."
+    "already has (or another middleware adds with another type): rename it in the "
+    "middleware's state_schema."
 )
 LANGCHAIN_FIELDS = frozenset(AgentState.__annotations__)
 """Fields of LangChain's agent state a middleware's ``state_schema`` repeats, not adds."""
 
 
 def check_runnable(middleware: Sequence[Any]) -> None:
-    """Refuse, when the graph is built, a middleware whose hooks would be left out: a PII
-    filter or a call limit that silently does nothing is worse than none."""
+    """Refuse, when the graph is built, a middleware that may jump where no pattern has a
+    place to go: only a jump to the end is honoured."""
     for m in middleware:
-        hooks = [h for h in NOT_RUN_HOOKS if _writes(m, h)]
-        if hooks:
-            raise ValueError(NOT_RUN.format(name=name_of(m), hooks=", ".join(hooks)))
-        for hook in (*BEFORE_MODEL.names, *AFTER_MODEL.names):
+        for hook in (*BEFORE_MODEL.names, *AFTER_MODEL.names, *AGENT_HOOKS):
             targets = set(getattr(getattr(m, hook, None), "__can_jump_to__", ()) or ()) - {"end"}
             if _writes(m, hook) and targets:
                 raise ValueError(JUMPS.format(name=name_of(m), targets=sorted(targets), hook=hook))
 
 
 def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
-    """Refuse, for a pattern with no model turns, a middleware with state of its own: its
-    ``before_model``/``after_model`` hooks run on each call's prompt there, and what they
-    write is not kept. A human-in-the-loop middleware is read as approval settings
-    instead (:mod:`~reasoning_graphs.tools.asking`)."""
+    """Refuse, for a pattern with no model turns, a middleware with state of its own that
+    its ``before_model``/``after_model`` hooks write: they run on each call's prompt there,
+    and what they write is not kept (what ``before_agent``/``after_agent`` write is). A
+    human-in-the-loop middleware is read as approval settings instead
+    (:mod:`~reasoning_graphs.tools.asking`)."""
+    model_hooks = (*BEFORE_MODEL.names, *AFTER_MODEL.names)
     for m in middleware:
         fields = _own_state(m)
-        if fields and not isinstance(m, HumanInTheLoopMiddleware):
+        writes = any(_writes(m, hook) for hook in model_hooks)
+        if fields and writes and not isinstance(m, HumanInTheLoopMiddleware):
             raise ValueError(
                 STATE_ELSEWHERE.format(name=name_of(m), fields=", ".join(fields), pattern=pattern)
             )
@@ -135,8 +129,8 @@ def with_middleware_state(schema: type, middleware: Sequence[Any]) -> type:
         if own is None:
             continue
         for field, kind in get_type_hints(own, include_extras=True).items():
-            if field in LANGCHAIN_FIELDS:
-                continue
+            if field in LANGCHAIN_FIELDS or added.get(field) == kind:
+                continue  # LangChain's own, or one two middleware share, as create_agent merges
             if field in known or field in added:
                 raise ValueError(CLASH.format(name=name_of(m), field=field))
             added[field] = kind
@@ -168,6 +162,9 @@ MODEL_HOOKS = Hooks("wrap_model_call", "awrap_model_call")
 TOOL_HOOKS = Hooks("wrap_tool_call", "awrap_tool_call")
 BEFORE_MODEL = Hooks("before_model", "abefore_model")
 AFTER_MODEL = Hooks("after_model", "aafter_model")
+BEFORE_AGENT = Hooks("before_agent", "abefore_agent")
+AFTER_AGENT = Hooks("after_agent", "aafter_agent")
+AGENT_HOOKS = (*BEFORE_AGENT.names, *AFTER_AGENT.names)
 
 
 def hooked(middleware: Sequence[AgentMiddleware], hooks: Hooks) -> tuple[AgentMiddleware, ...]:
@@ -211,7 +208,8 @@ class Chain(Effect):
 
 
 class StateHook(Effect):
-    """One ``before_model``/``after_model`` hook (``hooks``) of ``middleware`` on ``state``:
+    """One hook of the state (``before_model``, ``after_model``, ``before_agent`` or
+    ``after_agent``: ``hooks``) of ``middleware`` on ``state``:
     the state update it returns, or ``None``. The sync face calls the sync hook; the async
     face the async one, or the sync one when that is all the middleware wrote (as
     ``create_agent`` runs a hook node)."""

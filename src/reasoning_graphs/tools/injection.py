@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import typing
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,11 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.runtime import get_runtime
+
+try:  # the task's read of the state: private, so a move leaves a tool without the state
+    from langgraph._internal._constants import CONF, CONFIG_KEY_READ
+except ImportError:  # pragma: no cover - depends on the LangGraph version
+    CONF, CONFIG_KEY_READ = "configurable", "__pregel_read"
 
 OBSERVATIONS_ARGUMENT = "observations"
 """Injected argument through which a tool may read earlier full-length observations."""
@@ -78,10 +83,11 @@ def injections_of(tool: BaseTool, hidden: Set[str]) -> Injections:
     store = runtime = None
     schema = tool.get_input_schema()
     fields = getattr(schema, "model_fields", {})
+    runtimes = runtime_parameters(tool)  # a schema may declare the parameter as Any
     for name, hint in _annotations(tool, schema).items():
         if name not in hidden:
             continue
-        if _is_runtime(hint):
+        if name in runtimes or _is_runtime(hint):
             runtime = name
         elif marker := _marker(hint, InjectedState):
             state[name] = marker.field if isinstance(marker, InjectedState) else None
@@ -150,6 +156,19 @@ def injected_values(
         runtime = _runtime(tool, injections.runtime)
         values[injections.runtime] = tool_runtime(runtime, state, call_id, tools)
     return values
+
+
+def task_state(keys: Collection[str]) -> dict[str, Any] | None:
+    """The state's ``keys`` as the running task sees them (its own writes aside), or ``None``
+    where LangGraph gives no read. A tool that injects the state reads it here when it runs,
+    as LangGraph's ``ToolNode`` does, rather than from its task's input: that input is saved
+    with the step, so a value the state never saves (a shell session) could not travel in it,
+    and a long conversation would be saved again with every call."""
+    read = get_config().get(CONF, {}).get(CONFIG_KEY_READ)
+    if read is None:
+        return None
+    values = read(list(keys), False)
+    return dict(values) if isinstance(values, Mapping) else None
 
 
 def tool_runtime(

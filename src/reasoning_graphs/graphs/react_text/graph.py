@@ -24,7 +24,6 @@ from langgraph.types import Send
 from reasoning_graphs.context import StepFormat
 from reasoning_graphs.graphs.react_text.context import ReactTextContext
 from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error, make_think_text
-from reasoning_graphs.middleware import with_middleware_state
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_step
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
@@ -111,7 +110,7 @@ def build_graph(
     text_format = TextFormat(labels_for(language), grammar=grammar)
 
     builder = agent_graph_builder(
-        with_middleware_state(AgentState, setup.middleware), context_schema=ReactTextContext
+        AgentState, middleware=setup.middleware, context_schema=ReactTextContext
     )
     think = with_step_format(
         setup,

@@ -196,7 +196,8 @@ def incomplete_note(reason: str, evidence: Sequence[tuple[str, str]]) -> str:
     as (call, result) pairs, each result cut to :data:`EVIDENCE_CHARS`."""
     items = "; ".join(f"{done} returned {_clip(result)}" for done, result in evidence)
     found = _one_mark(EVIDENCE_LINE.format(items=items), items) if items else ""
-    return INCOMPLETE_NOTE.format(reason=reason, evidence=found)
+    why = reason[:-1] if reason.endswith(".") else reason  # the template closes it
+    return INCOMPLETE_NOTE.format(reason=why, evidence=found)
 
 
 def _one_mark(sentence: str, filled: str) -> str:

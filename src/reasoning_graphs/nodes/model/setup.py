@@ -32,7 +32,9 @@ from reasoning_graphs.context import (
 )
 from reasoning_graphs.memory import namespace, run_user
 from reasoning_graphs.middleware import (
+    AFTER_AGENT,
     AFTER_MODEL,
+    BEFORE_AGENT,
     BEFORE_MODEL,
     MODEL_HOOKS,
     TOOL_HOOKS,
@@ -264,6 +266,16 @@ class AgentSetup:
     def after_model_hooks(self) -> tuple[AgentMiddleware, ...]:
         """The middleware with an ``after_model`` hook, last first (the order they run in)."""
         return tuple(reversed(hooked(self.middleware, AFTER_MODEL)))
+
+    @cached_property
+    def before_agent_hooks(self) -> tuple[AgentMiddleware, ...]:
+        """The middleware with a ``before_agent`` hook, in order."""
+        return hooked(self.middleware, BEFORE_AGENT)
+
+    @cached_property
+    def after_agent_hooks(self) -> tuple[AgentMiddleware, ...]:
+        """The middleware with an ``after_agent`` hook, last first (the order they run in)."""
+        return tuple(reversed(hooked(self.middleware, AFTER_AGENT)))
 
     @cached_property
     def tool_hooks(self) -> tuple[AgentMiddleware, ...]:

@@ -34,6 +34,7 @@ from reasoning_graphs.nodes.steps.tool_task import checked_call
 from reasoning_graphs.question import answered_ids, call_signature
 from reasoning_graphs.state import EXECUTED, AgentUpdate, ClearedCall
 from reasoning_graphs.tools.execute import ToolResult
+from reasoning_graphs.tools.injection import task_state
 from reasoning_graphs.tools.registry import ToolRegistry
 
 ACT = "act"
@@ -50,15 +51,15 @@ class ActInput(TypedDict):
         turn: The question's number.
         step: The model step that proposed the call.
         observations: Stored full texts, for a tool that reads them.
-        state: The graph state, for a tool that injects it (``InjectedState``,
-            ``ToolRuntime``); absent otherwise, to keep the task small.
+        reads_state: The tool injects the graph state (``InjectedState``, ``ToolRuntime``),
+            which the task reads when it runs (:func:`task_state`).
     """
 
     call: ClearedCall
     turn: int
     step: int
     observations: dict[str, str]
-    state: NotRequired[dict[str, Any]]
+    reads_state: NotRequired[bool]
 
 
 def make_act(
@@ -71,7 +72,8 @@ def make_act(
         if "answer" in call:  # settled without running: its observation, in its place
             return {"messages": [call["answer"]]}
         run = setup.for_run()
-        outcome = yield from checked_call(run, call, task["observations"], task.get("state"))
+        state = task_state(state_keys or ()) if task.get("reads_state") else None
+        outcome = yield from checked_call(run, call, task["observations"], state)
         result = _with_unapplied_noted(outcome.result, state_keys)
         message, event = record_call(
             call,
@@ -159,5 +161,5 @@ def _task(
     )
     task = ActInput(call=call, turn=turn, step=step, observations=observations)
     if injections and injections.needs_state:
-        task["state"] = dict(state)
+        task["reads_state"] = True
     return task

@@ -48,7 +48,7 @@ def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
         written: dict[str, Any] = {}
         for middleware in before:
             if (yield from run_hook(middleware, BEFORE_MODEL, seen, written)):
-                return _ended(middleware, seen, written)
+                return ended_by(middleware, seen, written)
         changes = text_changes(state["messages"], seen["messages"])
         update = yield from turn(cast(AgentState, {**seen, IN_TURN: changes}))
         write_update(seen, written, update)
@@ -56,7 +56,7 @@ def around_turn(setup: AgentSetup, turn: Turn) -> Turn:
             return written  # type: ignore[return-value]
         for middleware in after:
             if (yield from run_hook(middleware, AFTER_MODEL, seen, written)):
-                return _ended(middleware, seen, written)
+                return ended_by(middleware, seen, written)
         return written  # type: ignore[return-value]
 
     return hooked_turn
@@ -66,7 +66,7 @@ def _replied(update: Mapping[str, Any]) -> bool:
     return any(isinstance(m, AIMessage) for m in update.get("messages") or ())
 
 
-def _ended(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) -> AgentUpdate:
+def ended_by(middleware: Any, seen: Mapping[str, Any], written: dict[str, Any]) -> AgentUpdate:
     """The node's writes when ``middleware`` jumped to the end: its last words (when it
     wrote an AI message) become the incomplete answer, else our note does."""
     words = last_words(written)

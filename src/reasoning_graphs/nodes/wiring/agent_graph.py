@@ -11,12 +11,13 @@ inline on both faces instead; a step that waits on something outside is an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.graph import StateGraph
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
 
 from reasoning_graphs.effects import Body, effect_node
 from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed
@@ -35,6 +36,9 @@ class AgentGraph(StateGraph[Any, Any, Any, Any]):
         super().__init__(*args, **kwargs)
         self.routes: dict[str, Router] = {}
         """The router of each node that routes itself, by node name."""
+        self._routed: dict[
+            str, tuple[Callable[[Any], Body[Mapping[str, Any]]], tuple[str, ...]]
+        ] = {}
 
     def add_routed_node(
         self,
@@ -48,7 +52,39 @@ class AgentGraph(StateGraph[Any, Any, Any, Any]):
         the same way (see :class:`~reasoning_graphs.nodes.wiring.checked_graph.CheckedGraph`)."""
         self.add_node(name, effect_node(name, routed(make_body, route)), destinations=destinations)
         self.routes[name] = route
+        self._routed[name] = (make_body, destinations)
         return self
+
+    def entry(self) -> str:
+        """The node the graph starts at."""
+        (first,) = [end for start, end in self.edges if start == START]
+        return first
+
+    def start_at(self, node: str) -> None:
+        """Start the graph at ``node`` instead of :meth:`entry` (added with its edges after)."""
+        self.edges.discard((START, self.entry()))
+        self.add_edge(START, node)
+
+    def end_at(self, node: str) -> None:
+        """Send every way out of the graph to ``node`` instead (added with its edge to the end
+        after): edges, routers and the routes of steps that route themselves."""
+        self.edges = {(start, node if end == END else end) for start, end in self.edges}
+        for source, branches in self.branches.items():
+            for name, branch in branches.items():
+                if branch.ends is None:
+                    raise ValueError(f"the router {name!r} after {source!r} declares no targets")
+                ends = {key: node if end == END else end for key, end in branch.ends.items()}
+                branches[name] = branch._replace(ends=ends)
+        for name, (make_body, destinations) in list(self._routed.items()):
+            if END in destinations:
+                route = self.routes[name]
+                del self.nodes[name]
+                self.add_routed_node(
+                    name,
+                    make_body,
+                    partial(_ended_at, route, node),
+                    tuple(node if end == END else end for end in destinations),
+                )
 
     def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> AgentGraph:
         super().add_node(node, action, **kwargs)
@@ -84,6 +120,12 @@ class InlineRoute(Runnable[Any, Any]):
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return self.invoke(input, config)
+
+
+def _ended_at(route: Router, node: str, state: Any) -> str | Sequence[Send]:
+    """``route``'s answer on ``state``, with ``node`` where it ends the graph."""
+    goto = route(state)
+    return node if goto == END else goto
 
 
 def _plain(runnable: Any) -> Any:

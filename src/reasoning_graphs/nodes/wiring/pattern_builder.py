@@ -80,9 +80,7 @@ class SharedArgs:
     def compile(self, builder: StateGraph, name: str, setup: AgentSetup) -> CompiledStateGraph:
         """``builder`` compiled as the pattern ``name`` with these arguments' checkpointer
         and store; a run's options may name the tools of ``setup``."""
-        return compile_agent(
-            builder, self.checkpointer, name, tool_names=setup.registry.names(), store=self.store
-        )
+        return compile_agent(builder, self.checkpointer, name, setup=setup, store=self.store)
 
 
 class PatternBuilder:

@@ -22,7 +22,6 @@ from typing_extensions import Unpack
 from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.context import ReactLoopContext
 from reasoning_graphs.effects import Body
-from reasoning_graphs.middleware import with_middleware_state
 from reasoning_graphs.nodes.guards.stop import model_node, model_step
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.steps.act import ACT
@@ -119,7 +118,8 @@ def react_loop(
 
     think = around_turn(setup, parts.make_think(setup))
     builder = agent_graph_builder(
-        with_middleware_state(state_schema, setup.middleware),
+        state_schema,
+        middleware=setup.middleware,
         input_schema=input_schema,
         context_schema=parts.context_schema,
     )
@@ -134,7 +134,7 @@ def react_loop(
         builder,
         checkpointer,
         parts.name,
-        tool_names=setup.registry.names(),
+        setup=setup,
         subgraph=not report,
         store=store,
     )

@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from langchain.agents.middleware import AgentMiddleware
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
@@ -53,6 +54,7 @@ from langgraph.types import Send
 from reasoning_graphs.checkpointers import CheckpointerSpec, open_checkpointer
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
+from reasoning_graphs.middleware import with_middleware_state
 from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentSetup
@@ -70,6 +72,7 @@ from reasoning_graphs.nodes.steps.verify import make_report, verified
 from reasoning_graphs.nodes.wiring.agent_graph import AgentGraph
 from reasoning_graphs.nodes.wiring.checked_graph import checked
 from reasoning_graphs.nodes.wiring.durability import with_sync_durability
+from reasoning_graphs.nodes.wiring.question_hooks import add_question_hooks
 from reasoning_graphs.question import (
     answered_ids,
     last_ai_message,
@@ -88,7 +91,7 @@ def compile_agent(
     checkpointer: CheckpointerSpec | None,
     name: str,
     *,
-    tool_names: Sequence[str] = (),
+    setup: AgentSetup | None = None,
     subgraph: bool = False,
     store: StoreSpec | None = None,
 ) -> CompiledStateGraph:
@@ -106,8 +109,9 @@ def compile_agent(
     Without a checkpointer of its own the graph keeps LangGraph's default: as a
     subgraph it follows its parent, and under ``langgraph dev`` the server decides.
     Either way, a run's input and options are checked before it starts, and a resume
-    that answers nothing asks again (see :mod:`.checked_graph`); ``tool_names`` are all
-    that a run's options may name.
+    that answers nothing asks again (see :mod:`.checked_graph`); the tools of ``setup``
+    are all that a run's options may name. Its middleware's ``before_agent`` and
+    ``after_agent`` hooks join a pattern's graph (:mod:`.question_hooks`), not a subgraph's.
 
     A pattern's graph carries its tracing labels (:func:`~reasoning_graphs.tracing.run_labels`);
     a ``subgraph`` (a plan step, a trial) runs under those of the pattern that runs it.
@@ -115,6 +119,9 @@ def compile_agent(
     if checkpointer is not None:
         checkpointer = open_checkpointer(checkpointer)
     opened = None if store is None else open_store(store)
+    if setup is not None and not subgraph and isinstance(builder, AgentGraph):
+        add_question_hooks(builder, setup)
+    tool_names = setup.registry.names() if setup is not None else ()
     graph: CompiledStateGraph = checked(
         builder.compile(checkpointer=checkpointer, store=opened, name=name), tool_names
     )
@@ -129,10 +136,14 @@ def agent_graph_builder(
     state_schema: type = AgentState,
     input_schema: type = AgentInput,
     context_schema: type[AgentContext] = AgentContext,
+    *,
+    middleware: Sequence[AgentMiddleware] = (),
 ) -> AgentGraph:
-    """An empty graph over the agent state (or a pattern's extension of it), with the
-    chat input and the run options Studio shows (a pattern's own extend the shared ones)."""
-    return AgentGraph(state_schema, context_schema=context_schema, input_schema=input_schema)
+    """An empty graph over the agent state (or a pattern's extension of it, and the fields
+    the ``middleware`` keeps), with the chat input and the run options Studio shows (a
+    pattern's own extend the shared ones)."""
+    state = with_middleware_state(state_schema, middleware)
+    return AgentGraph(state, context_schema=context_schema, input_schema=input_schema)
 
 
 def add_report(builder: StateGraph, setup: AgentSetup) -> str:
