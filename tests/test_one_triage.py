@@ -21,7 +21,6 @@ from reasoning_graphs.nodes.steps import approve
 from reasoning_graphs.nodes.steps.think import make_think, wants_tools
 from reasoning_graphs.nodes.wiring.tool_loop import add_tool_loop, agent_graph_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
-from reasoning_graphs.tools import execute
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
@@ -32,7 +31,7 @@ class Spy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.triaged: Counter[str] = Counter()
         self.checked: Counter[str] = Counter()
-        triage_calls, call_error = approve._triage_calls, execute.call_error
+        triage_calls, call_error = approve._triage_calls, ToolRegistry.call_error
 
         def counted_triage(run: Any, state: Any, calls: Any, triage: Any) -> Any:
             self.triaged.update(call["id"] for call in calls)
@@ -43,8 +42,7 @@ class Spy:
             return call_error(registry, name, args)
 
         monkeypatch.setattr(approve, "_triage_calls", counted_triage)
-        monkeypatch.setattr(approve, "call_error", counted_check)
-        monkeypatch.setattr(execute, "call_error", counted_check)
+        monkeypatch.setattr(ToolRegistry, "call_error", counted_check)
 
 
 def recorded(name: str, *, dangerous: bool = False, read_only: bool = True) -> ToolSpec:

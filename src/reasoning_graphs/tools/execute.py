@@ -3,7 +3,8 @@
 The model must be able to act on every outcome, so nothing here raises for a
 bad call: an exception inside the tool and a timeout each come back as an error
 observation that says what to do instead. Whether a call can run at all (its
-tool exists, its arguments fit the tool's schema, :func:`call_error`) is decided
+tool exists, its arguments fit the tool's schema:
+:meth:`~reasoning_graphs.tools.registry.ToolRegistry.call_error`) is decided
 once, where the call is triaged, before a person is asked and before it runs;
 the call that reaches :func:`execute_call` is the cleared one, taken as it is.
 Otherwise the tool answers as it would under LangGraph's ``ToolNode``: invoked
@@ -14,7 +15,6 @@ commands (see :mod:`reasoning_graphs.tools.output`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -25,7 +25,6 @@ from langchain_core.messages import ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp
-from pydantic import BaseModel, ValidationError
 
 from reasoning_graphs.effects import Abandoned, Await, Body, Bounded, Effect, in_daemon_thread
 from reasoning_graphs.errors import is_transient_failure
@@ -42,17 +41,12 @@ from reasoning_graphs.tools.output import (
     read_output,
     with_cut_text,
 )
-from reasoning_graphs.tools.registry import ToolRegistry
+from reasoning_graphs.tools.registry import UNKNOWN_TOOL, ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
 logger = logging.getLogger(__name__)
 
 
-UNKNOWN_TOOL = "Error: there is no tool named {name!r}. Available tools: {available}."
-INVALID_ARGUMENTS = (
-    "Error: invalid arguments for {name!r}: {problems}. "
-    "Call it again with arguments matching this schema: {schema}"
-)
 TOOL_FAILED = "Error: {name!r} failed with {kind}: {message}"
 CANNOT_USE = "Error: {problem}"
 TOOL_TIMED_OUT = (
@@ -66,8 +60,6 @@ __all__ = [
     "ToolCommand",
     "ToolResult",
     "ToolRun",
-    "argument_problems",
-    "call_error",
     "cut_message",
     "execute_call",
     "observation_ref",
@@ -129,7 +121,7 @@ def execute_call(
     content blocks) or a ``Command``. ``state`` is the graph state for tools
     that inject it (``InjectedState``, ``ToolRuntime``); ``observations`` the
     stored full texts for ``read_observation``. The call was cleared by the triage, which
-    checked its arguments (:func:`call_error`); they are not checked again here.
+    checked its arguments (``ToolRegistry.call_error``); they are not checked again here.
     """
     started = time.perf_counter()
 
@@ -165,20 +157,6 @@ def execute_call(
         return _as_transient(result, call_id, name) if is_transient_failure(exc) else result
     elapsed = (time.perf_counter() - started) * 1000
     return _recorded(message, command, spec, observation_ref(call_id), elapsed)
-
-
-def call_error(registry: ToolRegistry, name: str, args: Mapping[str, Any]) -> str | None:
-    """Why ``name(**args)`` cannot run at all (no such tool, arguments off its schema), as the
-    observation the model gets; ``None`` when it can. The triage checks each call with it
-    once, before a person is asked and before the call runs."""
-    spec = registry.get(name)
-    if spec is None:
-        return UNKNOWN_TOOL.format(name=name, available=", ".join(registry.names()))
-    problems = argument_problems(spec, args)
-    if problems:
-        schema = json.dumps(spec.argument_schema())
-        return INVALID_ARGUMENTS.format(name=name, problems=problems, schema=schema)
-    return None
 
 
 def _invoke(spec: ToolSpec, call: ToolCall, *, retry: bool) -> Body[Any]:
@@ -272,20 +250,3 @@ def cut_message(
 
 def _seconds(timeout: float | object | None) -> float | None:
     return timeout if isinstance(timeout, (int, float)) else None
-
-
-def argument_problems(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
-    """What in ``args`` is off the tool's schema, in one line; ``None`` when they fit."""
-    if not isinstance(args, Mapping):
-        return f"expected an object of named arguments, got {type(args).__name__}"
-    schema = spec.tool.tool_call_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return None
-    try:
-        schema.model_validate(dict(args))
-    except ValidationError as exc:
-        return "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-            for err in exc.errors()
-        )
-    return None

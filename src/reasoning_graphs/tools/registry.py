@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+import json
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +14,11 @@ from reasoning_graphs.tools.spec import ToolDefaults, ToolSpec, tool_spec
 
 UNKNOWN_ENABLED_TOOLS = "Unknown tool name(s) {names}; available: {available}."
 DUPLICATE_TOOL = "Two tools are named {name!r}; tool names must be unique."
+UNKNOWN_TOOL = "Error: there is no tool named {name!r}. Available tools: {available}."
+INVALID_ARGUMENTS = (
+    "Error: invalid arguments for {name!r}: {problems}. "
+    "Call it again with arguments matching this schema: {schema}"
+)
 
 ToolLike = BaseTool | Callable[..., Any] | ToolSpec
 """Anything a graph accepts as a tool."""
@@ -88,6 +94,19 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._specs)
+
+    def call_error(self, name: str, args: Mapping[str, Any]) -> str | None:
+        """Why ``name(**args)`` cannot run at all (no such tool, arguments off its schema), as
+        the observation the model gets; ``None`` when it can. The triage checks each call
+        with it once, before a person is asked and before the call runs."""
+        spec = self._specs.get(name)
+        if spec is None:
+            return UNKNOWN_TOOL.format(name=name, available=", ".join(self.names()))
+        problems = spec.argument_problems(args)
+        if problems:
+            schema = json.dumps(spec.argument_schema())
+            return INVALID_ARGUMENTS.format(name=name, problems=problems, schema=schema)
+        return None
 
     def tools(self) -> list[BaseTool]:
         return [spec.tool for spec in self._specs.values()]

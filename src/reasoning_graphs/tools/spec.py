@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.tools.base import ArgsSchema
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from reasoning_graphs.tools.injection import Injections, injections_of, runtime_parameters
 
@@ -125,6 +125,22 @@ class ToolSpec:
     def argument_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments the model must supply (injected ones excluded)."""
         return _json_schema(self.tool.tool_call_schema)
+
+    def argument_problems(self, args: Mapping[str, Any]) -> str | None:
+        """What in ``args`` is off the tool's schema, in one line; ``None`` when they fit."""
+        if not isinstance(args, Mapping):
+            return f"expected an object of named arguments, got {type(args).__name__}"
+        schema = self.tool.tool_call_schema
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            return None
+        try:
+            schema.model_validate(dict(args))
+        except ValidationError as exc:
+            return "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+        return None
 
     def injected_arguments(self) -> set[str]:
         """Arguments the runtime fills in, hidden from the model (``InjectedToolArg``)."""

@@ -27,14 +27,9 @@ from reasoning_graphs.nodes.steps.approve import (
     REJECTED_BEFORE,
     REJECTED_NOW,
 )
-from reasoning_graphs.tools.execute import (
-    CANNOT_USE,
-    INVALID_ARGUMENTS,
-    TOOL_FAILED,
-    TOOL_TIMED_OUT,
-    UNKNOWN_TOOL,
-)
+from reasoning_graphs.tools.execute import CANNOT_USE, TOOL_FAILED, TOOL_TIMED_OUT
 from reasoning_graphs.tools.output import content_text
+from reasoning_graphs.tools.registry import INVALID_ARGUMENTS, UNKNOWN_TOOL
 
 _OPEN_BEFORE, _OPEN_AFTER = OPEN.split("{source}")
 DATA_BLOCK = re.compile(

@@ -54,7 +54,7 @@ from reasoning_graphs.nodes.guards import advice, budget, loops
 from reasoning_graphs.nodes.guards.untrusted import DATA_RULE
 from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import Outcome
-from reasoning_graphs.tools import execute, output, policy
+from reasoning_graphs.tools import execute, output, policy, registry
 
 INCOMPLETE_NOTE = "[Stopped before a confident answer: {reason}.{evidence}]"
 EVIDENCE_LINE = " Evidence gathered: {items}."
@@ -126,8 +126,8 @@ _texts: list[str] = [
     advice.CHANGE_STRATEGY,
     advice.REUSED,
     advice.SAME_RESULT,
-    execute.UNKNOWN_TOOL,
-    execute.INVALID_ARGUMENTS,
+    registry.UNKNOWN_TOOL,
+    registry.INVALID_ARGUMENTS,
     execute.TOOL_FAILED,
     execute.TOOL_TIMED_OUT,
     policy.DENIED,

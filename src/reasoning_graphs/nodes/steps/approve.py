@@ -70,7 +70,6 @@ from reasoning_graphs.state import (
     EffectDone,
     Node,
 )
-from reasoning_graphs.tools.execute import call_error
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -372,7 +371,7 @@ def _triage_calls(
             triage.answer_without_running(call, blocked, "blocked")
         elif signature in current:
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
-        elif refused := call_error(run.registry, call["name"], call["args"]):
+        elif refused := run.registry.call_error(call["name"], call["args"]):
             triage.answer_without_running(call, refused, "invalid")
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"], call, state):
             triage.to_ask.append((index, call))

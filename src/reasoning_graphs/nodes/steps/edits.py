@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reasoning_graphs.review import ApprovalError, PendingCall, ReviewDecision
-from reasoning_graphs.tools.execute import argument_problems
 from reasoning_graphs.tools.policy import ToolPolicy
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
@@ -68,7 +67,7 @@ def _merged(
         known = ", ".join(sorted(spec.argument_schema().get("properties", {})))
         raise ApprovalError(UNKNOWN_ARGUMENTS.format(unknown=unknown, known=known, **where))
     args = {**call["args"], **changes}
-    problems = argument_problems(spec, args)
+    problems = spec.argument_problems(args)
     if problems:
         raise ApprovalError(_one_line(UNFIT_ARGUMENTS.format(problems=problems, **where)))
     blocked = policy.block_reason(name, args)

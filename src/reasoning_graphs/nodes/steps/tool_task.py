@@ -33,7 +33,6 @@ from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.execute import (
     TOOL_FAILED,
     ToolResult,
-    call_error,
     execute_call,
     recorded_output,
 )
@@ -220,4 +219,4 @@ def _changed_call(
     shown = describe_call(name, args)
     if name != call["name"] or run.policy.needs_approval(run.registry.get(name), name):
         return CHANGED_CALL.format(call=shown)
-    return run.policy.block_reason(name, args) or call_error(run.registry, name, args)
+    return run.policy.block_reason(name, args) or run.registry.call_error(name, args)

@@ -9,8 +9,8 @@ record goes straight back (:func:`~reasoning_graphs.nodes.steps.observe.round_up
 
 A call is triaged once, its arguments checked once and its decision recorded
 once. From the model's reply to its saved observation it passes through 17
-modules of this package, one of them twice, in this order (ReAct; every step
-looks tools up in ``tools/registry.py``):
+modules of this package, none of them twice, in this order (ReAct; every step
+looks tools up in ``tools/registry.py``, which also checks a call's arguments):
 
 1. ``nodes/wiring/react_loop.py``: the reply asks for tools (``after_think``);
 2. ``nodes/wiring/tool_loop.py``: :func:`to_settle` triages the turn and routes it;
@@ -22,14 +22,15 @@ looks tools up in ``tools/registry.py``):
 6. ``question.py``: earlier rejections, a pure tool's earlier results;
 7. ``tools/policy.py``: block rules, and whether a person must decide (a per-tool
    ``when`` setting read there too);
-8. ``tools/execute.py``: the arguments against the tool's schema (``call_error``);
+8. ``tools/spec.py``: the arguments against the tool's schema (``argument_problems``,
+   asked by the registry's ``call_error``);
 9. ``nodes/steps/act.py``: ``next_calls`` sends the call, and its ``act`` task runs;
 10. ``effects.py``: the task's body, on either face, with the tool's timeout;
 11. ``nodes/steps/tool_task.py``: ``checked_call``, the runner every pattern shares;
 12. ``nodes/steps/seal.py``: a call that needs a person carries their seal;
 13. ``nodes/steps/unknown_outcome.py``: at most once across a crash (with
     ``call_journal.py`` when the call must not repeat);
-14. ``tools/execute.py`` again: ``execute_call`` runs the tool and catches what it raises
+14. ``tools/execute.py``: ``execute_call`` runs the tool and catches what it raises
     (inside ``middleware.py``'s chain of ``wrap_tool_call`` hooks, when a middleware
     writes one);
 15. ``tools/injection.py``: the values the tool has injected;
