@@ -132,7 +132,11 @@ class AgentOptions(TypedDict, total=False):
         middleware: LangChain ``AgentMiddleware``, first outermost, as ``create_agent``
             takes it: its ``wrap_model_call`` hooks wrap every model call the pattern
             makes, its ``wrap_tool_call`` hooks every tool run (inside the approval
-            boundary), and its ``tools`` join the graph's (see :mod:`reasoning_graphs.middleware`).
+            boundary), its ``before_model``/``after_model`` hooks each model turn
+            (:mod:`~reasoning_graphs.nodes.steps.model_turn`), its ``before_agent``/
+            ``after_agent`` hooks each question's start and end
+            (:mod:`~reasoning_graphs.nodes.wiring.question_hooks`); its ``tools`` join the
+            graph's and its state fields the pattern's (see :mod:`reasoning_graphs.middleware`).
     """
 
     max_model_calls: int | None
