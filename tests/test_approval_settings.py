@@ -219,3 +219,27 @@ def test_the_mapping_reads_as_the_middleware_reads_it() -> None:
     assert sorted(ours) == ["a", "shell"]
     assert list(ours["a"].decisions) == ["approve", "edit", "reject", "respond"]
     assert ours["shell"].when is deleting
+
+
+def asked_in_a_hurry(request: ToolCallRequest) -> bool:
+    """Asks a person unless the question says the user is in a hurry: a ``when`` that reads
+    the state, as the request lets it."""
+    question = next(m for m in request.state["messages"] if isinstance(m, HumanMessage))
+    return "hurry" not in question.text.lower()
+
+
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("pattern", ["react", "react_text", "plan_react", "plan_execute"])
+def test_a_predicate_reads_the_state_where_the_call_runs(pattern: str, face: str) -> None:
+    setting = {"shell": {"allowed_decisions": ["approve"], "when": asked_in_a_hurry}}
+    calm, hurried = Shell(), Shell()
+
+    waiting = run(build(pattern, "ls", calm, approve=setting), ask(), face, thread("t"))
+    hurry = {"messages": [HumanMessage("Hurry: tidy the disk.")]}
+    done = run(build(pattern, "ls", hurried, approve=setting), hurry, face, thread("t"))
+
+    assert "__interrupt__" in waiting  # the predicate read the question: a person is asked
+    assert calm.ran == []
+    assert "__interrupt__" not in done  # asked again where the call runs, with the state
+    assert hurried.ran == ["ls"]
+    assert done["outcome"]["status"] == "answered"

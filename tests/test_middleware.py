@@ -116,11 +116,13 @@ def test_a_dynamic_prompt_replaces_the_system_message(face: str) -> None:
 @pytest.mark.parametrize("pattern", TOOL_PATTERNS)
 def test_an_audit_hook_sees_every_tool_run(pattern: str, face: str) -> None:
     seen: list[tuple[str, dict[str, Any], str]] = []
+    asked: list[str] = []
 
     @wrap_tool_call
     def audit(request: Any, handler: Any) -> Any:
         result = handler(request)
         seen.append((request.tool_call["name"], request.tool_call["args"], result.content))
+        asked.append(request.state["messages"][0].text)  # the request carries the state
         return result
 
     adder = Adder()
@@ -136,6 +138,8 @@ def test_an_audit_hook_sees_every_tool_run(pattern: str, face: str) -> None:
     state = run(graph, ask(), face)
 
     assert seen == [("add", {"a": 20, "b": 22}, "42")]
+    [question] = asked  # a plan step's state is its own conversation, quoting the question
+    assert "20+22" in question
     assert state["outcome"]["status"] == "answered"
 
 

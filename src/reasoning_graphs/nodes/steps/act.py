@@ -27,7 +27,7 @@ from langgraph.types import Command, Send
 from typing_extensions import NotRequired, TypedDict
 
 from reasoning_graphs.effects import Body
-from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.seal import spent_seals
 from reasoning_graphs.nodes.steps.tool_task import checked_call
@@ -72,7 +72,7 @@ def make_act(
         if "answer" in call:  # settled without running: its observation, in its place
             return {"messages": [call["answer"]]}
         run = setup.for_run()
-        state = task_state(state_keys or ()) if task.get("reads_state") else None
+        state = task_state(state_keys or ()) if _reads_state(run, task) else None
         outcome = yield from checked_call(run, call, task["observations"], state)
         result = _with_unapplied_noted(outcome.result, state_keys)
         message, event = record_call(
@@ -108,6 +108,15 @@ def make_act(
         return [Command(update=[*update.items(), *writes]), *result.command.parent]
 
     return act
+
+
+def _reads_state(run: RunScope, task: ActInput) -> bool:
+    """Whether the call's run needs the graph state: its tool injects it, a ``when`` setting
+    of its tool may read it, or a middleware's tool hooks get it in their request."""
+    if task.get("reads_state") or run.setup.tool_hooks:
+        return True
+    asking = run.setup.asking.get(task["call"]["name"])
+    return asking is not None and asking.when is not None
 
 
 def _with_unapplied_noted(result: ToolResult, state_keys: Collection[str] | None) -> ToolResult:
