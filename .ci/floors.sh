@@ -38,4 +38,6 @@ python -m pytest -q -p no:cacheprovider -m "not server and not local_model and n
   tests/test_durability_default.py \
   tests/test_durability.py \
   tests/test_builtin_tools.py \
+  tests/test_middleware.py \
+  tests/test_middleware_questions.py \
   tests/test_models.py
