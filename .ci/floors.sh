@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The lowest versions pyproject.toml allows of each direct dependency, on a short
 # offline subset of the tests: every pattern's graphs, checkpoints on SQLite,
-# approvals and durability (no embedded model, no model server, no dev server).
+# approvals, durability and middleware (no embedded model, no model server, no dev server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # checkpoints on SQLite only: no PostgreSQL driver at the floors
