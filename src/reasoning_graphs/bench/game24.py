@@ -24,6 +24,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
+from reasoning_graphs.python_syntax import parse
+
 TARGET = 24
 OPERATORS: dict[type[ast.operator], tuple[str, Callable[[Fraction, Fraction], Fraction]]] = {
     ast.Add: ("+", operator.add),
@@ -61,7 +63,7 @@ def evaluate(expression: str) -> tuple[Fraction, list[int]]:
         ZeroDivisionError: It divides by zero.
     """
     try:
-        tree = ast.parse(expression, mode="eval")
+        tree = parse(expression, mode="eval")
     except SyntaxError as error:
         raise NotArithmetic(NO_EXPRESSION) from error
     numbers: list[int] = []
@@ -117,7 +119,7 @@ def _search(items: list[tuple[Fraction, str]]) -> str | None:
 def steps(expression: str, numbers: Sequence[int]) -> list[str]:
     """The solution as steps of one operation each, with the numbers left after it:
     ``["8 - 4 = 4 (left: 1 4 7)", ...]`` (the thoughts Tree-of-Thoughts searches over)."""
-    tree = ast.parse(expression, mode="eval")
+    tree = parse(expression, mode="eval")
     left = Counter(Fraction(n) for n in numbers)
     written: list[str] = []
 

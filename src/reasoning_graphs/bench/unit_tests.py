@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reasoning_graphs.python_syntax import compiled, parse
+
 CHILD = Path(__file__)
 KILL_WAIT_SECONDS = 5.0
 STDERR_TAIL_CHARS = 500
@@ -126,7 +128,7 @@ def run_tests(answer: str, tests: str, *, timeout: float) -> TestRun:
     """
     sources = tuple(
         ast.get_source_segment(tests, statement) or "assert"
-        for statement in ast.parse(tests).body
+        for statement in parse(tests).body
         if isinstance(statement, ast.Assert)
     )
     with tempfile.TemporaryDirectory(prefix="bench-tests-", ignore_cleanup_errors=True) as name:
@@ -194,10 +196,10 @@ def _child(payload_path: str, results_path: str) -> None:
         except BaseException as error:  # SystemExit too: the code must not end the run
             report({"problem": f"the code does not run: {_describe(error)}"})
             return
-        for statement in ast.parse(tests).body:
+        for statement in parse(tests).body:
             source = ast.get_source_segment(tests, statement) or "assert"
             try:
-                exec(compile(ast.Module([statement], []), "<tests>", "exec"), namespace)
+                exec(compiled(ast.Module([statement], []), "<tests>", "exec"), namespace)
             except BaseException as error:
                 if not isinstance(statement, ast.Assert):
                     report({"problem": f"{source}: {_describe(error)}"})
@@ -218,7 +220,9 @@ def _why(statement: ast.Assert, error: BaseException, namespace: dict[str, Any])
         and isinstance(statement.test, ast.Compare)
     ):
         try:
-            value = eval(compile(ast.Expression(statement.test.left), "<tests>", "eval"), namespace)
+            value = eval(
+                compiled(ast.Expression(statement.test.left), "<tests>", "eval"), namespace
+            )
         except BaseException as again:
             return _describe(again)
         return f"got {repr(value)[:MAX_VALUE_CHARS]}"

@@ -25,6 +25,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from reasoning_graphs.python_syntax import parse
+
 MAX_EXPRESSION_CHARS = 200
 MAX_EXPONENT = 1000
 MAX_RESULT_DIGITS = 4000
@@ -115,7 +117,7 @@ def evaluate(expression: str) -> str:
     if len(text) > MAX_EXPRESSION_CHARS:
         raise ValueError(EXPRESSION_TOO_LONG.format(length=len(text), limit=MAX_EXPRESSION_CHARS))
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse(text, mode="eval")
     except SyntaxError as exc:
         raise ValueError(INVALID_SYNTAX.format(expression=text, detail=exc.msg)) from None
     value = _evaluate(tree.body)

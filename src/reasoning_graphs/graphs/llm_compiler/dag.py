@@ -22,6 +22,7 @@ from reasoning_graphs.metadata import advice_of, mark_of
 from reasoning_graphs.nodes.guards.advice import NOTE
 from reasoning_graphs.nodes.guards.untrusted import as_data
 from reasoning_graphs.nodes.steps.plan_references import ReferenceSyntax
+from reasoning_graphs.python_syntax import parse
 from reasoning_graphs.question import describe_call, question_answers, question_bookkeeping
 from reasoning_graphs.tools.execute import cut_message
 from reasoning_graphs.tools.output import content_text
@@ -236,7 +237,7 @@ def rounds_report(messages: Sequence[AnyMessage], registry: ToolRegistry) -> str
 def _call_arguments(raw: str, spec: ToolSpec | None) -> dict[str, Any] | None:
     """``a, b=1`` as arguments; ``None`` when it is not a list of Python literals."""
     try:
-        call = ast.parse(f"f({raw})", mode="eval").body
+        call = parse(f"f({raw})", mode="eval").body
         if not isinstance(call, ast.Call):
             return None
         positional = [ast.literal_eval(arg) for arg in call.args]

@@ -9,7 +9,6 @@ costs one more planning call, never a wasted or harmful tool run.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,6 +18,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from reasoning_graphs.nodes.steps.plan_references import ReferenceSyntax
+from reasoning_graphs.python_syntax import literal
 from reasoning_graphs.tools.spec import ToolSpec
 
 RUNTIME = "rewoo"
@@ -242,7 +242,7 @@ def _keyword_value(text: str) -> Any:
     """A keyword argument's value: a quoted string unquoted, a number or flag as such."""
     if text[:1] in "\"'":
         try:
-            return ast.literal_eval(text)
+            return literal(text)
         except (ValueError, SyntaxError):
             return text.strip("\"'")
     try:
