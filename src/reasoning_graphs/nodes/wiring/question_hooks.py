@@ -17,7 +17,7 @@ hooks still run; one in ``after_agent`` skips the hooks after it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langgraph.graph import END
@@ -29,6 +29,8 @@ from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.model_turn import ended_by
 from reasoning_graphs.nodes.wiring.agent_graph import AgentGraph
 from reasoning_graphs.state import AgentState
+
+Step = Callable[[Mapping[str, Any]], Body[Mapping[str, Any]]]
 
 START_HOOKS = "before_agent"
 END_HOOKS = "after_agent"
@@ -55,7 +57,7 @@ def add_question_hooks(builder: AgentGraph, setup: AgentSetup) -> None:
         builder.add_routed_node(START_HOOKS, start_hooks(before), after_start, (first, out))
 
 
-def start_hooks(middleware: Sequence[Any]) -> Any:
+def start_hooks(middleware: Sequence[Any]) -> Step:
     """The ``before_agent`` step: each hook in order on the question's first state."""
 
     def body(state: Mapping[str, Any]) -> Body[Mapping[str, Any]]:
@@ -69,7 +71,7 @@ def start_hooks(middleware: Sequence[Any]) -> Any:
     return body
 
 
-def end_hooks(middleware: Sequence[Any]) -> Any:
+def end_hooks(middleware: Sequence[Any]) -> Step:
     """The ``after_agent`` step: each hook, last middleware first, on the answered state."""
 
     def body(state: Mapping[str, Any]) -> Body[Mapping[str, Any]]:
