@@ -106,8 +106,9 @@ class TurnTriage:
             over the proposed arguments), by call id.
         places: Each call's place in the model's order, and the call, by call id.
         to_ask: The calls a person must decide, each with its place.
-        described: What the person reads about each call of ``to_ask``, by call id (made
-            where the state is at hand: a description setting may read it).
+        described: What the person reads about a call of ``to_ask`` whose tool's setting
+            describes it, by call id (made where the state is at hand: a description setting
+            may read it); the others read the call as :func:`_described` shows it.
         stop: Why nothing of the turn runs (a repeated failure), when that is so.
     """
 
@@ -375,9 +376,9 @@ def _triage_calls(
             triage.answer_without_running(call, refused, "invalid")
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"], call, state):
             triage.to_ask.append((index, call))
-            triage.described[runtime_id(call)] = run.policy.description(call, state) or _described(
-                call, run.registry.get(call["name"])
-            )
+            described = run.policy.description(call, state)
+            if described:
+                triage.described[runtime_id(call)] = described
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
 
