@@ -45,8 +45,7 @@ def add_messages_batches(state: list[AnyMessage], writes: Sequence[Any]) -> list
     them; LangGraph's reducer, which indexes the whole list, merges the rest.
     """
     added = [item for write in writes for item in (write if isinstance(write, list) else [write])]
-    if any(isinstance(item, BaseMessage) and item.id is None for item in added):
-        name_messages(added)
+    name_messages(added)
     if isinstance(state, Indexed) and _only_new(added, message_ids(state)):
         return Indexed.extending(state, added)
     return Indexed(merge_message_writes(state, writes), extends=state)
