@@ -11,6 +11,7 @@ option is never raised by a client by mistake.
 from __future__ import annotations
 
 import re
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import Field, dataclass, fields
@@ -34,10 +35,19 @@ BAD_NAME = (
     "starting with a letter or digit, not {value!r}."
 )
 TOOLS_NOT_IN_GRAPH = "Run option {name!r} names {names}, which this graph does not enable: {known}."
+RENAMED = "Option {old!r} is now called {new!r}; the old name goes in a later release."
+BOTH_NAMES = (
+    "Options {old!r} and {new!r} are one option under its old and new name, given different "
+    "values ({old_value!r}, {new_value!r}): give only {new!r}."
+)
 
 
 class Bound(ABC):
-    """How a run may change one option: the values it may give, and how they meet the graph's."""
+    """How a run may change one option: the values it may give, and how they meet the graph's.
+
+    ``note`` tells a person what a run may do with the option (Studio shows it)."""
+
+    note = ""
 
     @abstractmethod
     def check(self, name: str, value: Any) -> None:
@@ -56,6 +66,7 @@ class LowerOnly(Bound):
 
     least: int = 0
     seconds: bool = False
+    note = " May lower the graph's value, not raise it."
 
     def check(self, name: str, value: Any) -> None:
         if self.seconds and not (_is_number(value) and value > 0):
@@ -70,6 +81,8 @@ class LowerOnly(Bound):
 @dataclass(frozen=True)
 class OnOnly(Bound):
     """A switch a run may turn on, never off: a check the graph makes stays made."""
+
+    note = " May turn it on, not off."
 
     def check(self, name: str, value: Any) -> None:
         if not isinstance(value, bool):
@@ -148,6 +161,8 @@ class ToolList(Bound):
 class AddsTools(ToolList):
     """Tools a run adds to the graph's list, never takes from it (approvals, denials)."""
 
+    note = " Adds to the graph's list."
+
     def merged(self, name: str, built: Sequence[str], value: Sequence[str]) -> tuple[str, ...]:
         return tuple(dict.fromkeys((*built, *value)))
 
@@ -190,6 +205,55 @@ class RenamedTo(Bound):
 
     def check(self, name: str, value: Any) -> None:
         """Nothing of its own: the value is the current option's, and checked by its bound."""
+
+
+class CheckedOptions:
+    """A dataclass of run options whose values are checked by their bounds when it is made."""
+
+    def __post_init__(self) -> None:
+        """A value under a former name moves to the current option, checked by that option's
+        bound under the name the run used; then each value given is checked by its own bound
+        (an option that declares none refuses any)."""
+        for old, new in renamed_options(type(self)).items():
+            value = getattr(self, old)
+            if is_unset(value):
+                continue
+            bound_named(type(self), new).check(old, value)
+            given = getattr(self, new)
+            setattr(self, new, moved(old, new, value, None if is_unset(given) else given))
+            setattr(self, old, None)
+        for item in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, item.name)
+            if not is_unset(value):
+                bound_of(item).check(item.name, value)
+
+
+def renamed_options(schema: type) -> dict[str, str]:
+    """Each former option name of ``schema`` (a dataclass), and the name it now has."""
+    return {
+        item.name: item.metadata[BOUND].current
+        for item in fields(schema)
+        if isinstance(item.metadata.get(BOUND), RenamedTo)
+    }
+
+
+def moved(old: str, new: str, value: Any, given: Any) -> Any:
+    """``value``, given under the former name ``old``, as the option ``new`` (which was
+    given as ``given``: ``None`` when unset), with a ``DeprecationWarning``."""
+    if given is not None and given != value:
+        raise ValueError(BOTH_NAMES.format(old=old, new=new, old_value=value, new_value=given))
+    warnings.warn(RENAMED.format(old=old, new=new), DeprecationWarning, stacklevel=3)
+    return value
+
+
+def is_unset(value: Any) -> bool:
+    """``None``, ``""``, an empty list and an empty object all mean "the graph's value"."""
+    return value is None or (isinstance(value, (str, list, tuple, dict)) and not value)
+
+
+def bound_named(schema: type, name: str) -> Bound:
+    """The bound that ``schema``'s option ``name`` declares."""
+    return bound_of(next(item for item in fields(schema) if item.name == name))
 
 
 def bound_of(option: Field[Any]) -> Bound:

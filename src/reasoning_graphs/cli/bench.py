@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reasoning_graphs.bench.catalog import shipped_names
+from reasoning_graphs.cli.errors import UsageError
+from reasoning_graphs.cli.option_flags import add_option_flags, given_options
 from reasoning_graphs.graphs import PATTERNS
 
 ALL_PATTERNS = "all"
@@ -22,6 +24,14 @@ DEFAULT_OUT = "bench-out"
 BAD_PATTERNS = "--patterns: unknown {names}; give 'all' or a comma list of: {available}"
 NO_CELLS = "nothing to run: no task of the chosen suites suits the chosen patterns"
 POSITIVE = "{flag} must be at least 1"
+BENCH_OPTIONS = (
+    "max_model_calls",
+    "max_steps",
+    "token_budget",
+    "reflect_every",
+    "reflect_on_failure",
+)
+"""The shared options a bench run sets for every question."""
 NOT_NEGATIVE = "{flag} must not be negative"
 EXECUTOR_FAILED = "the {executor} executor could not start: {error}"
 ERRORS_NOTE = "{count} cell(s) raised an error; see 'error' in {path}"
@@ -96,24 +106,13 @@ def add_bench_parser(commands: Any) -> None:
         help="the oracle's seconds per output token, as a model's generation (default 0.001)",
     )
     bench.add_argument("--limit", type=int, help="run only the first N tasks of each suite")
-    bench.add_argument("--max-model-calls", type=int, help="model calls per question (default 20)")
-    bench.add_argument(
-        "--max-steps", type=int, help="deprecated: the former name of --max-model-calls"
-    )
-    bench.add_argument("--token-budget", type=int, help="tokens per question (default: none)")
     bench.add_argument(
         "--samples", type=int, default=3, help="CoT self-consistency votes (default 3)"
     )
-    bench.add_argument(
-        "--reflect-every",
-        type=int,
-        metavar="N",
-        help="in the ReAct loop, the model reflects after every N tool rounds (default: never)",
-    )
-    bench.add_argument(
-        "--reflect-on-failure",
-        action="store_true",
-        help="in the ReAct loop, the model reflects after a round with a failed call",
+    add_option_flags(
+        bench,
+        BENCH_OPTIONS,
+        notes={"max_model_calls": " (default 20 here)", "reflect_every": ""},
     )
     bench.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
 
@@ -138,11 +137,13 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
 
     if args.max_model_calls is None:
         args.max_model_calls = BenchSettings.max_model_calls
-    for flag in ("repeat", "concurrency", "max_model_calls", "samples"):
+    for flag in ("repeat", "concurrency", "samples"):
         if getattr(args, flag) < 1:
             raise usage_error(POSITIVE.format(flag="--" + flag.replace("_", "-")))
-    if args.reflect_every is not None and args.reflect_every < 1:
-        raise usage_error(POSITIVE.format(flag="--reflect-every"))
+    try:
+        given_options(args, BENCH_OPTIONS)
+    except UsageError as error:
+        raise usage_error(str(error)) from error
     for flag in ("call_delay", "token_delay"):
         if getattr(args, flag) < 0:
             raise usage_error(NOT_NEGATIVE.format(flag="--" + flag.replace("_", "-")))
@@ -175,7 +176,7 @@ def run_bench(args: argparse.Namespace, argv: Sequence[str], usage_error: type[E
         samples=args.samples,
         workspaces=str((out / "workspaces").resolve()),
         reflect_every=args.reflect_every,
-        reflect_on_failure=args.reflect_on_failure,
+        reflect_on_failure=bool(args.reflect_on_failure),
     )
     if args.executor == "ray":
         records_of = run_ray(cells, settings, args.concurrency, args.address)

@@ -14,13 +14,14 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, get_args
+from typing import Any, NoReturn
 
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.bench import add_bench_parser
 from reasoning_graphs.cli.errors import UsageError
+from reasoning_graphs.cli.option_flags import FLAGGED, add_option_flags
 from reasoning_graphs.cli.store import DB_ENV
-from reasoning_graphs.context import DEFAULT_MEMORY_USER, MODES, ContextStrategy
+from reasoning_graphs.context import DEFAULT_MEMORY_USER
 from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.option_bounds import PlainName
 
@@ -76,7 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
             "or a name in ./langgraph.json"
         ),
     )
-    run.add_argument("--model", help="'openai:<model>', 'local' or 'local:<path.gguf>'")
     run.add_argument(
         "--thread",
         metavar="ID",
@@ -90,85 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     run.add_argument("--mcp", type=Path, help=MCP_HELP)
-    run.add_argument(
-        "--max-model-calls", type=int, help="model calls per question before an incomplete answer"
-    )
-    run.add_argument(
-        "--max-steps", type=int, help="deprecated: the former name of --max-model-calls"
-    )
-    run.add_argument("--token-budget", type=int, help="tokens allowed for this question")
-    run.add_argument(
-        "--time-budget", type=int, metavar="SECONDS", help="seconds of work for this question"
-    )
-    run.add_argument(
-        "--model-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="seconds one model call may take before the question stops",
-    )
-    run.add_argument(
-        "--idle-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="seconds a model call may send nothing before the question stops (default 600)",
-    )
-    run.add_argument(
-        "--mode",
-        choices=list(MODES),
-        help=(
-            "'chat': one round of tool calls, then the answer; 'agent': up to 20 rounds, "
-            "then the answer (kept with the thread)"
-        ),
-    )
-    run.add_argument(
-        "--context",
-        choices=get_args(ContextStrategy),
-        metavar="STRATEGY",
-        help=(
-            "how the prompt is kept within the model's window: none, window, summary, "
-            "protective or hybrid (default: hybrid, once the window is known)"
-        ),
-    )
-    run.add_argument(
-        "--context-window",
-        type=int,
-        metavar="N",
-        help="the model's context window in tokens (default: what the model or its server says)",
-    )
-    run.add_argument(
-        "--approve",
-        action="append",
-        metavar="TOOL",
-        help="also require approval for TOOL ('all' for every tool)",
-    )
-    run.add_argument(
-        "--step-format",
-        choices=("free", "structured"),
-        help=(
-            "react, react_text and plan_react: each step in the pattern's own way ('free', the "
-            "default) or as a typed reply with its confidence ('structured'; kept with the thread)"
-        ),
-    )
+    add_option_flags(run, FLAGGED)
     run.add_argument(
         "--remind-format",
         action="store_true",
         default=None,
         help="react_text: restate the format in every prompt (kept with the thread)",
-    )
-    run.add_argument(
-        "--reflect-every",
-        type=int,
-        metavar="N",
-        help=(
-            "react, react_text and plan_react: the model reflects on the latest results after "
-            "every N tool rounds (kept with the thread)"
-        ),
-    )
-    run.add_argument(
-        "--reflect-on-failure",
-        action="store_true",
-        default=None,
-        help="react, react_text and plan_react: reflect after a round with a failed call",
     )
     run.add_argument(
         "--memory",
@@ -189,15 +116,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "a JSON schema (of an object): the answer is also written in that shape and "
             "printed as JSON (kept with the thread)"
-        ),
-    )
-    run.add_argument(
-        "--verify",
-        action="store_true",
-        default=None,
-        help=(
-            "after the answer, one more model call lists its claims, each backed by a quoted "
-            "tool observation or inferred (kept with the thread)"
         ),
     )
     _decision_flags(run)
@@ -374,6 +292,7 @@ def _read_former_flags(args: argparse.Namespace) -> None:
         raise UsageError(BOTH_FLAGS)
     warnings.warn(FORMER_FLAG, DeprecationWarning, stacklevel=2)
     args.max_model_calls = former
+    args.max_steps = None
 
 
 def entry() -> None:

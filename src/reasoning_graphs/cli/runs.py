@@ -29,6 +29,7 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.endings import closing_note, nothing_read
 from reasoning_graphs.cli.errors import UsageError
+from reasoning_graphs.cli.option_flags import FLAGGED, given_options
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer, automatic
 from reasoning_graphs.cli.render import Printer, answer_nodes
 from reasoning_graphs.cli.status import (
@@ -42,10 +43,12 @@ from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.cli.store import Store
 from reasoning_graphs.cli.threads import ThreadRecord
 from reasoning_graphs.cli.user_graphs import graph_reference, is_graph_reference, load_graph
-from reasoning_graphs.context import renamed_options
+from reasoning_graphs.context import AgentContext
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
+from reasoning_graphs.option_bounds import renamed_options
+from reasoning_graphs.option_table import OPTION
 from reasoning_graphs.question import question_number
 from reasoning_graphs.response_format import as_json, check_json_schema
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
@@ -118,20 +121,15 @@ NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
 """Flags that set an option of the ReAct loop: only the patterns whose turn is it take them."""
 BAD_SCHEMA_FILE = "--schema {path}: {why}"
+BUILD_FLAGS = tuple(name for name in FLAGGED if OPTION[name].build is not None)
+"""The flags whose options the thread's graph is built with (``--model`` picks the model)."""
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
 
 def run(store: Store, args: argparse.Namespace) -> int:
     """Ask ``args.question`` on a new thread, or on ``--thread`` as its next question."""
-    for flag in ("max_model_calls", "context_window", "reflect_every"):
-        value = getattr(args, flag)
-        if value is not None and value < 1:
-            raise UsageError(f"--{flag.replace('_', '-')} must be at least 1")
-    for flag in ("time_budget", "model_timeout", "idle_timeout"):
-        value = getattr(args, flag)
-        if value is not None and value <= 0:
-            raise UsageError(f"--{flag.replace('_', '-')} must be above 0")
+    given = given_options(args, BUILD_FLAGS)
     record = _thread_to_continue(store, args)
     if args.graph:
         pattern = graph_reference(args.graph)
@@ -145,20 +143,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
     )
     thread_id = args.thread or uuid.uuid4().hex[:12]
     flags = {
-        "max_model_calls": args.max_model_calls,
-        "token_budget": args.token_budget,
-        "time_budget": args.time_budget,
-        "model_timeout": args.model_timeout,
-        "idle_timeout": args.idle_timeout,
-        "approve": args.approve,
-        "mode": args.mode,
-        "context_strategy": args.context,
-        "context_window": args.context_window,
-        "verify": args.verify,
-        "step_format": args.step_format,
+        **given,
         "remind_format": args.remind_format,
-        "reflect_every": args.reflect_every,
-        "reflect_on_failure": args.reflect_on_failure,
         **({"memory_user": args.memory, "memory_tools": True} if args.memory else {}),
         "response_format": None if args.schema is None else read_schema(args.schema),
     }
@@ -317,7 +303,7 @@ def read_schema(path: Path) -> dict[str, Any]:
 def _saved_limits(record: ThreadRecord | None) -> dict[str, Any]:
     """The limits a thread's record keeps, each under its current name (a record an
     earlier release saved may hold ``max_steps``)."""
-    renamed = renamed_options()
+    renamed = renamed_options(AgentContext)
     return {
         renamed.get(name, name): value for name, value in (record.limits if record else {}).items()
     }

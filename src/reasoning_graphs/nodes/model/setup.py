@@ -18,14 +18,12 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
-from typing_extensions import TypedDict, Unpack
+from typing_extensions import Unpack
 
 from reasoning_graphs.context import (
     DEFAULT_MEMORY_USER,
     AgentContext,
-    ContextStrategy,
     Limits,
-    Mode,
     Setting,
     current_names,
     pattern_option,
@@ -53,6 +51,7 @@ from reasoning_graphs.option_bounds import (
     PlainName,
     options_bounded_by,
 )
+from reasoning_graphs.option_classes import AgentOptions
 from reasoning_graphs.response_format import AnswerSchema, answer_schema
 from reasoning_graphs.tools.asking import Asking, merged_askings
 from reasoning_graphs.tools.builtins import default_tools
@@ -69,108 +68,6 @@ from reasoning_graphs.tools.spec import (
 LIMIT_OPTIONS = options_bounded_by(AgentContext, (LowerOnly, FreeCount, Fraction, OneOf, OnOnly))
 """Build options that set a field of :class:`~reasoning_graphs.context.Limits` directly: the
 limits, the checks and the settings of the prompt (not models or tool lists)."""
-
-
-class AgentOptions(TypedDict, total=False):
-    """Build-time options shared by the tool-using patterns.
-
-    Attributes:
-        max_model_calls: Model calls per question — every call, in plan steps and
-            trials too, but for the summaries that fit a prompt to the window —
-            before an incomplete answer (default 10; ``None``: no limit). At most
-            one call more concludes (see :mod:`~reasoning_graphs.nodes.guards.budget`).
-        max_steps: Deprecated: the former name of ``max_model_calls``, read as it
-            (with a ``DeprecationWarning``) for one more release.
-        max_tool_rounds: Rounds of tool calls per question; the model call after the
-            last is asked with tools off, and its reply is the answer (default and
-            ``None``: no limit).
-        max_tool_calls_per_turn: Calls one model turn may make; extra calls are refused.
-        token_budget: Prompt plus completion tokens per question (default and
-            ``None``: no limit).
-        tool_timeout: Seconds before a tool call is abandoned, for every tool
-            whose spec sets no timeout (default 30; ``None``: no limit).
-        max_observation_chars: Length beyond which a tool's result is cut, for
-            every tool whose spec sets none (default 4000).
-        approve: Tools that need approval besides dangerous ones (``["all"]``: every tool),
-            or a mapping in the ``interrupt_on`` shape of LangChain's
-            ``HumanInTheLoopMiddleware``: per tool ``True``, ``False`` or its
-            ``allowed_decisions``, ``description`` and ``when`` (see
-            :mod:`~reasoning_graphs.tools.asking`).
-        deny: Tools that are never run.
-        rules: Checks that may block a call before anyone is asked.
-        system_prompt: The model's instructions (patterns bring their own default).
-        mode: ``"chat"`` or ``"agent"``: a preset that tightens the budgets above
-            and sets how often a model call is tried (see
-            :data:`~reasoning_graphs.context.MODES`).
-        max_tool_calls: Tool calls per question (default and ``None``: no limit).
-        time_budget: Seconds of work per question (default and ``None``: no limit).
-        repeat_failure_limit, empty_result_streak, stale_round_limit,
-        repeat_round_limit: When the
-            loop guards step in (see :class:`~reasoning_graphs.context.AgentContext`).
-        context_strategy, context_window, context_threshold, keep_messages: How
-            the prompt is kept within the model's window.
-        summary_model: The model (or its spec) that writes those summaries (default:
-            the run's model).
-        model_timeout: Seconds one model call may take (default and ``None``: no limit).
-        idle_timeout: Seconds a model call may send nothing, or a tool may run,
-            before the question stops (default 600; ``None``: no limit).
-        verify: After each answer, one more model call lists the answer's claims,
-            each backed by a quote of a tool observation (checked) or inferred (see
-            :mod:`~reasoning_graphs.nodes.steps.verify`; default off).
-        reflect_every: In the ReAct loop, tool rounds between the model's
-            reflections on what the latest observations gave (default and ``None``: none;
-            see :mod:`~reasoning_graphs.nodes.steps.reflect`).
-        reflect_on_failure: In the ReAct loop, reflect after a round with a failed call.
-        memory_user: Whose memory the graph's runs use in its store (default
-            ``"default"``; a run may name another; see :mod:`reasoning_graphs.memory`).
-        memory_tools: Offer the model ``remember`` and ``recall``, which keep notes in
-            the run's store across threads (only offered when the run has a store).
-        response_format: The shape of the final answer: a Pydantic model class, a
-            TypedDict class or a JSON schema dict. Once a question is answered, one more
-            model call writes the answer in it, kept as ``structured_response`` (see
-            :mod:`~reasoning_graphs.nodes.steps.typed_answer`; default none).
-        middleware: LangChain ``AgentMiddleware``, first outermost, as ``create_agent``
-            takes it: its ``wrap_model_call`` hooks wrap every model call the pattern
-            makes, its ``wrap_tool_call`` hooks every tool run (inside the approval
-            boundary), its ``before_model``/``after_model`` hooks each model turn
-            (:mod:`~reasoning_graphs.nodes.steps.model_turn`), its ``before_agent``/
-            ``after_agent`` hooks each question's start and end
-            (:mod:`~reasoning_graphs.nodes.wiring.question_hooks`); its ``tools`` join the
-            graph's and its state fields the pattern's (see :mod:`reasoning_graphs.middleware`).
-    """
-
-    max_model_calls: int | None
-    max_steps: int | None
-    max_tool_rounds: int | None
-    max_tool_calls_per_turn: int
-    token_budget: int | None
-    tool_timeout: float | None
-    max_observation_chars: int
-    approve: Sequence[str] | Mapping[str, Any]
-    deny: Sequence[str]
-    rules: Sequence[Rule]
-    system_prompt: str
-    mode: Mode | None
-    max_tool_calls: int | None
-    time_budget: int | None
-    repeat_failure_limit: int
-    empty_result_streak: int
-    stale_round_limit: int
-    repeat_round_limit: int
-    context_strategy: ContextStrategy
-    context_window: int | None
-    context_threshold: float
-    keep_messages: int
-    summary_model: BaseChatModel | str | None
-    model_timeout: float | None
-    idle_timeout: float | None
-    verify: bool
-    reflect_every: int | None
-    reflect_on_failure: bool
-    memory_user: str
-    memory_tools: bool
-    response_format: type[Any] | Mapping[str, Any] | None
-    middleware: Sequence[AgentMiddleware]
 
 
 def agent_setup(
