@@ -33,9 +33,12 @@ from langchain_core.runnables import ensure_config
 from langgraph.config import get_config
 from typing_extensions import TypedDict
 
+from reasoning_graphs.effects import Body
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.steps.call_request import CallOutcome, CallRequest, Next
 from reasoning_graphs.state import ClearedCall
+from reasoning_graphs.tools.output import ToolResult
 
 SECRET_ENV = "REASONING_GRAPHS_SECRET"
 SECRET_FILE_ENV = "REASONING_GRAPHS_SECRET_FILE"
@@ -104,6 +107,15 @@ def unapproved(call: ClearedCall, needs_person: bool) -> str | None:
     ):
         return None
     return NOT_APPROVED.format(name=name)
+
+
+def sealed_only(request: CallRequest, then: Next) -> Body[CallOutcome]:
+    """The chain's first link: a call that needs a person runs only with a valid seal of
+    their decision (:func:`unapproved`); any other is answered as refused, and blocked."""
+    refused = unapproved(request.call, request.needs_person)
+    if refused is not None:
+        return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
+    return (yield from then(request))
 
 
 def _add_seal(seals: set[str], event: Any) -> set[str]:

@@ -9,12 +9,16 @@ call's result is saved at once; the task's body runs the call with
 tool returns is not applied, and the observation says why. A call that started
 before a crash and whose result was lost is not run again unseen
 (:mod:`.unknown_outcome`).
+
+The checks are links of one chain around one request (:func:`checked_call`), the way
+LangGraph's ``ToolNode`` runs ``wrap_tool_call`` hooks around a call: the graph's own
+middleware joins the chain as links inside the approval boundary.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain.agents.middleware import ToolCallRequest
@@ -26,8 +30,9 @@ from typing_extensions import TypedDict
 from reasoning_graphs.effects import Body
 from reasoning_graphs.middleware import TOOL_HOOKS, Chain, FaceNotWritten
 from reasoning_graphs.nodes.model.setup import RunScope
-from reasoning_graphs.nodes.steps.seal import unapproved
-from reasoning_graphs.nodes.steps.unknown_outcome import CallOutcome, run_at_most_once
+from reasoning_graphs.nodes.steps.call_request import CallOutcome, CallRequest, Link, Next
+from reasoning_graphs.nodes.steps.seal import sealed_only
+from reasoning_graphs.nodes.steps.unknown_outcome import at_most_once
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.execute import (
@@ -103,95 +108,128 @@ def checked_call(
     observations: Mapping[str, str],
     state: Mapping[str, Any] | None,
 ) -> Body[CallOutcome]:
-    """Run a cleared call the way every runner does (``act``, and :func:`run_cleared`).
+    """Run a cleared call the way every runner does (``act``, and :func:`run_cleared`): one
+    :class:`~.call_request.CallRequest` through one chain of links, first outermost.
 
-    A call that needs a person and carries no valid seal of their decision is refused
-    (:func:`~reasoning_graphs.nodes.steps.seal.unapproved`); any other runs at most once across
-    a crash where it must not simply repeat (:mod:`.unknown_outcome`).
+    1. :func:`~.seal.sealed_only`: a call that needs a person runs only with a valid seal
+       of their decision;
+    2. :func:`~.unknown_outcome.at_most_once`: a call that must not simply repeat runs at
+       most once across a crash;
+    3. the graph's ``wrap_tool_call`` middleware, first outermost (:func:`through_middleware`),
+       when it has any, then :func:`as_cleared`: a hook's change runs only when it may;
+    4. :func:`execute`: the tool runs.
     """
-    # read once: a tool's ``when`` setting is the user's code, and its answer must not
-    # change between the seal's check and the run
     name = call["name"]
-    needs_person = run.policy.needs_approval(run.registry.get(name), name, call, state)
-    refused = unapproved(call, needs_person)
-    if refused is not None:
-        return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
-    if run.setup.tool_hooks:
-        execute = hooked_call(run, call, observations, state, decided=needs_person)
-    else:
-        execute = _execute(run, call, call["args"], observations, state)
-    return (yield from run_at_most_once(run, call, execute, needs_person))
-
-
-def _execute(
-    run: RunScope,
-    call: ClearedCall,
-    args: Mapping[str, Any],
-    observations: Mapping[str, str],
-    state: Mapping[str, Any] | None,
-) -> Body[ToolResult]:
-    """The tool of ``call`` run on ``args`` (the call's own, or those a hook handed on)."""
-    return execute_call(
-        run.registry,
-        call["name"],
-        args,
-        call_id=call["id"],
+    request = CallRequest(
+        run=run,
+        call=call,
+        args=call["args"],
         observations=observations,
         state=state,
+        # read once: a tool's ``when`` setting is the user's code, and its answer must not
+        # change between the seal's check and the run
+        needs_person=run.policy.needs_approval(run.registry.get(name), name, call, state),
     )
+    hooks: tuple[Link, ...] = (through_middleware, as_cleared) if run.setup.tool_hooks else ()
+    return (yield from chained((sealed_only, at_most_once, *hooks), execute)(request))
 
 
-def hooked_call(
-    run: RunScope,
-    call: ClearedCall,
-    observations: Mapping[str, str],
-    state: Mapping[str, Any] | None,
-    *,
-    decided: bool,
-) -> Body[ToolResult]:
-    """``call`` run through the graph's ``wrap_tool_call`` middleware, first outermost.
+def chained(links: Sequence[Link], last: Next) -> Next:
+    """``links`` in front of ``last``, the first outermost: each hands on to the next."""
+    handler = last
+    for link in reversed(links):
+        handler = _in_front(link, handler)
+    return handler
 
-    The hooks sit inside the approval boundary: they may retry, change the result or
-    answer in the tool's place, but the tool runs only as the call was cleared. A hook
-    that changes the call gets a refusal as the tool's answer, and nothing runs: any
-    change to a call a person decides, or to the tool it names; a change of another
-    call's arguments runs only when the tool's schema and the block rules take them.
-    A tool that raises raises through the hooks, as under ``ToolNode`` (so a retry hook
-    retries it); what still comes out of the chain becomes the observation as always.
-    A call a person decided (``decided``) runs at most once to its end: a hook may try it
-    again after it raised, never after it ran.
+
+def _in_front(link: Link, then: Next) -> Next:
+    """``link`` handing on to ``then``."""
+    return lambda request: link(request, then)
+
+
+def execute(request: CallRequest) -> Body[CallOutcome]:
+    """The chain's last step: the tool of the call run on the request's arguments."""
+    call = request.call
+    result = yield from execute_call(
+        request.run.registry,
+        call["name"],
+        request.args,
+        call_id=call["id"],
+        observations=request.observations,
+        state=request.state,
+    )
+    return CallOutcome(result, call["decision"])
+
+
+def as_cleared(request: CallRequest, then: Next) -> Body[CallOutcome]:
+    """The link behind the middleware: the call a hook hands on runs only as it was cleared.
+
+    A hook may retry, change the result or answer in the tool's place, but any change to a
+    call a person decides, or to the tool it names, is answered with a refusal and nothing
+    runs; a change of another call's arguments runs only when the tool's schema and the
+    block rules take them.
     """
+    call, run, args = request.call, request.run, request.args
+    name = call["name"]
+    if args == call["args"]:
+        return (yield from then(request))
+    refused: str | None
+    if run.policy.needs_approval(run.registry.get(name), name):  # or may, by its ``when``
+        refused = CHANGED_CALL.format(call=describe_call(name, args))
+    else:
+        refused = run.policy.block_reason(name, args) or run.registry.call_error(name, args)
+    if refused is None:
+        return (yield from then(request))
+    return CallOutcome(ToolResult(refused, "error", 0.0), "blocked")
+
+
+def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
+    """The graph's ``wrap_tool_call`` middleware as links of the chain, first outermost.
+
+    They sit inside the approval boundary (after :func:`~.seal.sealed_only` and
+    :func:`~.unknown_outcome.at_most_once`). A tool that raises raises through the hooks,
+    as under ``ToolNode`` (so a retry hook retries it); what still comes out of the chain
+    becomes the observation as always. A call a person decided runs at most once to its
+    end: a hook may try it again after it raised, never after it ran.
+    """
+    run, call = request.run, request.call
     spec = run.registry.get(call["name"])
-    made: list[tuple[ToolMessage, ToolResult]] = []
-    failures: dict[int, ToolResult] = {}  # what the tool raised, as its observation
+    made: list[tuple[ToolMessage, CallOutcome]] = []
+    failures: dict[int, CallOutcome] = {}  # what the tool raised, as its observation
     started = time.perf_counter()
 
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
         wanted = asked.tool_call
-        refused = _changed_call(run, call, wanted["name"], wanted["args"])
-        if refused is None and decided and made:  # a person decided one run, and it was made
+        if wanted["name"] != call["name"]:
+            refused: str | None = CHANGED_CALL.format(
+                call=describe_call(wanted["name"], wanted["args"])
+            )
+        elif request.needs_person and made:  # a person decided one run, and it was made
             refused = RAN_ONCE
+        else:
+            refused = None
         if refused is not None:
             return ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error")
-        result = yield from _execute(run, call, wanted["args"], observations, state)
-        if result.raised is not None:
-            failures[id(result.raised)] = result
-            raise result.raised
-        message = result.to_message(call["id"], call["name"])
-        made.append((message, result))
+        outcome = yield from then(request.with_args(wanted["args"]))
+        if outcome.result.raised is not None:
+            failures[id(outcome.result.raised)] = outcome
+            raise outcome.result.raised
+        message = outcome.result.to_message(call["id"], call["name"])
+        if outcome.decision != "blocked":  # the tool ran
+            made.append((message, outcome))
         return message
 
     tool_call = ToolCall(
         name=call["name"], args=dict(call["args"]), id=call["id"], type="tool_call"
     )
-    request = ToolCallRequest(
+    hook_request = ToolCallRequest(
         tool_call=tool_call,
         tool=spec.tool if spec else None,
-        state=state,
-        runtime=tool_runtime(get_runtime(), state, call["id"], run.registry.tools()),
+        state=request.state,
+        runtime=tool_runtime(get_runtime(), request.state, call["id"], run.registry.tools()),
     )
     try:
-        answer = yield Chain(run.setup.tool_hooks, TOOL_HOOKS, request, inner)
+        answer = yield Chain(run.setup.tool_hooks, TOOL_HOOKS, hook_request, inner)
     except (GraphBubbleUp, FaceNotWritten):  # a pause, or a graph that cannot run here
         raise
     except Exception as error:  # the tool's failure, or a hook's own, as an observation
@@ -199,24 +237,16 @@ def hooked_call(
             return failures[id(error)]
         kind = type(error).__name__
         text = TOOL_FAILED.format(name=call["name"], kind=kind, message=str(error) or kind)
-        return ToolResult(text, "error", (time.perf_counter() - started) * 1000)
-    for message, result in made:
+        elapsed = (time.perf_counter() - started) * 1000
+        return CallOutcome(ToolResult(text, "error", elapsed), call["decision"])
+    for message, outcome in made:
         if answer is message:  # the tool's own answer, as it was recorded
-            return result
+            return outcome
     if spec is None:
-        return ToolResult(content_text(getattr(answer, "content", "")), "error", 0.0)
-    elapsed = (time.perf_counter() - started) * 1000
-    return recorded_output(answer, spec, call_id=call["id"], name=call["name"], duration_ms=elapsed)
-
-
-def _changed_call(
-    run: RunScope, call: ClearedCall, name: str, args: Mapping[str, Any]
-) -> str | None:
-    """Why the call a hook hands on may not run in place of the cleared ``call``; ``None``
-    when it may (it is the same, or only another call's arguments changed acceptably)."""
-    if name == call["name"] and args == call["args"]:
-        return None
-    shown = describe_call(name, args)
-    if name != call["name"] or run.policy.needs_approval(run.registry.get(name), name):
-        return CHANGED_CALL.format(call=shown)
-    return run.policy.block_reason(name, args) or run.registry.call_error(name, args)
+        result = ToolResult(content_text(getattr(answer, "content", "")), "error", 0.0)
+    else:
+        elapsed = (time.perf_counter() - started) * 1000
+        result = recorded_output(
+            answer, spec, call_id=call["id"], name=call["name"], duration_ms=elapsed
+        )
+    return CallOutcome(result, call["decision"])

@@ -25,8 +25,6 @@ journal (in memory, or unknown to this library) keeps at-least-once execution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
@@ -34,9 +32,9 @@ from langgraph.errors import GraphBubbleUp
 from reasoning_graphs.call_journal import CallJournal, CallKey, journal_of
 from reasoning_graphs.effects import Blocking, Body
 from reasoning_graphs.nodes.guards.honest import own_texts
-from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.steps.approve import REJECTED_NOW, ask_again
-from reasoning_graphs.state import CallDecision, ClearedCall
+from reasoning_graphs.nodes.steps.call_request import CallOutcome, CallRequest, Next
+from reasoning_graphs.state import ClearedCall
 from reasoning_graphs.tools.output import ToolResult
 
 UNKNOWN_OUTCOME = (
@@ -45,35 +43,14 @@ UNKNOWN_OUTCOME = (
 )
 
 
-@dataclass(frozen=True)
-class CallOutcome:
-    """What became of a cleared call.
-
-    Attributes:
-        result: Its observation.
-        decision: How it was settled: the cleared decision, or the person's
-            when they were asked again (``rejected``, ``responded``).
-        rejection: The person's reason, when they rejected it now.
-    """
-
-    result: ToolResult
-    decision: CallDecision
-    rejection: str | None = None
-
-
-def run_at_most_once(
-    run: RunScope,
-    call: ClearedCall,
-    execute: Body[ToolResult],
-    needs_person: bool,
-) -> Body[CallOutcome]:
-    """Run ``execute`` (the call, not yet started) unless an earlier start of it in this task
-    makes its outcome unknown; see the module docstring. ``needs_person``: a person decides
-    the call (the policy's answer for it)."""
+def at_most_once(request: CallRequest, then: Next) -> Body[CallOutcome]:
+    """The chain's link that hands the call on (``then``, the call not yet started) unless an
+    earlier start of it in this task makes its outcome unknown; see the module docstring."""
+    run, call, needs_person = request.run, request.call, request.needs_person
     spec = run.registry.get(call["name"])
     found = None if spec is None or (spec.retry_safe and not needs_person) else _journal(call)
     if found is None:
-        return CallOutcome((yield from execute), call["decision"])
+        return (yield from then(request))
     journal, key = found
     starts: int = yield Blocking(journal.starts, key)
     if starts and not needs_person:
@@ -88,11 +65,10 @@ def run_at_most_once(
             return CallOutcome(ToolResult(decision["content"], "success", 0.0), "responded")
     yield Blocking(journal.record_start, key)
     try:
-        result = yield from execute
+        return (yield from then(request))
     except GraphBubbleUp:  # the tool paused the run: it runs from its start on resume
         yield Blocking(journal.take_back_start, key)
         raise
-    return CallOutcome(result, call["decision"])
 
 
 def _journal(call: ClearedCall) -> tuple[CallJournal, CallKey] | None:
