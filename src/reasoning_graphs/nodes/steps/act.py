@@ -31,6 +31,7 @@ from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.seal import spent_seals
 from reasoning_graphs.nodes.steps.tool_task import checked_call
+from reasoning_graphs.nodes.steps.turn_facts import TurnFacts
 from reasoning_graphs.question import answered_ids, call_signature
 from reasoning_graphs.state import EXECUTED, AgentUpdate, ClearedCall
 from reasoning_graphs.tools.execute import ToolResult
@@ -140,12 +141,20 @@ def runs_concurrently(calls: Sequence[ClearedCall], registry: ToolRegistry) -> b
 
 
 def next_calls(
-    state: Mapping[str, Any], registry: ToolRegistry, *, turn: int, step: int
+    state: Mapping[str, Any],
+    registry: ToolRegistry,
+    *,
+    turn: int,
+    step: int,
+    facts: TurnFacts | None = None,
 ) -> list[Send]:
-    """The ``act`` tasks to start now: all pending calls at once, or the next one in order."""
+    """The ``act`` tasks to start now: all pending calls at once, or the next one in order.
+    ``facts``: the turn's, when the router read them for its triage."""
     pending: list[ClearedCall] = state.get("to_run") or []
-    done = answered_ids(state["messages"])
-    spent = spent_seals(state.get("trajectory"))
+    if facts is None:
+        done, spent = answered_ids(state["messages"]), spent_seals(state.get("trajectory"))
+    else:
+        done, spent = facts.answered, facts.spent
     remaining = [
         call for call in pending if call["id"] not in done and call.get("seal") not in spent
     ]

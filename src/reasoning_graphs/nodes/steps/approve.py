@@ -37,22 +37,18 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from reasoning_graphs.metadata import EARLIER_REJECTION, RAW, REUSED_FROM, decision_of
-from reasoning_graphs.nodes.guards.budget import turn_call_limit
 from reasoning_graphs.nodes.guards.honest import own_texts
-from reasoning_graphs.nodes.guards.loops import STOPPED_CALL, repeated_failure, tool_rounds
+from reasoning_graphs.nodes.guards.loops import STOPPED_CALL
 from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.edits import merged_edits
 from reasoning_graphs.nodes.steps.seal import sealed
+from reasoning_graphs.nodes.steps.turn_facts import TurnFacts, turn_facts
 from reasoning_graphs.question import (
     call_signature,
-    current_results,
     describe_call,
     last_ai_message,
-    model_calls_used,
-    question_answers,
-    question_number,
 )
 from reasoning_graphs.review import (
     ApprovalError,
@@ -230,21 +226,23 @@ class Settling(TypedDict):
     triage: dict[str, Any]
 
 
-def triage_turn(run: RunScope, state: AgentState) -> TurnTriage:
+def triage_turn(run: RunScope, state: AgentState, facts: TurnFacts | None = None) -> TurnTriage:
     """The one triage of the latest model turn: every call settled, cleared, or set aside
-    for a person (nothing asked yet, nothing run)."""
+    for a person (nothing asked yet, nothing run). ``facts``: the turn's, when the caller
+    read them already."""
     reply = last_ai_message(state["messages"])
-    triage = TurnTriage(turn=question_number(state["messages"]), step=model_calls_used(state))
+    facts = facts or turn_facts(run, state, reply)
+    triage = TurnTriage(turn=facts.turn, step=facts.step)
     for bad in reply.invalid_tool_calls:
         name = bad.get("name") or "unknown"
         call = ToolCall(name=name, args={}, id=bad.get("id") or "", type="tool_call")
         triage.answer_without_running(
             call, INVALID_CALL.format(name=name, error=bad.get("error")), "invalid"
         )
-    triage.stop = _repeated_failure(state, reply, run.limits.repeat_failure_limit)
+    triage.stop = facts.repeated
     calls = _unanswered(state["messages"], reply)
     if triage.stop is None:
-        _triage_calls(run, state, calls, triage)
+        _triage_calls(run, state, calls, triage, facts)
     else:  # nothing of this turn runs: the run stops before repeating the failure
         for call in calls:
             triage.answer_without_running(call, STOPPED_CALL.format(reason=triage.stop), "skipped")
@@ -297,18 +295,6 @@ def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
     return approve
 
 
-def _repeated_failure(state: AgentState, reply: AIMessage, limit: int) -> str | None:
-    """Why the run stops instead of settling ``reply``: one of its calls failed, with the
-    same arguments, in the rounds just before (see :func:`~.progress.repeated_failure`)."""
-    rounds = tool_rounds(state["messages"])
-    earlier = rounds[:-1] if rounds and rounds[-1].message is reply else rounds
-    for call in reply.tool_calls:
-        reason = repeated_failure(earlier, call, limit)
-        if reason is not None:
-            return reason
-    return None
-
-
 def settle_calls(
     run: RunScope, state: AgentState, calls: Sequence[ToolCall], triage: TurnTriage
 ) -> bool:
@@ -321,7 +307,7 @@ def settle_calls(
     running anything: the answer is saved with the step, and LangGraph keeps a resume
     value only until the node that asked ends, so a crash in between would ask again.
     """
-    _triage_calls(run, state, calls, triage)
+    _triage_calls(run, state, calls, triage, turn_facts(run, state))
     if triage.to_ask:
         _ask_person(triage.to_ask, triage, run)
     return bool(triage.to_ask)
@@ -339,19 +325,18 @@ def _triage_calls(
     state: AgentState,
     calls: Sequence[ToolCall],
     triage: TurnTriage,
+    facts: TurnFacts,
 ) -> None:
     """Settle every call that needs no person, and set aside (``triage.to_ask``) the ones
     that do. A call whose arguments its tool cannot take is answered with why, before
     anyone is asked: approving a call that can only fail wastes a person's attention."""
-    limit = turn_call_limit(state, run.limits)
+    limit = facts.calls_left
     over_limit = (
         OVER_CALL_LIMIT.format(limit=limit)
         if limit == run.limits.max_tool_calls_per_turn
         else OVER_QUESTION_LIMIT.format(limit=run.limits.max_tool_calls)
     )
-    rejected_before = state.get("rejected") or {}
-    current = current_results(state, run.registry)
-    answers = question_answers(state["messages"]) if current else {}
+    rejected_before, current, answers = facts.rejected, facts.results, facts.answers
     counted = 0  # the turn's calls the limit counts: an upkeep tool's are not
     for index, call in enumerate(calls):
         triage.places[runtime_id(call)] = (index, call)

@@ -7,39 +7,42 @@ nothing is skipped: a turn whose calls all run as proposed, at once, goes
 straight to ``act`` (:func:`to_settle`), and a round that leaves nothing to
 record goes straight back (:func:`~reasoning_graphs.nodes.steps.observe.round_update`).
 
-A call is triaged once, its arguments checked once and its decision recorded
-once. From the model's reply to its saved observation it passes through 17
-modules of this package, none of them twice, in this order (ReAct; every step
-looks tools up in ``tools/registry.py``, which also checks a call's arguments):
+A call is triaged once and its arguments checked once; the turn's facts are read
+once (:mod:`~reasoning_graphs.nodes.steps.turn_facts`), and the call then runs through
+one chain of links around one request (:func:`~reasoning_graphs.nodes.steps.tool_task.
+checked_call`). From the router that leaves the model's turn (``to_settle``) to the
+router after its ``act`` task, one call of a ReAct run that no person decides enters
+these modules of the package (measured by tracing, and kept true by
+``tests/test_tool_call_path.py``), in the order it first enters them:
 
-1. ``nodes/wiring/react_loop.py``: the reply asks for tools (``after_think``);
-2. ``nodes/wiring/tool_loop.py``: :func:`to_settle` triages the turn and routes it;
-3. ``nodes/steps/approve.py``: the triage (``triage_turn``), and the ``approve``
-   node when the turn needs one (a person then decides through ``review.py``,
-   ``nodes/steps/edits.py`` and ``nodes/steps/seal.py``);
-4. ``nodes/guards/loops.py``: a failure repeated from the rounds before;
-5. ``nodes/guards/budget.py``: the calls a turn and a question may still make;
-6. ``question.py``: earlier rejections, a pure tool's earlier results;
-7. ``tools/policy.py``: block rules, and whether a person must decide (a per-tool
-   ``when`` setting read there too);
-8. ``tools/spec.py``: the arguments against the tool's schema (``argument_problems``,
-   asked by the registry's ``call_error``);
-9. ``nodes/steps/act.py``: ``next_calls`` sends the call, and its ``act`` task runs;
-10. ``effects.py``: the task's body, on either face, with the tool's timeout;
-11. ``nodes/steps/tool_task.py``: ``checked_call``, the runner every pattern shares;
-12. ``nodes/steps/seal.py``: a call that needs a person carries their seal;
-13. ``nodes/steps/unknown_outcome.py``: at most once across a crash (with
-    ``call_journal.py`` when the call must not repeat);
-14. ``tools/execute.py``: ``execute_call`` runs the tool and catches what it raises
-    (inside ``middleware.py``'s chain of ``wrap_tool_call`` hooks, when a middleware
-    writes one);
-15. ``tools/injection.py``: the values the tool has injected;
-16. ``tools/output.py``: what the tool returned, read as its observation;
-17. ``nodes/model/trajectory.py``: ``record_call``, the one record of the decision;
-18. ``metadata.py``: the observation marked from that record.
+- ``nodes/wiring/tool_loop.py``: ``to_settle`` reads the facts, triages, routes;
+- ``nodes/model/setup.py``, ``context.py``: the run's setup and limits;
+- ``question.py``, ``history.py``: the conversation's folds (answered calls, results);
+- ``nodes/steps/turn_facts.py``: the turn's facts, read once;
+- ``tools/registry.py``, ``tools/spec.py``: the tool, its schema and its marks;
+- ``nodes/steps/seal.py``: approvals spent (the facts), a person's seal (the chain);
+- ``nodes/guards/budget.py``, ``nodes/guards/loops.py``: calls left, repeated failures;
+- ``nodes/steps/approve.py``: the triage of each call (``triage_turn``);
+- ``nodes/model/call.py``: the call's id;
+- ``tools/policy.py``: block rules, and whether a person must decide;
+- ``nodes/steps/act.py``: ``next_calls`` sends the call; its ``act`` task records it;
+- ``tools/injection.py``: the values a tool has injected;
+- ``state.py``: the reducer that names the messages written;
+- ``nodes/wiring/checked_graph.py``, ``nodes/wiring/agent_graph.py``,
+  ``nodes/wiring/fresh_read.py``, ``nodes/wiring/routed.py``: the graph's own glue
+  (the held run, its stream, the state a router reads);
+- ``effects.py``: the task's body, on either face, with the tool's timeout;
+- ``middleware.py``: the graph's ``wrap_tool_call`` hooks (none here);
+- ``nodes/steps/tool_task.py``: the chain (seal, at most once, hooks, the run) around
+  one request;
+- ``nodes/steps/unknown_outcome.py``, ``call_journal.py``: at most once across a crash;
+- ``tools/execute.py``, ``tools/output.py``: the tool's run and what it returned;
+- ``nodes/model/trajectory.py``, ``metadata.py``: the one record of the decision.
 
-LangGraph then saves the ``act`` task's writes (the observation, the record)
-with the step.
+That is 30 modules, more than the 10 a call should pass; a call a person decides
+adds ``review.py`` and ``nodes/steps/edits.py`` (the ``approve`` node asks), and a
+hook adds its own. LangGraph then saves the ``act`` task's writes (the observation,
+the record) with the step.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from reasoning_graphs.nodes.steps.finish import (
 )
 from reasoning_graphs.nodes.steps.observe import make_observe, round_update
 from reasoning_graphs.nodes.steps.reflect import REFLECT, Reflection, make_reflect
+from reasoning_graphs.nodes.steps.turn_facts import turn_facts
 from reasoning_graphs.nodes.steps.verify import make_report, verified
 from reasoning_graphs.nodes.wiring.agent_graph import AgentGraph
 from reasoning_graphs.nodes.wiring.checked_graph import checked
@@ -170,11 +174,16 @@ def to_settle(state: AgentState, setup: AgentSetup) -> list[Send]:
     call, or read-only calls together), else to ``approve`` with the triage, which records
     it, asks a person what needs one, and keeps the order the rest run in."""
     run = setup.for_run()
-    triage = triage_turn(run, state)
+    facts = turn_facts(run, state, last_ai_message(state["messages"]))
+    triage = triage_turn(run, state, facts)
     cleared = triage.runs_as_proposed()
     if cleared is not None:
         sends = next_calls(
-            {**state, "to_run": cleared}, run.registry, turn=triage.turn, step=triage.step
+            {**state, "to_run": cleared},
+            run.registry,
+            turn=triage.turn,
+            step=triage.step,
+            facts=facts,
         )
         if len(sends) == len(cleared):
             return sends
