@@ -33,9 +33,9 @@ class Spy:
         self.checked: Counter[str] = Counter()
         triage_calls, call_error = approve._triage_calls, ToolRegistry.call_error
 
-        def counted_triage(run: Any, state: Any, calls: Any, triage: Any) -> Any:
+        def counted_triage(run: Any, state: Any, calls: Any, *rest: Any) -> Any:
             self.triaged.update(call["id"] for call in calls)
-            return triage_calls(run, state, calls, triage)
+            return triage_calls(run, state, calls, *rest)
 
         def counted_check(registry: ToolRegistry, name: str, args: Mapping[str, Any]) -> Any:
             self.checked[repr(args.get("item"))] += 1

@@ -48,7 +48,6 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.option_bounds import renamed_options
-from reasoning_graphs.option_table import OPTION
 from reasoning_graphs.question import question_number
 from reasoning_graphs.response_format import as_json, check_json_schema
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
@@ -121,7 +120,7 @@ NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
 """Flags that set an option of the ReAct loop: only the patterns whose turn is it take them."""
 BAD_SCHEMA_FILE = "--schema {path}: {why}"
-BUILD_FLAGS = tuple(name for name in FLAGGED if OPTION[name].build is not None)
+BUILD_FLAGS = tuple(name for name in FLAGGED if name != "model")
 """The flags whose options the thread's graph is built with (``--model`` picks the model)."""
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
