@@ -5,7 +5,8 @@ an empty object all mean "use the value the graph was built with", so a run (or 
 assistant) changes only what it names.
 
 Any client of the dev server can send these options, so a run may only make a
-graph stricter, and each option declares how where it is defined (its
+graph stricter, and each option declares how in its entry of
+:mod:`~reasoning_graphs.option_table` (its
 :mod:`bound <reasoning_graphs.option_bounds>`): budgets and timeouts may be
 lowered, never raised or removed (at build time ``max_model_calls=None`` and
 ``token_budget=None`` mean "no limit"); ``approve`` and ``deny`` add to the
