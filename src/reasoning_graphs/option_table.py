@@ -16,7 +16,7 @@ the resolved limits, with ``default`` as the graph's value when the build names 
 
 from __future__ import annotations
 
-from dataclasses import Field, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reasoning_graphs.option_bounds import (
@@ -440,6 +440,6 @@ def run_field(name: str) -> Any:
 def limit_field(name: str) -> Any:
     """The resolved-limits field of option ``name``, with the graph's default."""
     option = OPTION[name]
-    hashable = not option.run_type.startswith("dict")
-    made: Field[Any] = field(default=option.default, hash=None if hashable else False)
-    return made
+    assert option.limit is not None, name
+    hashable = not option.limit.startswith("dict")  # a frozen dataclass hashes its fields
+    return field(default=option.default, hash=None if hashable else False)

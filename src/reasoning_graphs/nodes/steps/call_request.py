@@ -25,8 +25,9 @@ class CallRequest:
     Attributes:
         run: The run's model, tools, policy and limits.
         call: The call as it was cleared (its decision, and a person's seal).
-        args: The arguments that run: the cleared ones, or those a middleware hook
-            handed on (a later link decides whether they may).
+        name: The tool that runs: the cleared call's, or the one a middleware hook handed
+            on (a later link decides whether it may).
+        args: The arguments that run: the cleared ones, or those a hook handed on.
         observations: Stored full texts, for a tool that reads them.
         state: The graph state, for a tool or a hook that reads it (``None``: none does).
         needs_person: Whether a person must decide the call, read once where it runs
@@ -36,14 +37,15 @@ class CallRequest:
 
     run: RunScope
     call: ClearedCall
+    name: str
     args: Mapping[str, Any]
     observations: Mapping[str, str]
     state: Mapping[str, Any] | None
     needs_person: bool
 
-    def with_args(self, args: Mapping[str, Any]) -> CallRequest:
-        """The same request with other arguments to run."""
-        return replace(self, args=args)
+    def handed_on(self, name: str, args: Mapping[str, Any]) -> CallRequest:
+        """The same request with the tool and arguments a hook handed on."""
+        return replace(self, name=name, args=args)
 
 
 @dataclass(frozen=True)

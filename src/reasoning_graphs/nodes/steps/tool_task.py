@@ -123,6 +123,7 @@ def checked_call(
     request = CallRequest(
         run=run,
         call=call,
+        name=name,
         args=call["args"],
         observations=observations,
         state=state,
@@ -169,12 +170,12 @@ def as_cleared(request: CallRequest, then: Next) -> Body[CallOutcome]:
     runs; a change of another call's arguments runs only when the tool's schema and the
     block rules take them.
     """
-    call, run, args = request.call, request.run, request.args
-    name = call["name"]
-    if args == call["args"]:
+    call, run, name, args = request.call, request.run, request.name, request.args
+    if name == call["name"] and args == call["args"]:
         return (yield from then(request))
     refused: str | None
-    if run.policy.needs_approval(run.registry.get(name), name):  # or may, by its ``when``
+    # a tool that needs a person, or may by its ``when``, runs only the call they decided
+    if name != call["name"] or run.policy.needs_approval(run.registry.get(name), name):
         refused = CHANGED_CALL.format(call=describe_call(name, args))
     else:
         refused = run.policy.block_reason(name, args) or run.registry.call_error(name, args)
@@ -200,17 +201,9 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
 
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
         wanted = asked.tool_call
-        if wanted["name"] != call["name"]:
-            refused: str | None = CHANGED_CALL.format(
-                call=describe_call(wanted["name"], wanted["args"])
-            )
-        elif request.needs_person and made:  # a person decided one run, and it was made
-            refused = RAN_ONCE
-        else:
-            refused = None
-        if refused is not None:
-            return ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error")
-        outcome = yield from then(request.with_args(wanted["args"]))
+        if request.needs_person and made:  # a person decided one run, and it was made
+            return ToolMessage(RAN_ONCE, tool_call_id=call["id"], name=call["name"], status="error")
+        outcome = yield from then(request.handed_on(wanted["name"], wanted["args"]))
         if outcome.result.raised is not None:
             failures[id(outcome.result.raised)] = outcome
             raise outcome.result.raised
