@@ -48,6 +48,28 @@ T = TypeVar("T")
 Body = Generator["Effect", Any, T]
 """A node body: yields effects, receives their results, returns the node's update."""
 
+R = TypeVar("R")
+
+
+def chained(
+    links: Sequence[Callable[[R, Callable[[R], Body[T]]], Body[T]]],
+    last: Callable[[R], Body[T]],
+) -> Callable[[R], Body[T]]:
+    """``links`` in front of ``last``, the first outermost: each link takes a request and
+    the rest of the chain, and may answer itself or hand a request on (the shape of a
+    model call's and a tool call's guards, and of LangChain's ``wrap_*_call`` hooks)."""
+    handler = last
+    for link in reversed(links):
+        handler = _in_front(link, handler)
+    return handler
+
+
+def _in_front(
+    link: Callable[[R, Callable[[R], Body[T]]], Body[T]], then: Callable[[R], Body[T]]
+) -> Callable[[R], Body[T]]:
+    """``link`` handing on to ``then``."""
+    return lambda request: link(request, then)
+
 
 class Effect(ABC):
     """One piece of outside work, done by the face that runs the body."""

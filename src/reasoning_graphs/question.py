@@ -15,7 +15,14 @@ from collections.abc import Mapping, Sequence, Set
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeGuard, TypeVar
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 
 from reasoning_graphs.history import Fold, folded
 from reasoning_graphs.metadata import RUNTIME, decision_of
@@ -290,3 +297,15 @@ def successful_observations(
             if call and (call, text) not in found:
                 found.append((call, text))
     return found[-limit:]
+
+
+NO_CALL_ID = "the tool call {name!r} has no id: it did not come from the model seam"
+
+
+def runtime_id(call: ToolCall) -> str:
+    """The id of a call the model seam returned (it gave each call one: see
+    :func:`~reasoning_graphs.nodes.model.request.with_runtime_ids`)."""
+    call_id = call["id"]
+    if call_id is None:
+        raise ValueError(NO_CALL_ID.format(name=call["name"]))
+    return call_id

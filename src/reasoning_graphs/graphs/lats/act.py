@@ -39,13 +39,12 @@ from reasoning_graphs.graphs.lats.tree import (
     update_nodes,
 )
 from reasoning_graphs.metadata import decision_of
-from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import action_event
 from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
 from reasoning_graphs.nodes.steps.seal import proof
 from reasoning_graphs.nodes.steps.tool_task import ToolRun, run_cleared
-from reasoning_graphs.question import question_number
+from reasoning_graphs.question import question_number, runtime_id
 from reasoning_graphs.state import ClearedCall, TrajectoryRecord
 from reasoning_graphs.tools.registry import ToolRegistry
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -24,6 +25,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook, name_of
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
+from reasoning_graphs.nodes.model.request import ModelCall, ModelReply, Next
 from reasoning_graphs.nodes.model.setup import AgentSetup
 
 IN_TURN = "__model_turn__"
@@ -72,6 +74,17 @@ def write_update(seen: dict[str, Any], written: dict[str, Any], update: Mapping[
             written[field] = [*(written.get(field) or []), *value]
         else:
             written[field] = value
+
+
+def around_call(call: ModelCall, then: Next) -> Body[ModelReply]:
+    """The link of the model-call chain that runs the ``before_model`` hooks on the call's
+    prompt (:func:`before_call`) and the ``after_model`` hooks on its reply
+    (:func:`after_call`)."""
+    setup, state = call.run.setup, call.state
+    prompt = yield from before_call(setup, call.prompt, state)
+    reply = yield from then(call.asking(prompt))
+    message = yield from after_call(setup, prompt, reply.message, state)
+    return reply if message is reply.message else replace(reply, message=message)
 
 
 def before_call(

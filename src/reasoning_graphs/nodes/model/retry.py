@@ -2,7 +2,8 @@
 (:func:`~reasoning_graphs.errors.is_transient_model_error`), as many attempts as the mode allows.
 
 The model-call seam retries the one call that failed (a node's earlier calls,
-such as a summary, are not made again) and tells the user before each wait:
+such as a summary, are not made again: :func:`retried` is the link of the chain nearest
+the model) and tells the user before each wait:
 a ``retry`` event on LangGraph's ``custom`` stream, which the CLI prints as
 ``retrying in 2 s``. A :class:`~langgraph.types.RetryPolicy` describes the
 schedule, so ``build_graph(retry=...)`` takes the type LangGraph users know.
@@ -12,17 +13,24 @@ from __future__ import annotations
 
 import logging
 import random
+import time
+from dataclasses import replace
 
 from langgraph.config import get_stream_writer
 from langgraph.types import RetryPolicy
 
 from reasoning_graphs.context import MODES, Mode
+from reasoning_graphs.effects import Body, Pause
 from reasoning_graphs.errors import error_summary, is_transient_model_error
+from reasoning_graphs.nodes.guards.honest import own_texts
+from reasoning_graphs.nodes.model.request import ModelCall, ModelReply, Next, Stopped, stop_record
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ATTEMPTS = 4
 RETRYING = "retrying in {seconds:.1f} s ({error})"
+KEPT_FAILING = "the model call failed {attempts} times ({error})"
+own_texts(KEPT_FAILING)  # a reply of it is no answer
 
 
 def mode_retry_policy(mode: Mode | None) -> RetryPolicy:
@@ -71,3 +79,35 @@ def announce_retry(seconds: float, attempt: int, error: Exception) -> None:
     except RuntimeError:  # outside a graph run: the log line is all there is
         return
     write({"event": "retry", "text": text, "seconds": round(seconds, 1), "attempt": attempt})
+
+
+def retried(call: ModelCall, then: Next) -> Body[ModelReply]:
+    """The link: ``call`` tried again after a failure the run's policy retries, while tries
+    are left, each try with the time the earlier ones took off its deadline; a call still
+    failing after its last try stops the question. A call the watch stopped is not retried."""
+    policy = call.run.setup.retry_policy
+    started = time.perf_counter()
+    attempt = 1
+    while True:
+        allowance = call.allowance.after(time.perf_counter() - started)
+        try:
+            return (yield from then(replace(call, allowance=allowance)))
+        except Stopped:
+            raise
+        except Exception as error:
+            if not retries_on(policy, error):
+                raise
+            if attempt >= policy.max_attempts:
+                raise _failed(call, error, attempt, started) from None
+            delay = retry_delay(policy, attempt)
+            announce_retry(delay, attempt, error)
+            yield Pause(delay)
+            attempt += 1
+
+
+def _failed(call: ModelCall, error: Exception, attempts: int, started: float) -> Stopped:
+    """The record of a call that still failed, for a reason that may pass, after its retries."""
+    reason = KEPT_FAILING.format(attempts=attempts, error=error_summary(error))
+    logger.info("%s; the question stops", reason)
+    latency_ms = (time.perf_counter() - started) * 1000
+    return stop_record(call, reason, latency_ms, halt=True)

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 from uuid import UUID
 
@@ -119,6 +119,12 @@ class CallAllowance:
     timeout_s: float | None = None
     idle_s: float | None = None
     shared_tokens: SharedTokens | None = None
+
+    def after(self, elapsed: float) -> CallAllowance:
+        """This allowance for a try that starts ``elapsed`` seconds into the call."""
+        if self.deadline_s is None or not elapsed:
+            return self
+        return replace(self, deadline_s=max(0.0, self.deadline_s - elapsed))
 
     @property
     def timed(self) -> bool:

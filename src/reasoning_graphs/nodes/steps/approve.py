@@ -39,7 +39,6 @@ from typing_extensions import TypedDict
 from reasoning_graphs.metadata import EARLIER_REJECTION, RAW, REUSED_FROM, decision_of
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.loops import STOPPED_CALL
-from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.edits import merged_edits
@@ -49,6 +48,7 @@ from reasoning_graphs.question import (
     call_signature,
     describe_call,
     last_ai_message,
+    runtime_id,
 )
 from reasoning_graphs.review import (
     ApprovalError,

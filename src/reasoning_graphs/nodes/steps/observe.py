@@ -33,10 +33,9 @@ from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.grounding.report import gives_answer, with_report
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.guards.loops import repeat_stop, stale_stop
-from reasoning_graphs.nodes.model.call import runtime_id
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.verify import with_direct_answer
-from reasoning_graphs.question import last_ai_message, question_answers
+from reasoning_graphs.question import last_ai_message, question_answers, runtime_id
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 from reasoning_graphs.tools.output import content_text
 

@@ -18,7 +18,7 @@ middleware joins the chain as links inside the approval boundary.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain.agents.middleware import ToolCallRequest
@@ -27,7 +27,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict
 
-from reasoning_graphs.effects import Body
+from reasoning_graphs.effects import Body, chained
 from reasoning_graphs.middleware import TOOL_HOOKS, Chain, FaceNotWritten
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.steps.call_request import CallOutcome, CallRequest, Link, Next
@@ -133,19 +133,6 @@ def checked_call(
     )
     hooks: tuple[Link, ...] = (through_middleware, as_cleared) if run.setup.tool_hooks else ()
     return (yield from chained((sealed_only, at_most_once, *hooks), execute)(request))
-
-
-def chained(links: Sequence[Link], last: Next) -> Next:
-    """``links`` in front of ``last``, the first outermost: each hands on to the next."""
-    handler = last
-    for link in reversed(links):
-        handler = _in_front(link, handler)
-    return handler
-
-
-def _in_front(link: Link, then: Next) -> Next:
-    """``link`` handing on to ``then``."""
-    return lambda request: link(request, then)
 
 
 def execute(request: CallRequest) -> Body[CallOutcome]:

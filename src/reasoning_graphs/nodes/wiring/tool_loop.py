@@ -17,13 +17,13 @@ these modules of the package (measured by tracing, and kept true by
 
 - ``nodes/wiring/tool_loop.py``: ``to_settle`` reads the facts, triages, routes;
 - ``nodes/model/setup.py``, ``context.py``: the run's setup and limits;
-- ``question.py``, ``history.py``: the conversation's folds (answered calls, results);
+- ``question.py``, ``history.py``: the conversation's folds (answered calls, results),
+  and the call's id;
 - ``nodes/steps/turn_facts.py``: the turn's facts, read once;
 - ``tools/registry.py``, ``tools/spec.py``: the tool, its schema and its marks;
 - ``nodes/steps/seal.py``: approvals spent (the facts), a person's seal (the chain);
 - ``nodes/guards/budget.py``, ``nodes/guards/loops.py``: calls left, repeated failures;
 - ``nodes/steps/approve.py``: the triage of each call (``triage_turn``);
-- ``nodes/model/call.py``: the call's id;
 - ``tools/policy.py``: block rules, and whether a person must decide;
 - ``nodes/steps/act.py``: ``next_calls`` sends the call; its ``act`` task records it;
 - ``tools/injection.py``: the values a tool has injected;
@@ -39,7 +39,7 @@ these modules of the package (measured by tracing, and kept true by
 - ``tools/execute.py``, ``tools/output.py``: the tool's run and what it returned;
 - ``nodes/model/trajectory.py``, ``metadata.py``: the one record of the decision.
 
-That is 30 modules, more than the 10 a call should pass; a call a person decides
+That is 29 modules, more than the 10 a call should pass; a call a person decides
 adds ``review.py`` and ``nodes/steps/edits.py`` (the ``approve`` node asks), and a
 hook adds its own. LangGraph then saves the ``act`` task's writes (the observation,
 the record) with the step.
