@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain.agents.middleware import wrap_model_call
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
@@ -158,3 +159,19 @@ def test_the_budgets_count_every_part_of_a_continued_reply() -> None:
 
     assert question_spending(state).calls == 3
     assert state["outcome"]["status"] == "incomplete"  # the budget was spent by the third call
+
+
+def test_every_call_a_hook_makes_while_a_reply_is_continued_is_counted() -> None:
+    @wrap_model_call
+    def twice(request: Any, handler: Any) -> Any:
+        handler(request)  # a hook that asks twice and keeps the second reply
+        return handler(request)
+
+    model = ScriptedChatModel(script=[cut("The answer is 39"), cut("The answer is 39"), "5.", "5."])
+    graph = build_react(model, tools=[], middleware=[twice])
+
+    state = graph.invoke({"messages": [HumanMessage("What is 23*17+4?")]})
+
+    assert state["messages"][-1].text == "The answer is 395."
+    assert len(model.calls) == 4
+    assert question_spending(state).calls == 4  # each call the hook made is spent

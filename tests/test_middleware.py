@@ -32,6 +32,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
+from reasoning_graphs.nodes.guards.budget import question_spending
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 from tests.helpers.faces import FACES, run
@@ -94,6 +95,26 @@ def test_a_retry_hook_calls_the_model_again_after_a_failure(face: str) -> None:
 
     assert state["messages"][-1].text == "Hello."
     assert len(model.calls) == 2
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_every_model_call_a_hook_makes_is_spent(face: str) -> None:
+    class Twice(AgentMiddleware):  # asks twice, keeps the second reply
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            handler(request)
+            return handler(request)
+
+        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+            await handler(request)
+            return await handler(request)
+
+    model = ScriptedChatModel(script=["First.", "Second."])
+    graph = graph_builder("react")(model, tools=[], middleware=[Twice()])
+
+    state = run(graph, ask(), face)
+
+    assert state["messages"][-1].text == "Second."
+    assert question_spending(state).calls == 2
 
 
 @pytest.mark.parametrize("face", FACES)
