@@ -144,24 +144,15 @@ def call_model(
     call = ModelCall(
         run=run,
         request=request,
-        prompt=list(request.prompt),
+        prompt=request.prompt,  # the node's own list: the folds over it stay cached
         state=state,
         spending=spending,
         closing=exhausted(run.limits, spending) is not None,
         model=run.model,
     )
     setup = run.setup
-    hooks = setup.before_model_hooks or setup.after_model_hooks
-    links: tuple[Link, ...] = (
-        *((around_call,) if hooks else ()),
-        told,
-        fitted,
-        made_whole,
-        *((wrapped,) if setup.model_hooks else ()),
-        budgeted,
-        retried,
-    )
-    return (yield from chained(links, ask)(call))
+    hooks = bool(setup.before_model_hooks or setup.after_model_hooks)
+    return (yield from _CHAINS[hooks, bool(setup.model_hooks)](call))
 
 
 def told(call: ModelCall, then: Next) -> Body[ModelReply]:
@@ -261,7 +252,10 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
 
 
 def _turn_of(
-    answer: Any, replies: list[ModelReply], state: Mapping[str, Any], prompt: list[BaseMessage]
+    answer: Any,
+    replies: list[ModelReply],
+    state: Mapping[str, Any],
+    prompt: Sequence[BaseMessage],
 ) -> ModelReply:
     """The turn the hooks gave: the last call's reply after the earlier calls, or the
     message a hook wrote or changed in its place."""
@@ -288,7 +282,7 @@ def budgeted(call: ModelCall, then: Next) -> Body[ModelReply]:
         closing=call.closing,
         shared=request.shared_tokens,
     )
-    return (yield from then(replace(call, allowance=allowance)))
+    return (yield from then(call.allowed(allowance)))
 
 
 def call_allowance(
@@ -375,7 +369,6 @@ def summariser(
     ``spending`` is the question's so far, when the caller has already summed it."""
     state = state or NO_STATE
     before = spending or question_spending(state)
-    asked = chained((budgeted, retried), ask)
 
     def summarise(prompt: list[BaseMessage]) -> Body[tuple[str, ThoughtEvent]]:
         call = ModelCall(
@@ -387,7 +380,27 @@ def summariser(
             closing=False,
             model=run.summary_model,
         )
-        reply = yield from asked(call)
+        reply = yield from _SUMMARY(call)
         return reply.message.text, ThoughtEvent(**reply.event, summary=True)
 
     return summarise
+
+
+def _chain(prompt_hooks: bool, model_hooks: bool) -> Next:
+    """The links of :func:`call_model` in front of :func:`ask`, with the middleware's links
+    where the graph has hooks of that kind (the four chains are made once)."""
+    links: tuple[Link, ...] = (
+        *((around_call,) if prompt_hooks else ()),
+        told,
+        fitted,
+        made_whole,
+        *((wrapped,) if model_hooks else ()),
+        budgeted,
+        retried,
+    )
+    return chained(links, ask)
+
+
+_CHAINS = {(p, m): _chain(p, m) for p in (False, True) for m in (False, True)}
+_SUMMARY = chained((budgeted, retried), ask)
+"""A summary's call: no hooks, no fitting (it is what fits), no continuation."""

@@ -30,6 +30,9 @@ from reasoning_graphs.state import ContextSummary, Outcome, ThoughtEvent, messag
 if TYPE_CHECKING:
     from reasoning_graphs.nodes.model.setup import RunScope
 
+NO_ALLOWANCE = CallAllowance()
+"""No limit on a call, until a link sets one."""
+
 
 @dataclass(frozen=True)
 class ModelRequest:
@@ -95,9 +98,12 @@ class ModelReply:
         return [*self.preceding, self.event]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ModelCall:
-    """One model call on its way through the links.
+    """One model call on its way through the links. A link hands on a changed copy
+    (:meth:`asking`, :meth:`allowed`, or ``dataclasses.replace``), never changes the call
+    it was given; only :attr:`made` is shared, on purpose. (Not frozen: a model call makes
+    several copies, and a frozen class's ``__init__`` costs several times as much.)
 
     Attributes:
         run: The run's model, options and limits.
@@ -115,17 +121,43 @@ class ModelCall:
 
     run: RunScope
     request: ModelRequest
-    prompt: list[BaseMessage]
+    prompt: Sequence[BaseMessage]
     state: Mapping[str, Any]
     spending: Spending
     closing: bool
     model: BaseChatModel
-    allowance: CallAllowance = field(default_factory=CallAllowance)
+    allowance: CallAllowance = NO_ALLOWANCE
     made: list[ThoughtEvent] = field(default_factory=list)
 
-    def asking(self, prompt: list[BaseMessage]) -> ModelCall:
+    def asking(self, prompt: Sequence[BaseMessage]) -> ModelCall:
         """The same call on another prompt."""
-        return replace(self, prompt=prompt)
+        return ModelCall(
+            self.run,
+            self.request,
+            prompt,
+            self.state,
+            self.spending,
+            self.closing,
+            self.model,
+            self.allowance,
+            self.made,
+        )
+
+    def allowed(self, allowance: CallAllowance) -> ModelCall:
+        """The same call with another allowance."""
+        if allowance is self.allowance:
+            return self
+        return ModelCall(
+            self.run,
+            self.request,
+            self.prompt,
+            self.state,
+            self.spending,
+            self.closing,
+            self.model,
+            allowance,
+            self.made,
+        )
 
 
 Next = Callable[[ModelCall], Body[ModelReply]]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import random
 import time
-from dataclasses import replace
 
 from langgraph.config import get_stream_writer
 from langgraph.types import RetryPolicy
@@ -91,7 +90,7 @@ def retried(call: ModelCall, then: Next) -> Body[ModelReply]:
     while True:
         allowance = call.allowance.after(time.perf_counter() - started)
         try:
-            return (yield from then(replace(call, allowance=allowance)))
+            return (yield from then(call.allowed(allowance)))
         except Stopped:
             raise
         except Exception as error:

@@ -126,6 +126,10 @@ def agent_setup(
     )
 
 
+MAX_REGISTRIES = 64
+"""Tool sets a graph keeps made for its runs (each run may enable its own)."""
+
+
 @dataclass(frozen=True)
 class AgentSetup:
     """Build-time choices of a graph; run-time context may override the limits.
@@ -148,6 +152,21 @@ class AgentSetup:
     middleware: tuple[AgentMiddleware, ...] = ()
     asking: Mapping[str, Asking] = field(default_factory=dict)
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
+    _registries: dict[tuple[tuple[str, ...] | None, float | None], ToolRegistry] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def run_registry(self, tools: Sequence[str] | None, seconds: float | None) -> ToolRegistry:
+        """The tools of a run that enables ``tools`` (``None``: all) with an idle timeout of
+        ``seconds``, made once per pair: every step of a run asks for them."""
+        key = (None if tools is None else tuple(tools), seconds)
+        found = self._registries.get(key)
+        if found is None:
+            if len(self._registries) >= MAX_REGISTRIES:  # runs may name any subset
+                self._registries.clear()
+            found = self.registry.select(tools).with_time_limit(seconds)
+            self._registries[key] = found
+        return found
 
     def instructed(self, own: str) -> str:
         """A step's own instructions under the graph's ``system_prompt`` (when it has one)."""
@@ -231,8 +250,7 @@ class RunScope:
 
     @cached_property
     def registry(self) -> ToolRegistry:
-        selected = self.setup.registry.select(self.limits.tools)
-        return selected.with_time_limit(self.limits.idle_timeout)
+        return self.setup.run_registry(self.limits.tools, self.limits.idle_timeout)
 
     @cached_property
     def policy(self) -> ToolPolicy:

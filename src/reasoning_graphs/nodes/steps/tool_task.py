@@ -30,7 +30,7 @@ from typing_extensions import TypedDict
 from reasoning_graphs.effects import Body, chained
 from reasoning_graphs.middleware import TOOL_HOOKS, Chain, FaceNotWritten
 from reasoning_graphs.nodes.model.setup import RunScope
-from reasoning_graphs.nodes.steps.call_request import CallOutcome, CallRequest, Link, Next
+from reasoning_graphs.nodes.steps.call_request import CallOutcome, CallRequest, Next
 from reasoning_graphs.nodes.steps.seal import sealed_only
 from reasoning_graphs.nodes.steps.unknown_outcome import at_most_once
 from reasoning_graphs.question import describe_call
@@ -131,8 +131,7 @@ def checked_call(
         # change between the seal's check and the run
         needs_person=run.policy.needs_approval(run.registry.get(name), name, call, state),
     )
-    hooks: tuple[Link, ...] = (through_middleware, as_cleared) if run.setup.tool_hooks else ()
-    return (yield from chained((sealed_only, at_most_once, *hooks), execute)(request))
+    return (yield from _CHAINS[bool(run.setup.tool_hooks)](request))
 
 
 def execute(request: CallRequest) -> Body[CallOutcome]:
@@ -230,3 +229,11 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
             answer, spec, call_id=call["id"], name=call["name"], duration_ms=elapsed
         )
     return CallOutcome(result, call["decision"])
+
+
+_CHAINS: dict[bool, Next] = {
+    False: chained((sealed_only, at_most_once), execute),
+    True: chained((sealed_only, at_most_once, through_middleware, as_cleared), execute),
+}
+"""The chain of :func:`checked_call`, without and with the graph's ``wrap_tool_call`` hooks
+(made once)."""
