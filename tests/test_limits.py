@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from reasoning_graphs.context import AgentContext, Limits
@@ -333,3 +333,28 @@ async def test_a_cut_result_of_any_tool_can_be_read_in_full(face: str) -> None:
     page = observation(state, "c2")
     assert page.status == "success"
     assert page.content.split("\n", 1)[1] == full[3000:4000]
+
+
+def test_a_context_changed_in_place_between_runs_is_read_again() -> None:
+    """Each step reads the run's options from its context: a client that tightens the same
+    context object between runs gets the tighter policy, never the earlier one."""
+    runs: list[str] = []
+
+    @tool
+    def touch(path: str) -> str:
+        """Touch a file."""
+        runs.append(path)
+        return "done"
+
+    model = ScriptedChatModel(
+        script=[tool_call("touch", path="a"), AIMessage("ok"), tool_call("touch", path="b")]
+    )
+    graph = react.build_graph(model, [touch], checkpointer="memory")
+    context = AgentContext()
+
+    graph.invoke(ask("Touch a."), {"configurable": {"thread_id": "1"}}, context=context)
+    context.approve = ["touch"]
+    state = graph.invoke(ask("Touch b."), {"configurable": {"thread_id": "2"}}, context=context)
+
+    assert runs == ["a"]  # the second call waits for a person
+    assert state["__interrupt__"]

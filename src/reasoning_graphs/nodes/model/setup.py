@@ -155,6 +155,7 @@ class AgentSetup:
     _registries: dict[tuple[tuple[str, ...] | None, float | None], ToolRegistry] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _plain_scope: RunScope | None = field(default=None, compare=False, repr=False)
 
     def run_registry(self, tools: Sequence[str] | None, seconds: float | None) -> ToolRegistry:
         """The tools of a run that enables ``tools`` (``None``: all) with an idle timeout of
@@ -208,7 +209,13 @@ class AgentSetup:
         runtime = get_runtime()
         context = runtime.context if runtime is not None else None
         store = runtime.store if runtime is not None else None
-        return RunScope(setup=self, limits=self.limits.apply(context), context=context, store=store)
+        if context is not None:  # a run's own options (a client may change them in place)
+            return RunScope(self, self.limits.apply(context), context, store)
+        plain = self._plain_scope  # the graph's own options: its tools and policy made once
+        if plain is None or plain.store is not store:
+            plain = RunScope(self, self.limits, None, store)
+            object.__setattr__(self, "_plain_scope", plain)  # one slot: a race only misses
+        return plain
 
 
 @dataclass(frozen=True)
