@@ -16,7 +16,8 @@ these modules of the package (measured by tracing, and kept true by
 ``tests/test_tool_call_path.py``), in the order it first enters them:
 
 - ``nodes/wiring/tool_loop.py``: ``to_settle`` reads the facts, triages, routes;
-- ``nodes/model/setup.py``, ``context.py``: the run's setup and limits;
+- ``nodes/model/setup.py``: the run's setup and limits (a run with options of its own
+  enters the context module too);
 - ``question.py``, ``history.py``: the conversation's folds (answered calls, results),
   and the call's id;
 - ``nodes/steps/turn_facts.py``: the turn's facts, read once;
@@ -39,7 +40,7 @@ these modules of the package (measured by tracing, and kept true by
 - ``tools/execute.py``, ``tools/output.py``: the tool's run and what it returned;
 - ``nodes/model/trajectory.py``, ``metadata.py``: the one record of the decision.
 
-That is 29 modules, more than the 10 a call should pass; a call a person decides
+That is 28 modules, more than the 10 a call should pass; a call a person decides
 adds ``review.py`` and ``nodes/steps/edits.py`` (the ``approve`` node asks), and a
 hook adds its own. LangGraph then saves the ``act`` task's writes (the observation,
 the record) with the step.
