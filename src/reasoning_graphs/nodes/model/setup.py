@@ -241,13 +241,17 @@ class RunScope:
         given = self.limits.response_format
         return None if given is None else answer_schema(given)
 
-    @cached_property
+    @property
     def model(self) -> BaseChatModel:
+        """The run's model. One named by a spec is resolved at each use, not kept: a scope
+        outlives its event loop (see :meth:`AgentSetup.for_run`), and an async client stays
+        bound to the loop it first ran on (:func:`~reasoning_graphs.models.resolve.
+        resolve_model` keeps one per loop)."""
         if self.limits.model or self.setup.model is None:
             return resolve_model(self.limits.model)
         return self.setup.model
 
-    @cached_property
+    @property
     def summary_model(self) -> BaseChatModel:
         """The model that writes the summaries fitting a prompt to the window: the run's
         ``summary_model``, else the graph's, else :attr:`model`."""
