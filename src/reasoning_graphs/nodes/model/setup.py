@@ -152,10 +152,11 @@ class AgentSetup:
     middleware: tuple[AgentMiddleware, ...] = ()
     asking: Mapping[str, Asking] = field(default_factory=dict)
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
+    # made for runs, never copied: a copy (``dataclasses.replace``) may differ in what they hold
     _registries: dict[tuple[tuple[str, ...] | None, float | None], ToolRegistry] = field(
-        default_factory=dict, compare=False, repr=False
+        default_factory=dict, init=False, compare=False, repr=False
     )
-    _plain_scope: RunScope | None = field(default=None, compare=False, repr=False)
+    _plain_scope: RunScope | None = field(default=None, init=False, compare=False, repr=False)
 
     def run_registry(self, tools: Sequence[str] | None, seconds: float | None) -> ToolRegistry:
         """The tools of a run that enables ``tools`` (``None``: all) with an idle timeout of
