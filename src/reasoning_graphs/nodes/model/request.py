@@ -131,26 +131,17 @@ class ModelCall:
 
     def asking(self, prompt: Sequence[BaseMessage]) -> ModelCall:
         """The same call on another prompt."""
+        return self._copy(prompt, self.allowance)
+
+    def allowed(self, allowance: CallAllowance) -> ModelCall:
+        """The same call with another allowance."""
+        return self if allowance is self.allowance else self._copy(self.prompt, allowance)
+
+    def _copy(self, prompt: Sequence[BaseMessage], allowance: CallAllowance) -> ModelCall:
         return ModelCall(
             self.run,
             self.request,
             prompt,
-            self.state,
-            self.spending,
-            self.closing,
-            self.model,
-            self.allowance,
-            self.made,
-        )
-
-    def allowed(self, allowance: CallAllowance) -> ModelCall:
-        """The same call with another allowance."""
-        if allowance is self.allowance:
-            return self
-        return ModelCall(
-            self.run,
-            self.request,
-            self.prompt,
             self.state,
             self.spending,
             self.closing,
