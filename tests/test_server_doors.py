@@ -169,7 +169,8 @@ def test_every_route_that_takes_run_options_is_checked_at_the_door() -> None:
 
 class RecordedModels:
     """Stands in for model resolution: records each spec a run resolves, answers with a
-    scripted model."""
+    scripted model. A run may resolve its spec more than once (at each use, see
+    ``RunScope.model``), so :attr:`distinct` is what the tests compare."""
 
     def __init__(self) -> None:
         self.specs: list[Any] = []
@@ -177,6 +178,10 @@ class RecordedModels:
     def __call__(self, spec: Any = None) -> BaseChatModel:
         self.specs.append(spec)
         return ScriptedChatModel(script=["42"])
+
+    @property
+    def distinct(self) -> list[Any]:
+        return list(dict.fromkeys(self.specs))
 
 
 @pytest.fixture
@@ -206,7 +211,7 @@ def test_a_python_caller_still_chooses_any_model(
 
     state = graph.invoke(ASK, context={"model": spec})
 
-    assert resolved.specs == [spec]
+    assert resolved.distinct == [spec]
     assert state["messages"][-1].content == "42"
 
 
@@ -231,7 +236,7 @@ def test_a_served_run_may_not_change_the_model_unless_the_deployment_allows_it(
     [reason] = reasons  # one refusal, whatever the spec names and whether its file exists
     assert "model" in reason
     assert str(tmp_path) not in reason
-    assert resolved.specs == ["openai:deployed", "anthropic:x"]
+    assert resolved.distinct == ["openai:deployed", "anthropic:x"]
 
 
 # --- through a real dev server ----------------------------------------------------------
