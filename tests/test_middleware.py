@@ -10,18 +10,17 @@ arguments they approved. The tests use LangChain's own classes and decorators.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 import pytest
 from langchain.agents.middleware import (
     AgentMiddleware,
+    AgentState,
     ClearToolUsesEdit,
     ContextEditingMiddleware,
     LLMToolSelectorMiddleware,
-    ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
     ModelRetryMiddleware,
-    ToolCallLimitMiddleware,
     ToolRetryMiddleware,
     dynamic_prompt,
     hook_config,
@@ -274,19 +273,32 @@ class Looper(AgentMiddleware):
         return None
 
 
+class SeenState(AgentState):
+    seen: NotRequired[int]
+
+
+class Tallier(AgentMiddleware):
+    """A middleware that keeps a count of its own, written from its ``before_model`` hook."""
+
+    state_schema = SeenState
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return {"seen": state.get("seen", 0) + 1}
+
+
 @pytest.mark.parametrize(
     ("pattern", "middleware"),
     [
         ("react", Greeter()),
         ("react", Looper()),
-        ("rewoo", ModelCallLimitMiddleware(run_limit=3)),
-        ("tot", ToolCallLimitMiddleware(run_limit=3)),
+        ("rewoo", Tallier()),
+        ("tot", Tallier()),
     ],
     ids=[
         "jump to model from before_agent",
         "jump to model",
-        "call limit state in rewoo",
-        "call limit state in tot",
+        "model-turn state in rewoo",
+        "model-turn state in tot",
     ],
 )
 def test_a_middleware_whose_hooks_would_be_left_out_is_refused_when_built(

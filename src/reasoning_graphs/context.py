@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reasoning_graphs.option_bounds import (
     BOUND,
@@ -58,6 +58,9 @@ __all__ = [
     "refuse_unknown_options",
     "run_option",
 ]
+
+if TYPE_CHECKING:
+    from reasoning_graphs.nodes.guards.call_limits import CallLimit
 
 BAD_CONTEXT = "Unknown run option(s) {names}; known options: {known}."
 
@@ -96,7 +99,14 @@ def run_option(description: str, *, bound: Bound) -> Any:
 @dataclass(frozen=True)
 class Limits(LimitFields):
     """Resolved limits and approval lists for one run (``None`` budgets: no limit); the
-    fields and their defaults are the option table's."""
+    fields and their defaults are the option table's.
+
+    Attributes:
+        call_limits: The call limits of the graph's LangChain call-limit middleware
+            (:mod:`~reasoning_graphs.nodes.guards.call_limits`); no run option changes them.
+    """
+
+    call_limits: tuple[CallLimit, ...] = ()
 
     @classmethod
     def preset(cls, mode: Mode | None) -> Limits:

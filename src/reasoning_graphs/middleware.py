@@ -36,7 +36,9 @@ from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
     HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
     ModelRequest,
+    ToolCallLimitMiddleware,
 )
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
@@ -99,6 +101,12 @@ def check_runnable(middleware: Sequence[Any]) -> None:
                 raise ValueError(JUMPS.format(name=name_of(m), targets=sorted(targets), hook=hook))
 
 
+READ_AS_SETTINGS = (HumanInTheLoopMiddleware, ModelCallLimitMiddleware, ToolCallLimitMiddleware)
+"""Middleware read, when a graph is built, as settings every pattern keeps, not run as
+hooks: approval settings (:mod:`~reasoning_graphs.tools.asking`) and call limits
+(:mod:`~reasoning_graphs.nodes.guards.call_limits`)."""
+
+
 def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
     """Refuse, for a pattern with no model turns, a middleware with state of its own that
     its ``before_model``/``after_model`` hooks write: they run on each call's prompt there,
@@ -109,7 +117,7 @@ def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
     for m in middleware:
         fields = _own_state(m)
         writes = any(_writes(m, hook) for hook in model_hooks)
-        if fields and writes and not isinstance(m, HumanInTheLoopMiddleware):
+        if fields and writes and not isinstance(m, READ_AS_SETTINGS):
             raise ValueError(
                 STATE_ELSEWHERE.format(name=name_of(m), fields=", ".join(fields), pattern=pattern)
             )

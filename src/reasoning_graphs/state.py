@@ -398,6 +398,7 @@ class Work(TypedDict):
         halt: Set when the question must end here without another model call: why.
         summary: A summary call: its tokens and time count, but it is no model step.
         tool_round: A model call that proposed tool calls: it began a round of them.
+        tool: The tool that ran, for a tool run.
     """
 
     kind: Literal["thought", "action"]
@@ -406,6 +407,7 @@ class Work(TypedDict):
     halt: NotRequired[str]
     summary: NotRequired[bool]
     tool_round: NotRequired[bool]
+    tool: NotRequired[str]
 
 
 class EffectDone(TypedDict):
@@ -428,11 +430,15 @@ class StepInput(AgentInput):
         earlier_calls: The action events of the calls that ran in the question
             before this run, in order, so that a repeat of a pure tool's call is
             answered from it (see :func:`~reasoning_graphs.question.current_results`).
+        thread_counts: The calls the thread's earlier questions made, by what the call
+            limits count (:mod:`~reasoning_graphs.nodes.guards.call_limits`); absent on
+            a thread's first question.
     """
 
     rejected: NotRequired[Annotated[dict[str, str], merge_dicts]]
     earlier_work: NotRequired[list[Work]]
     earlier_calls: NotRequired[list[ActionEvent]]
+    thread_counts: NotRequired[dict[str, int]]
 
 
 class AgentState(AgentInput):

@@ -74,6 +74,9 @@ def make_act(setup: AgentSetup) -> Callable[[LatsState], Body[TreeUpdate]]:
             by_call = {call_of(node)["id"]: node["id"] for node in undecided}
             events = [{**e, "node": by_call[e["id"]]} for e in triage.events]
             update["rejected"] = triage.rejected
+            if triage.stop is not None:  # a tool-call limit ended the question
+                update["outcome"] = {"status": "incomplete", "reason": triage.stop}
+                return {**update, "trajectory": events, "tree": update_nodes(tree, changes)}
             tree = update_nodes(tree, changes)
             if asked:  # the person's answer is saved with this step; the calls run next
                 return {**update, "trajectory": events, "tree": tree}

@@ -21,6 +21,9 @@ Planning in Language Models".)
               └── nothing left ──→ finish ←──────── solved / spent ┘
                                      ↓
                                     END      (finish also stores the grounding report)
+
+A stopped sampling or judge call, and a tool-call limit that ends the question
+(from ``act``), go to ``finish`` as well.
 """
 
 from __future__ import annotations
@@ -65,8 +68,11 @@ def after_grading(state: LatsState) -> Literal["backpropagate", "finish"]:
     return "finish" if call_stopped(state) else "backpropagate"
 
 
-def after_act(state: LatsState) -> Literal["act", "evaluate"]:
-    """Run the next stateful call in a pass of its own; evaluate when every call has run."""
+def after_act(state: LatsState) -> Literal["act", "evaluate", "finish"]:
+    """Run the next stateful call in a pass of its own; evaluate when every call has run;
+    finish when a tool-call limit ended the question."""
+    if state.get("outcome"):
+        return "finish"
     return "act" if cleared_to_run(state["tree"], selected_leaf(state)) else "evaluate"
 
 
@@ -128,7 +134,7 @@ def build_graph(
     builder.add_edge(START, "select")
     builder.add_conditional_edges("select", after_select, ["expand", "finish"])
     builder.add_conditional_edges("expand", after_expand, ["act", "finish"])
-    builder.add_conditional_edges("act", after_act, ["act", "evaluate"])
+    builder.add_conditional_edges("act", after_act, ["act", "evaluate", "finish"])
     builder.add_conditional_edges("evaluate", after_grading, ["backpropagate", "finish"])
     builder.add_conditional_edges("backpropagate", after_backpropagate, ["select", "finish"])
     builder.add_edge("finish", END)

@@ -22,6 +22,7 @@ The edges, node by node::
              → finish    it is still not, or the budget is spent
     schedule → schedule  tasks are left: another pass
              → join      every task of the plan is settled
+             → finish    a tool-call limit ended the question
     join     → report    answered
              → plan      another round is needed
              → finish    the rounds or a budget are spent
@@ -63,8 +64,11 @@ def after_plan(state: LlmCompilerState) -> Literal["schedule", "plan", "finish"]
     return "plan" if state.get("plan_problem") else "schedule"
 
 
-def after_schedule(state: LlmCompilerState) -> Literal["schedule", "join"]:
-    """Another pass until every task of the plan is settled."""
+def after_schedule(state: LlmCompilerState) -> Literal["schedule", "join", "finish"]:
+    """Another pass until every task of the plan is settled; the honest stop when a pass
+    ended the question (a tool-call limit's end)."""
+    if state.get("outcome"):
+        return "finish"
     return "join" if round_settled(state) else "schedule"
 
 
@@ -106,7 +110,7 @@ def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> Compiled
     builder.add_node("finish", effect_node("finish", make_finish(setup, ask_joiner)))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan, ["schedule", "plan", "finish"])
-    builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join"])
+    builder.add_conditional_edges("schedule", after_schedule, ["schedule", "join", "finish"])
     end = add_report(builder, setup)
     builder.add_conditional_edges(
         "join", after_join, {"plan": "plan", "finish": "finish", END: end}

@@ -67,6 +67,8 @@ from reasoning_graphs.graphs.llm_compiler.dag import (
 )
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.metadata import decision_of, mark, mark_of
+from reasoning_graphs.nodes.guards.budget import tool_tally
+from reasoning_graphs.nodes.guards.call_limits import Tally
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.approve import TurnTriage, settle_calls
@@ -100,6 +102,7 @@ class Job:
         state: The graph state, for triage and for tools that read it.
         turn: The question's number.
         step: The step the round's calls count as.
+        tally: The tool-call limits' count the pass's tasks share, when the run has any.
     """
 
     task: CompilerTask
@@ -108,6 +111,7 @@ class Job:
     state: LlmCompilerState
     turn: int
     step: int
+    tally: Tally | None = None
 
 
 class TaskResult(TypedDict, total=False):
@@ -217,7 +221,7 @@ def _task_body(job: Job, board: Board) -> Body[TaskResult]:
         values = {dep: needed[dep]["value"] for dep in task["deps"]}
         args = TASK_RESULTS.substitute(task["args"], values)
         triage = TurnTriage(turn=job.turn, step=job.step)
-        settle_calls(job.run, job.state.copy(), [_call(task, args)], triage)
+        settle_calls(job.run, job.state.copy(), [_call(task, args)], triage, job.tally)
         if triage.answered:
             (answer,) = triage.answered
             return _from_answer(job.state, _call(task, args), answer)
@@ -253,7 +257,11 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[AgentU
         open_ids = {task["call_id"] for task in plan if task["id"] not in done}
         cleared = {call["id"]: call for call in state.get("to_run") or [] if call["id"] in open_ids}
         triage = TurnTriage(turn=turn, step=step)
-        answered, asked = _ask_person(run, state, plan, done, cleared, triage)
+        tally = tool_tally(state, run.limits)
+        if tally is not None:
+            for call in cleared.values():  # a person cleared it in an earlier pass: it runs now
+                tally.count(call["name"])
+        answered, asked = _ask_person(run, state, plan, done, cleared, triage, tally)
         this_pass.update(answered)
         done.update(this_pass)
         if asked:  # the person's answer is saved with this pass; the tasks run in the next
@@ -262,14 +270,21 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[AgentU
                 if this_pass
                 else {}
             )
-            return {**recorded, "rejected": triage.rejected, "to_run": list(cleared.values())}
+            return {
+                **recorded,
+                **_ended(tally),
+                "rejected": triage.rejected,
+                "to_run": list(cleared.values()),
+            }
 
         board = Board()
         for task_id, result in done.items():
             board.post(task_id, result)
         batch = _tasks_for_this_pass(run, plan, done, cleared)
         started = time.perf_counter()
-        jobs = [Job(task, cleared.get(task["call_id"]), run, state, turn, step) for task in batch]
+        jobs = [
+            Job(task, cleared.get(task["call_id"]), run, state, turn, step, tally) for task in batch
+        ]
         yield Gather(
             [run_task(job, board, on_settled=board.poster(job.task["id"])) for job in jobs]
         )
@@ -279,11 +294,19 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[AgentU
         left = [call for call in cleared.values() if call["id"] not in settled_ids]
         return {
             **_record_pass(state, plan, this_pass, turn=turn, step=step, wall_ms=wall_ms),
+            **_ended(tally),
             "rejected": triage.rejected,
             "to_run": left,
         }
 
     return schedule
+
+
+def _ended(tally: Tally | None) -> AgentUpdate:
+    """The question's incomplete outcome when a tool-call limit ended it during the pass."""
+    if tally is None or tally.ended is None:
+        return {}
+    return {"outcome": {"status": "incomplete", "reason": tally.ended}}
 
 
 def _ask_person(
@@ -293,6 +316,7 @@ def _ask_person(
     done: Mapping[int, TaskResult],
     cleared: dict[str, ClearedCall],
     triage: TurnTriage,
+    tally: Tally | None,
 ) -> tuple[dict[int, TaskResult], bool]:
     """Settle the undecided dangerous tasks whose inputs are known, with them substituted.
 
@@ -309,7 +333,7 @@ def _ask_person(
         and _dangerous(run, task)
         and all(ref in done for ref in TASK_RESULTS.references(task["args"]))
     }
-    asked = settle_calls(run, state, [call for _, call in to_ask.values()], triage)
+    asked = settle_calls(run, state, [call for _, call in to_ask.values()], triage, tally)
     cleared.update({call["id"]: call for _, call in triage.cleared})
     settled: dict[int, TaskResult] = {}
     for answer in triage.answered:

@@ -24,12 +24,21 @@ is asked with tools off and its reply is the answer (:func:`rounds_spent`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.history import Fold, Indexed, folded
+from reasoning_graphs.nodes.guards.call_limits import (
+    Counts,
+    Tally,
+    model_calls_room,
+    model_limit_stop,
+    split_limits,
+    work_counts,
+)
 from reasoning_graphs.question import executed_calls, question_number, this_question
 from reasoning_graphs.state import EXECUTED, Outcome, ThoughtEvent, TrajectoryEvent, Work
 
@@ -109,8 +118,71 @@ def question_spending(state: Mapping[str, Any]) -> Spending:
 
 
 def budget_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
-    """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is)."""
-    return exhausted(limits, question_spending(state))
+    """An incomplete outcome when a budget is spent, else ``None`` (a ``None`` budget never is).
+
+    A model-call limit a middleware set (:mod:`~.call_limits`) comes first: once it is
+    reached, not even the closing call is made (:func:`may_conclude`).
+
+    Raises:
+        ModelCallLimitExceededError: That limit says ``exit_behavior="error"``.
+    """
+    return call_limit_stop(state, limits) or exhausted(limits, question_spending(state))
+
+
+def call_limit_stop(state: Mapping[str, Any], limits: Limits) -> Outcome | None:
+    """Why no more model calls may be made, when a middleware's model-call limit is reached
+    (see :mod:`~.call_limits`); ``None`` at once for a run with none.
+
+    Raises:
+        ModelCallLimitExceededError: That limit says ``exit_behavior="error"``.
+    """
+    if not limits.call_limits:
+        return None
+    model_limits, _ = split_limits(limits.call_limits)
+    return model_limit_stop(model_limits, call_counts(state)) if model_limits else None
+
+
+def model_calls_left(state: Mapping[str, Any], limits: Limits, spending: Spending) -> int | None:
+    """How many model calls the question may still start before its closing one
+    (``None``: no limit): what ``max_model_calls`` leaves after ``spending``, and no more
+    than a middleware's model-call limit allows."""
+    left = None if limits.max_model_calls is None else limits.max_model_calls - spending.calls
+    if not limits.call_limits:
+        return left
+    model_limits, _ = split_limits(limits.call_limits)
+    if not model_limits:
+        return left
+    room = model_calls_room(model_limits, call_counts(state))
+    return room if left is None else min(left, room)
+
+
+def tool_tally(state: Mapping[str, Any], limits: Limits) -> Tally | None:
+    """A tally of ``state``'s counts for a triage to count its calls on, when the run has
+    tool-call limits (``None`` otherwise)."""
+    if not limits.call_limits:
+        return None
+    _, tool_limits = split_limits(limits.call_limits)
+    return Tally(tool_limits, call_counts(state)) if tool_limits else None
+
+
+def call_counts(state: Mapping[str, Any]) -> Counts:
+    """What the call limits count in ``state``: the question's calls, and the calls of the
+    thread's earlier questions (a step's or trial's graph is handed those as
+    ``thread_counts``)."""
+    return Counts(question=work_counts(question_work(state)), before=_earlier_questions(state))
+
+
+def _earlier_questions(state: Mapping[str, Any]) -> Counter[str]:
+    """The calls of the thread's questions before the current one, by what the call
+    limits count (without zeros)."""
+    turn = question_number(state["messages"])
+    earlier = [
+        work
+        for event in state.get("trajectory") or ()
+        if event.get("turn", turn) < turn
+        for work in _as_work(event)
+    ]
+    return +(Counter(state.get("thread_counts") or {}) + work_counts(earlier))
 
 
 def budget_stop_after(
@@ -142,8 +214,9 @@ def calls_past_budget(state: Mapping[str, Any], limits: Limits) -> int:
 def may_conclude(state: Mapping[str, Any], limits: Limits) -> bool:
     """Whether the one closing call past the budget is still to be made: not after a
     halt (the model timed out, went silent or kept failing), where asking it again
-    would only wait as long once more."""
-    if question_spending(state).halt is not None:
+    would only wait as long once more, nor once a middleware's model-call limit is reached
+    (it allows no call past it)."""
+    if question_spending(state).halt is not None or call_limit_stop(state, limits) is not None:
         return False
     return calls_past_budget(state, limits) == 0
 
@@ -166,12 +239,17 @@ def turn_call_limit(state: Mapping[str, Any], limits: Limits) -> int:
 def question_bounds(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a subgraph run for one step or trial must honour of its question:
     the rejections so far, the work already done (model calls and tool runs) and
-    the calls that ran (so that a repeat of a pure tool's call is answered from its result)."""
-    return {
+    the calls that ran (so that a repeat of a pure tool's call is answered from its result),
+    and the calls of the thread's earlier questions, for the call limits that count them."""
+    bounds: dict[str, Any] = {
         "rejected": dict(state.get("rejected") or {}),
         "earlier_work": question_work(state),
         "earlier_calls": executed_calls(state),
     }
+    before = _earlier_questions(state)
+    if before:
+        bounds["thread_counts"] = dict(before)
+    return bounds
 
 
 def exhausted(limits: Limits, spending: Spending) -> Outcome | None:
@@ -212,7 +290,14 @@ def _as_work(event: TrajectoryEvent) -> list[Work]:
             call["halt"] = event["halt"]
         return [*event.get("seam_calls", []), call]
     if event["kind"] == "action" and event["decision"] in EXECUTED and not event.get("upkeep"):
-        return [{"kind": "action", "tokens": 0, "ms": event.get("duration_ms", 0.0)}]
+        return [
+            {
+                "kind": "action",
+                "tokens": 0,
+                "ms": event.get("duration_ms", 0.0),
+                "tool": event["tool"],
+            }
+        ]
     return []
 
 

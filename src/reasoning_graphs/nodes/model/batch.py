@@ -38,7 +38,11 @@ from typing_extensions import TypedDict
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, gather_bodies
-from reasoning_graphs.nodes.guards.budget import budget_stop_after, question_spending
+from reasoning_graphs.nodes.guards.budget import (
+    budget_stop_after,
+    model_calls_left,
+    question_spending,
+)
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
 from reasoning_graphs.nodes.model.watch import TIME_SPENT, SharedTokens
@@ -239,7 +243,7 @@ def plan_batch(
             will need later (a LATS candidate and its judge: 2).
     """
     spending = question_spending(state)
-    calls_left = None if limits.max_model_calls is None else limits.max_model_calls - spending.calls
+    calls_left = model_calls_left(state, limits, spending)
     tokens_left = None if limits.token_budget is None else limits.token_budget - spending.tokens
     room: dict[BudgetName, int | None] = {
         "model_calls": None if calls_left is None else _calls_room(calls_left, calls_each),

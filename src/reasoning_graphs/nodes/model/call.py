@@ -49,6 +49,7 @@ from reasoning_graphs.models.context_size import context_window_of
 from reasoning_graphs.nodes.guards.budget import (
     Spending,
     budget_stop_after,
+    call_limit_stop,
     exhausted,
     question_spending,
 )
@@ -134,12 +135,18 @@ def call_model(
     Once the question's budget is spent, the one closing call gets no summary or
     continuation: what would be summarised is left out.
 
+    A middleware's model-call limit that is reached (:mod:`~reasoning_graphs.nodes.guards.
+    call_limits`) lets no call start, whichever node asks.
+
     Raises:
         QuestionStopped: A call was stopped part-way — the question's token or
             time budget ran out while it streamed, or it passed the per-call or
-            idle timeout — or it still failed after its retries.
+            idle timeout — or it still failed after its retries; or a model-call
+            limit allows no call.
     """
     state = state or NO_STATE
+    if run.limits.call_limits and (limited := call_limit_stop(state, run.limits)) is not None:
+        raise QuestionStopped(limited, [])  # no call past a middleware's model-call limit
     spending = question_spending(state)  # summed once for every call made here
     call = ModelCall(
         run=run,

@@ -40,6 +40,7 @@ from reasoning_graphs.middleware import (
     hooked,
 )
 from reasoning_graphs.models.resolve import resolve_model
+from reasoning_graphs.nodes.guards.call_limits import read_call_limits
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
 from reasoning_graphs.option_bounds import (
@@ -100,6 +101,7 @@ def agent_setup(
     asking, middleware = merged_askings(
         approve if isinstance(approve, Mapping) else {}, tuple(options.get("middleware", ()))
     )
+    call_limits, middleware = read_call_limits(middleware)
     check_runnable(middleware)
     tool_list += [tool for m in middleware for tool in getattr(m, "tools", ())]
     return AgentSetup(
@@ -111,6 +113,7 @@ def agent_setup(
             approve=() if isinstance(approve, Mapping) else tuple(approve),
             deny=tuple(options.get("deny", ())),
             memory_user=memory_user,
+            call_limits=call_limits,
             **{name: value for name, value in given.items() if name in LIMIT_OPTIONS},
         ),
         model=chat_model,

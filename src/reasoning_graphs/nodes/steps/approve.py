@@ -28,7 +28,7 @@ LangGraph may re-run it on resume; it re-runs with the same triage.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -37,6 +37,7 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from reasoning_graphs.metadata import EARLIER_REJECTION, RAW, REUSED_FROM, decision_of
+from reasoning_graphs.nodes.guards.call_limits import Tally
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.loops import STOPPED_CALL
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
@@ -162,6 +163,17 @@ class TurnTriage:
             id=runtime_id(call), name=call["name"], args=dict(args), decision=decision
         )
         self.cleared.append((index, sealed(cleared)))
+
+    def run_nothing(self) -> None:
+        """Answer every call cleared or set aside for a person without running it, saying
+        why the question stops (:attr:`stop`)."""
+        calls = [self.places[call["id"]][1] for _, call in self.cleared] + [
+            call for _, call in self.to_ask
+        ]
+        self.cleared.clear()
+        self.to_ask.clear()
+        for call in calls:
+            self.answer_without_running(call, STOPPED_CALL.format(reason=self.stop), "skipped")
 
     def answer_without_running(
         self,
@@ -296,7 +308,11 @@ def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
 
 
 def settle_calls(
-    run: RunScope, state: AgentState, calls: Sequence[ToolCall], triage: TurnTriage
+    run: RunScope,
+    state: AgentState,
+    calls: Sequence[ToolCall],
+    triage: TurnTriage,
+    tally: Tally | None = None,
 ) -> bool:
     """Decide the fate of ``calls`` into ``triage``, asking one interrupt for the dangerous ones;
     return whether a person answered.
@@ -306,8 +322,13 @@ def settle_calls(
     A node that got a person's answer should end its step with the decisions, before
     running anything: the answer is saved with the step, and LangGraph keeps a resume
     value only until the node that asked ends, so a crash in between would ask again.
+    ``tally``: the tool-call limits' count shared by calls settled apart (a plan's tasks);
+    by default, the state's.
     """
-    _triage_calls(run, state, calls, triage, turn_facts(run, state))
+    facts = turn_facts(run, state)
+    if tally is not None:
+        facts = replace(facts, tally=tally)
+    _triage_calls(run, state, calls, triage, facts)
     if triage.to_ask:
         _ask_person(triage.to_ask, triage, run)
     return bool(triage.to_ask)
@@ -337,6 +358,7 @@ def _triage_calls(
         else OVER_QUESTION_LIMIT.format(limit=run.limits.max_tool_calls)
     )
     rejected_before, current, answers = facts.rejected, facts.results, facts.answers
+    tally = facts.tally
     counted = 0  # the turn's calls the limit counts: an upkeep tool's are not
     for index, call in enumerate(calls):
         triage.places[runtime_id(call)] = (index, call)
@@ -359,6 +381,9 @@ def _triage_calls(
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
         elif refused := run.registry.call_error(call["name"], call["args"]):
             triage.answer_without_running(call, refused, "invalid")
+        elif tally is not None and (passed := tally.take(call["name"])) is not None:
+            triage.answer_without_running(call, passed.refusal(), "skipped")
+            triage.stop = triage.stop or tally.ended
         elif run.policy.needs_approval(run.registry.get(call["name"]), call["name"], call, state):
             triage.to_ask.append((index, call))
             described = run.policy.description(call, state)
@@ -366,6 +391,8 @@ def _triage_calls(
                 triage.described[runtime_id(call)] = described
         else:
             triage.clear_to_run(index, call, call["args"], "auto")
+    if triage.stop is not None:  # a call limit ends the question: nothing of the turn runs
+        triage.run_nothing()
 
 
 def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:

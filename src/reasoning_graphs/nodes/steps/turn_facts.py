@@ -15,7 +15,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
-from reasoning_graphs.nodes.guards.budget import turn_call_limit
+from reasoning_graphs.nodes.guards.budget import tool_tally, turn_call_limit
+from reasoning_graphs.nodes.guards.call_limits import Tally
 from reasoning_graphs.nodes.guards.loops import repeated_failure, tool_rounds
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.nodes.steps.seal import spent_seals
@@ -44,6 +45,9 @@ class TurnFacts:
         calls_left: The calls this turn may make: the per-turn limit, within the question's.
         repeated: Why nothing of the turn runs, when one of its calls failed with the same
             arguments in the rounds just before (:func:`~.loops.repeated_failure`).
+        tally: What the middleware's tool-call limits count, when the run has any
+            (:mod:`~reasoning_graphs.nodes.guards.call_limits`): the triage counts the
+            turn's calls on it.
     """
 
     turn: int
@@ -55,6 +59,7 @@ class TurnFacts:
     answers: Mapping[str, ToolMessage]
     calls_left: int
     repeated: str | None
+    tally: Tally | None = None
 
 
 def turn_facts(
@@ -76,6 +81,7 @@ def turn_facts(
         repeated=None
         if reply is None
         else _repeated_failure(messages, reply, run.limits.repeat_failure_limit),
+        tally=tool_tally(state, run.limits),
     )
 
 
