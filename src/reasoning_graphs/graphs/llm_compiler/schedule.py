@@ -260,7 +260,7 @@ def make_schedule(setup: AgentSetup) -> Callable[[LlmCompilerState], Body[AgentU
         tally = tool_tally(state, run.limits)
         if tally is not None:
             for call in cleared.values():  # a person cleared it in an earlier pass: it runs now
-                tally.count(call["name"])
+                tally.count_cleared(call["name"])
         answered, asked = _ask_person(run, state, plan, done, cleared, triage, tally)
         this_pass.update(answered)
         done.update(this_pass)

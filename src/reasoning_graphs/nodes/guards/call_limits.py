@@ -48,6 +48,7 @@ TOOL_LIMIT_REACHED = "{middleware}: reached its limit of {limit} {what} per {sco
 NOT_RUN = "Not run: the limit of {what} is reached. Do not call {whom} again."
 
 Exit = Literal["end", "error", "continue"]
+Scope = Literal["question", "thread"]
 
 
 def tool_key(name: str) -> str:
@@ -82,16 +83,25 @@ class CallLimit:
         """Whether a call of tool ``name`` counts against this limit."""
         return self.key == TOOLS or self.key == tool_key(name)
 
-    def reached(self, counts: Counts, more: int = 0) -> Literal["question", "thread"] | None:
+    def reached(self, counts: Counts, more: int = 0) -> Scope | None:
         """Which of its limits ``counts`` (with ``more`` calls besides) have reached."""
-        done = counts.question[self.key] + more
-        if self.per_question is not None and done >= self.per_question:
-            return "question"
-        if self.per_thread is not None and counts.before[self.key] + done >= self.per_thread:
-            return "thread"
-        return None
+        return next((scope for scope, left in self._left(counts, more) if left <= 0), None)
 
-    def reason(self, scope: Literal["question", "thread"]) -> str:
+    def room(self, counts: Counts) -> int:
+        """How many more calls it allows after ``counts``."""
+        return max(0, min(left for _, left in self._left(counts)))
+
+    def _left(self, counts: Counts, more: int = 0) -> list[tuple[Scope, int]]:
+        """The calls each of its limits has left (LangChain's class sets at least one)."""
+        done = counts.question[self.key] + more
+        left: list[tuple[Scope, int]] = []
+        if self.per_question is not None:
+            left.append(("question", self.per_question - done))
+        if self.per_thread is not None:
+            left.append(("thread", self.per_thread - counts.before[self.key] - done))
+        return left
+
+    def reason(self, scope: Scope) -> str:
         """Why the question stops here, for its outcome."""
         limit = self.per_question if scope == "question" else self.per_thread
         if self.key == MODEL:
@@ -188,14 +198,7 @@ def model_limit_stop(model_limits: Sequence[CallLimit], counts: Counts) -> Outco
 
 def model_calls_room(model_limits: Sequence[CallLimit], counts: Counts) -> int:
     """How many more model calls ``model_limits`` allow after ``counts``."""
-    room: list[int] = []
-    for limit in model_limits:
-        done = counts.question[MODEL]
-        if limit.per_question is not None:
-            room.append(limit.per_question - done)
-        if limit.per_thread is not None:
-            room.append(limit.per_thread - counts.before[MODEL] - done)
-    return max(0, min(room))
+    return min(limit.room(counts) for limit in model_limits)
 
 
 @dataclass
@@ -208,16 +211,17 @@ class Tally:
         limits: The tool-call limits counted.
         counts: What the state had counted.
         taken: The calls let through since, by key.
-        ended: Why the question ends, once a limit with ``exit_behavior="end"`` is
-            reached: no call is let through after it.
+        ending: The limit with ``exit_behavior="end"`` a call reached, once one has: no
+            call is let through after it.
+        ended: Why the question ends then.
     """
 
     limits: tuple[CallLimit, ...]
     counts: Counts
     taken: Counter[str] = field(default_factory=Counter)
+    ending: CallLimit | None = None
     ended: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _ending: CallLimit | None = None
 
     def take(self, name: str) -> CallLimit | None:
         """Count a call of tool ``name``, or give the limit it would pass (and count nothing).
@@ -227,8 +231,8 @@ class Tally:
         """
         counted = [limit for limit in self.limits if limit.counts(name)]
         with self.lock:
-            if self.ended is not None:
-                return self._ending
+            if self.ending is not None:
+                return self.ending
             for limit in counted:
                 scope = limit.reached(self.counts, self.taken[limit.key])
                 if scope is None:
@@ -236,12 +240,12 @@ class Tally:
                 if limit.exit == "error":
                     raise limit.error(self.counts, self.taken[limit.key])
                 if limit.exit == "end":
-                    self.ended, self._ending = limit.reason(scope), limit
+                    self.ending, self.ended = limit, limit.reason(scope)
                 return limit
             self._count(counted)
             return None
 
-    def count(self, name: str) -> None:
+    def count_cleared(self, name: str) -> None:
         """Count a call of ``name`` let through before (a person cleared it), whatever the
         limits say now."""
         with self.lock:
