@@ -264,3 +264,23 @@ def test_a_step_of_plan_and_execute_counts_the_whole_question(face: str) -> None
     run(graph, ask(), face)
 
     assert adder.runs == [(1, 1)]  # the second step's call is past the question's limit
+
+
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("pattern", TOOL_PATTERNS)
+def test_a_tool_thread_limit_counts_the_calls_of_earlier_questions(
+    pattern: str, face: str
+) -> None:
+    script, options = one_call(pattern, "add", {"a": 20, "b": 22}, "It is 42.")
+    model = ScriptedChatModel(script=[*script, *script, "It is 42."])
+    adder = Adder()
+    limit = ToolCallLimitMiddleware(tool_name="add", thread_limit=1)
+    graph = graph_builder(pattern)(
+        model, tools=[adder.tool()], middleware=[limit], checkpointer=InMemorySaver(), **options
+    )
+    config = {"configurable": {"thread_id": "t"}}
+
+    run(graph, ask(), face, config)
+    run(graph, ask("And again?"), face, config)
+
+    assert adder.runs == [(20, 22)]  # the second question's call is past the thread's limit
