@@ -40,4 +40,5 @@ python -m pytest -q -p no:cacheprovider -m "not server and not local_model and n
   tests/test_builtin_tools.py \
   tests/test_middleware.py \
   tests/test_middleware_questions.py \
+  tests/test_call_limits.py \
   tests/test_models.py
