@@ -21,6 +21,7 @@ from langchain.agents.middleware import (
     LLMToolSelectorMiddleware,
     ModelFallbackMiddleware,
     ModelRetryMiddleware,
+    ToolCallLimitMiddleware,
     ToolRetryMiddleware,
     dynamic_prompt,
     hook_config,
@@ -346,3 +347,15 @@ def test_a_tool_selector_offers_the_model_only_the_tools_it_chose(face: str) -> 
     assert [call.tools for call in model.calls] == [["add"], ["add"]]
     assert adder.runs == [(20, 22)]
     assert state["messages"][-1].text == ANSWER
+
+
+@pytest.mark.parametrize("pattern", ["react", "rewoo"])
+def test_two_middleware_of_one_name_are_refused_when_built(pattern: str) -> None:
+    twice = [ToolRetryMiddleware(), ToolRetryMiddleware()]
+    with pytest.raises(ValueError, match="ToolRetryMiddleware"):
+        graph_builder(pattern)(ScriptedChatModel(script=["?"]), tools=[], middleware=twice)
+    limits = [
+        ToolCallLimitMiddleware(tool_name="a", run_limit=1),
+        ToolCallLimitMiddleware(tool_name="b", run_limit=1),
+    ]  # named apart by their tool
+    graph_builder(pattern)(ScriptedChatModel(script=["?"]), tools=[], middleware=limits)

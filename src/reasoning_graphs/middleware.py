@@ -91,6 +91,15 @@ LANGCHAIN_FIELDS = frozenset(AgentState.__annotations__)
 """Fields of LangChain's agent state a middleware's ``state_schema`` repeats, not adds."""
 
 
+def check_distinct(middleware: Sequence[Any]) -> None:
+    """Refuse, when the graph is built, two middleware of one name, as ``create_agent``
+    does: they would share their state fields."""
+    names = [name_of(m) for m in middleware]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(SAME_NAME.format(names=", ".join(map(repr, twice))))
+
+
 def check_runnable(middleware: Sequence[Any]) -> None:
     """Refuse, when the graph is built, a middleware that may jump where no pattern has a
     place to go: only a jump to the end is honoured."""
@@ -101,6 +110,10 @@ def check_runnable(middleware: Sequence[Any]) -> None:
                 raise ValueError(JUMPS.format(name=name_of(m), targets=sorted(targets), hook=hook))
 
 
+SAME_NAME = (
+    "Two middleware are named {names}: give each its own name (its `name` property), or "
+    "pass one instance."
+)
 READ_AS_SETTINGS = (HumanInTheLoopMiddleware, ModelCallLimitMiddleware, ToolCallLimitMiddleware)
 """Middleware read, when a graph is built, as settings every pattern keeps, not run as
 hooks: approval settings (:mod:`~reasoning_graphs.tools.asking`) and call limits
@@ -110,9 +123,8 @@ hooks: approval settings (:mod:`~reasoning_graphs.tools.asking`) and call limits
 def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
     """Refuse, for a pattern with no model turns, a middleware with state of its own that
     its ``before_model``/``after_model`` hooks write: they run on each call's prompt there,
-    and what they write is not kept (what ``before_agent``/``after_agent`` write is). A
-    human-in-the-loop middleware is read as approval settings instead
-    (:mod:`~reasoning_graphs.tools.asking`)."""
+    and what they write is not kept (what ``before_agent``/``after_agent`` write is).The
+    middleware of :data:`READ_AS_SETTINGS` are read as settings of ours instead."""
     model_hooks = (*BEFORE_MODEL.names, *AFTER_MODEL.names)
     for m in middleware:
         fields = _own_state(m)

@@ -36,6 +36,7 @@ from reasoning_graphs.middleware import (
     BEFORE_MODEL,
     MODEL_HOOKS,
     TOOL_HOOKS,
+    check_distinct,
     check_runnable,
     hooked,
 )
@@ -98,6 +99,7 @@ def agent_setup(
     if options.get("memory_tools", False):
         tool_list += memory_tools(memory_user)
     approve = options.get("approve", ())
+    check_distinct(options.get("middleware", ()))
     asking, middleware = merged_askings(
         approve if isinstance(approve, Mapping) else {}, tuple(options.get("middleware", ()))
     )
