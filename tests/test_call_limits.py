@@ -268,9 +268,7 @@ def test_a_step_of_plan_and_execute_counts_the_whole_question(face: str) -> None
 
 @pytest.mark.parametrize("face", FACES)
 @pytest.mark.parametrize("pattern", TOOL_PATTERNS)
-def test_a_tool_thread_limit_counts_the_calls_of_earlier_questions(
-    pattern: str, face: str
-) -> None:
+def test_a_tool_thread_limit_counts_the_calls_of_earlier_questions(pattern: str, face: str) -> None:
     script, options = one_call(pattern, "add", {"a": 20, "b": 22}, "It is 42.")
     model = ScriptedChatModel(script=[*script, *script, "It is 42."])
     adder = Adder()

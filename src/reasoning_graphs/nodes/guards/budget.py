@@ -295,7 +295,7 @@ def _as_work(event: TrajectoryEvent) -> list[Work]:
                 "kind": "action",
                 "tokens": 0,
                 "ms": event.get("duration_ms", 0.0),
-                "tool": event["tool"],
+                "tool": event.get("tool", ""),
             }
         ]
     return []
