@@ -164,15 +164,14 @@ class TurnTriage:
         )
         self.cleared.append((index, sealed(cleared)))
 
-    def run_nothing(self) -> None:
-        """Answer every call cleared or set aside for a person without running it, saying
-        why the question stops (:attr:`stop`)."""
-        calls = [self.places[call["id"]][1] for _, call in self.cleared] + [
-            call for _, call in self.to_ask
-        ]
+    def run_nothing(self, calls: Sequence[ToolCall] = ()) -> None:
+        """Answer ``calls``, and every call cleared or set aside for a person, without
+        running them, saying why the question stops (:attr:`stop`)."""
+        settled = [self.places[call["id"]][1] for _, call in self.cleared]
+        settled += [call for _, call in self.to_ask]
         self.cleared.clear()
         self.to_ask.clear()
-        for call in calls:
+        for call in [*settled, *calls]:
             self.answer_without_running(call, STOPPED_CALL.format(reason=self.stop), "skipped")
 
     def answer_without_running(
@@ -256,8 +255,7 @@ def triage_turn(run: RunScope, state: AgentState, facts: TurnFacts | None = None
     if triage.stop is None:
         _triage_calls(run, state, calls, triage, facts)
     else:  # nothing of this turn runs: the run stops before repeating the failure
-        for call in calls:
-            triage.answer_without_running(call, STOPPED_CALL.format(reason=triage.stop), "skipped")
+        triage.run_nothing(calls)
     return triage
 
 
