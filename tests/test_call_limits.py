@@ -16,27 +16,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_calls
+from tests.helpers.adder import Adder
 from tests.helpers.faces import FACES, run
 from tests.helpers.one_call import one_call
 
 TOOL_PATTERNS = [name for name, pattern in PATTERNS.items() if pattern.uses_tools]
-
-
-class Adder:
-    """An ``add`` tool that records its runs."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[int, int]] = []
-
-    def tool(self) -> Any:
-        from reasoning_graphs.tools.spec import tool_spec
-
-        def add(a: int, b: int) -> int:
-            """Add two integers."""
-            self.runs.append((a, b))
-            return a + b
-
-        return tool_spec(add)
 
 
 def ask(text: str = "What is 20+22?") -> dict[str, Any]:
@@ -55,7 +39,7 @@ def scripted(pattern: str) -> tuple[ScriptedChatModel, dict[str, Any]]:
 def build(pattern: str, middleware: list[Any], adder: Adder, **extra: Any) -> Any:
     model, options = scripted(pattern)
     graph = graph_builder(pattern)(
-        model, tools=[adder.tool()], middleware=middleware, **options, **extra
+        model, tools=[adder.spec()], middleware=middleware, **options, **extra
     )
     return graph, model
 
@@ -209,7 +193,7 @@ def test_the_calls_of_one_turn_count_in_the_models_order(face: str) -> None:
         script=[tool_calls(("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2})), "Done."]
     )
     graph = graph_builder("react")(
-        model, tools=[adder.tool()], middleware=[ToolCallLimitMiddleware(run_limit=1)]
+        model, tools=[adder.spec()], middleware=[ToolCallLimitMiddleware(run_limit=1)]
     )
 
     state = run(graph, ask(), face)
@@ -231,7 +215,7 @@ def test_the_tasks_of_one_compiler_plan_share_the_tool_limit(face: str) -> None:
         script=[{"tasks": tasks}, {"answer": "Done.", "replan": False, "reason": ""}]
     )
     graph = graph_builder("llm_compiler")(
-        model, tools=[adder.tool()], middleware=[ToolCallLimitMiddleware(run_limit=2)]
+        model, tools=[adder.spec()], middleware=[ToolCallLimitMiddleware(run_limit=2)]
     )
 
     state = run(graph, ask(), face)
@@ -258,7 +242,7 @@ def test_a_step_of_plan_and_execute_counts_the_whole_question(face: str) -> None
         ]
     )
     graph = graph_builder("plan_execute")(
-        model, tools=[adder.tool()], middleware=[ToolCallLimitMiddleware(run_limit=1)]
+        model, tools=[adder.spec()], middleware=[ToolCallLimitMiddleware(run_limit=1)]
     )
 
     run(graph, ask(), face)
@@ -274,7 +258,7 @@ def test_a_tool_thread_limit_counts_the_calls_of_earlier_questions(pattern: str,
     adder = Adder()
     limit = ToolCallLimitMiddleware(tool_name="add", thread_limit=1)
     graph = graph_builder(pattern)(
-        model, tools=[adder.tool()], middleware=[limit], checkpointer=InMemorySaver(), **options
+        model, tools=[adder.spec()], middleware=[limit], checkpointer=InMemorySaver(), **options
     )
     config = {"configurable": {"thread_id": "t"}}
 

@@ -35,27 +35,12 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.nodes.guards.budget import question_spending
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
+from tests.helpers.adder import Adder
 from tests.helpers.faces import FACES, run
 from tests.helpers.one_call import one_call
 
 TOOL_PATTERNS = [name for name, pattern in PATTERNS.items() if pattern.uses_tools]
 ANSWER = "It is 42."
-
-
-class Adder:
-    """An ``add`` tool that records its runs."""
-
-    def __init__(self, *, dangerous: bool = False) -> None:
-        self.runs: list[tuple[int, int]] = []
-        self.dangerous = dangerous
-
-    def spec(self) -> Any:
-        def add(a: int, b: int) -> int:
-            """Add two integers."""
-            self.runs.append((a, b))
-            return a + b
-
-        return tool_spec(add, dangerous=self.dangerous)
 
 
 def ask() -> dict[str, Any]:

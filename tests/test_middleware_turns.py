@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
-from reasoning_graphs.tools.spec import tool_spec
+from tests.helpers.adder import Adder
 from tests.helpers.faces import FACES, run
 from tests.helpers.one_call import one_call
 
@@ -32,21 +32,6 @@ EMAIL = "alice@example.com"
 TURN_PATTERNS = ["react", "react_text", "plan_react", "plan_execute", "reflexion"]
 LOOPS = ["react", "react_text", "plan_react"]
 """The patterns whose whole question is one loop of turns."""
-
-
-class Adder:
-    """An ``add`` tool that records its runs."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[int, int]] = []
-
-    def spec(self) -> Any:
-        def add(a: int, b: int) -> int:
-            """Add two integers."""
-            self.runs.append((a, b))
-            return a + b
-
-        return tool_spec(add)
 
 
 def ask(text: str = "What is 20+22?") -> dict[str, Any]:
