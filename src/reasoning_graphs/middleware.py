@@ -123,7 +123,7 @@ hooks: approval settings (:mod:`~reasoning_graphs.tools.asking`) and call limits
 def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
     """Refuse, for a pattern with no model turns, a middleware with state of its own that
     its ``before_model``/``after_model`` hooks write: they run on each call's prompt there,
-    and what they write is not kept (what ``before_agent``/``after_agent`` write is).The
+    and what they write is not kept (what ``before_agent``/``after_agent`` write is). The
     middleware of :data:`READ_AS_SETTINGS` are read as settings of ours instead."""
     model_hooks = (*BEFORE_MODEL.names, *AFTER_MODEL.names)
     for m in middleware:

@@ -145,7 +145,7 @@ def call_model(
             limit allows no call.
     """
     state = state or NO_STATE
-    if run.limits.call_limits and (limited := call_limit_stop(state, run.limits)) is not None:
+    if (limited := call_limit_stop(state, run.limits)) is not None:
         raise QuestionStopped(limited, [])  # no call past a middleware's model-call limit
     spending = question_spending(state)  # summed once for every call made here
     call = ModelCall(
