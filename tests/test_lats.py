@@ -179,7 +179,9 @@ def test_the_token_budget_stops_the_search(tools) -> None:
 
 
 def test_uct_tries_every_child_once_then_prefers_value() -> None:
-    settings = SearchSettings(max_depth=3)
+    settings = SearchSettings(
+        candidates=3, max_expansions=8, max_depth=3, threshold=0.8, exploration=1.0
+    )
     tree = new_tree(1)
     assert select_leaf(tree, settings) == 0
     nodes = tree["nodes"]
@@ -190,7 +192,15 @@ def test_uct_tries_every_child_once_then_prefers_value() -> None:
     assert select_leaf(tree, settings) == 1
     nodes.append({**nodes[1], "id": 3, "visits": 0, "value_sum": 0.0})
     assert select_leaf(tree, settings) == 3  # unvisited first
-    assert select_leaf(tree, SearchSettings(max_depth=1)) is None
+    assert (
+        select_leaf(
+            tree,
+            SearchSettings(
+                candidates=3, max_expansions=8, max_depth=1, threshold=0.8, exploration=1.0
+            ),
+        )
+        is None
+    )
 
 
 DEPLOY = judge(

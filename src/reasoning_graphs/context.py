@@ -23,12 +23,10 @@ for one release it is still read, as a run option and as a build option, with a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from reasoning_graphs.option_bounds import (
-    BOUND,
-    Bound,
     bound_named,
     is_unset,
     moved,
@@ -56,7 +54,7 @@ __all__ = [
     "current_names",
     "pattern_option",
     "refuse_unknown_options",
-    "run_option",
+    "run_settings",
 ]
 
 if TYPE_CHECKING:
@@ -88,12 +86,6 @@ and 200,000 tokens per question. The model call after the last round is asked wi
 off, and its reply is the answer (``max_tool_rounds``); ``max_model_calls`` bounds the model
 calls of patterns that make no tool rounds alike. ``retries``: attempts of a model call
 that failed for a transient reason (rate limit, timeout, server error): 3 and 5."""
-
-
-def run_option(description: str, *, bound: Bound) -> Any:
-    """A pattern's own run option's field: unset by default (the graph's value), described
-    for Studio, and bounded: ``bound`` says how a run may change it."""
-    return field(default=None, metadata={"description": description, BOUND: bound})
 
 
 @dataclass(frozen=True)
@@ -150,6 +142,7 @@ class Limits(LimitFields):
 
 
 Setting = TypeVar("Setting", int, float, int | None, str)
+SettingsT = TypeVar("SettingsT")
 
 
 def pattern_option(context: AgentContext | None, name: str, built: Setting) -> Setting:
@@ -161,6 +154,18 @@ def pattern_option(context: AgentContext | None, name: str, built: Setting) -> S
         return built
     merged: Setting = bound_named(type(context), name).merged(name, built, value)
     return merged
+
+
+def run_settings(settings: SettingsT, context: Any) -> SettingsT:
+    """``settings`` (a dataclass of a pattern's values, named as its options) as a run's
+    ``context`` sets them, each merged as its option's bound says; a field that is no run
+    option stays the graph's."""
+    values: Any = settings  # a dataclass instance, which the type variable cannot say
+    merged = {
+        item.name: pattern_option(context, item.name, getattr(values, item.name))
+        for item in fields(values)
+    }
+    return cast(SettingsT, replace(values, **merged))
 
 
 def refuse_unknown_options(context: Mapping[str, Any], schema: type) -> None:

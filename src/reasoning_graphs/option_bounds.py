@@ -2,7 +2,7 @@
 
 Any client of the dev server can send run options, so a run may tighten the
 graph's policy, never loosen it. Each run option names its :class:`Bound` in its
-field (``run_option("...", bound=LowerOnly(least=1))``): the bound checks the
+field (``own_option("...", bound=LowerOnly(least=1), default=3)``): the bound checks the
 value a run gives and merges it with the graph's. An option that declares no
 bound cannot be set by a run at all (:func:`bound_of` refuses it), so a new
 option is never raised by a client by mistake.
@@ -23,15 +23,15 @@ BOUND = "bound"
 NO_BOUND = (
     "Run option {name!r} declares no bound (how a run may change it), so a run cannot set it."
 )
-BAD_COUNT = "Run option {name!r} must be a whole number of at least {least}, not {value!r}."
-BAD_SECONDS = "Run option {name!r} must be a number of seconds above 0, not {value!r}."
-BAD_FRACTION = "Run option {name!r} must be a number above 0 and at most 1, not {value!r}."
-BAD_SWITCH = "Run option {name!r} must be true or false, not {value!r}."
-BAD_CHOICE = "Run option {name!r} must be one of {choices}, not {value!r}."
-BAD_MODEL = "Run option {name!r} must be a model spec string, not {value!r}."
-BAD_NAMES = "Run option {name!r} must be a list of tool names, not {value!r}."
+BAD_COUNT = "Option {name!r} must be a whole number of at least {least}, not {value!r}."
+BAD_SECONDS = "Option {name!r} must be a number of seconds above 0, not {value!r}."
+BAD_FRACTION = "Option {name!r} must be a number above 0 and at most 1, not {value!r}."
+BAD_SWITCH = "Option {name!r} must be true or false, not {value!r}."
+BAD_CHOICE = "Option {name!r} must be one of {choices}, not {value!r}."
+BAD_MODEL = "Option {name!r} must be a model spec string, not {value!r}."
+BAD_NAMES = "Option {name!r} must be a list of tool names, not {value!r}."
 BAD_NAME = (
-    "Run option {name!r} must be a name of 1 to {longest} letters, digits, '_', '@' or '-' "
+    "Option {name!r} must be a name of 1 to {longest} letters, digits, '_', '@' or '-' "
     "starting with a letter or digit, not {value!r}."
 )
 TOOLS_NOT_IN_GRAPH = "Run option {name!r} names {names}, which this graph does not enable: {known}."

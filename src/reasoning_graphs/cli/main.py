@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.bench import add_bench_parser
 from reasoning_graphs.cli.errors import UsageError
-from reasoning_graphs.cli.option_flags import FLAGGED, add_option_flags
+from reasoning_graphs.cli.option_flags import FLAGGED, add_option_flags, add_pattern_flags
 from reasoning_graphs.cli.store import DB_ENV
 from reasoning_graphs.context import DEFAULT_MEMORY_USER
 from reasoning_graphs.graphs import PATTERNS
@@ -91,12 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     run.add_argument("--mcp", type=Path, help=MCP_HELP)
     add_option_flags(run, FLAGGED)
-    run.add_argument(
-        "--remind-format",
-        action="store_true",
-        default=None,
-        help="react_text: restate the format in every prompt (kept with the thread)",
-    )
+    add_pattern_flags(run)
     run.add_argument(
         "--memory",
         nargs="?",

@@ -29,7 +29,12 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from reasoning_graphs.cli import ctrl_c, exits
 from reasoning_graphs.cli.endings import closing_note, nothing_read
 from reasoning_graphs.cli.errors import UsageError
-from reasoning_graphs.cli.option_flags import FLAGGED, given_options
+from reasoning_graphs.cli.option_flags import (
+    FLAGGED,
+    given_options,
+    given_pattern_options,
+    pattern_options,
+)
 from reasoning_graphs.cli.prompting import Mode, NoAnswer, answer, automatic
 from reasoning_graphs.cli.render import Printer, answer_nodes
 from reasoning_graphs.cli.status import (
@@ -109,12 +114,12 @@ PATTERN_FLAGS = (
     "verify",
     "schema",
     "step_format",
-    "remind_format",
+    *pattern_options(),
     "reflect_every",
     "reflect_on_failure",
     "memory",
 )
-OWN_OPTIONS = ("step_format", "remind_format")
+OWN_OPTIONS = ("step_format", *pattern_options())
 """Flags that set an option only some of our patterns take."""
 NOT_AN_OPTION = "--{flag} is no option of the {pattern} pattern."
 LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
@@ -143,7 +148,7 @@ def run(store: Store, args: argparse.Namespace) -> int:
     thread_id = args.thread or uuid.uuid4().hex[:12]
     flags = {
         **given,
-        "remind_format": args.remind_format,
+        **given_pattern_options(args),
         **({"memory_user": args.memory, "memory_tools": True} if args.memory else {}),
         "response_format": None if args.schema is None else read_schema(args.schema),
     }

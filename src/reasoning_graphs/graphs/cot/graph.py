@@ -29,8 +29,6 @@ from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
-BAD_SAMPLES = "samples must be at least 1, got {value}."
-
 
 def after_reason(state: CotState) -> Literal["finish", "__end__"]:
     """The vote is the answer; a reasoning call that was stopped (it timed out, or a
@@ -38,17 +36,14 @@ def after_reason(state: CotState) -> Literal["finish", "__end__"]:
     return "finish" if call_stopped(state) else "__end__"
 
 
-@pattern_builder
-def build_graph(shared: SharedArgs, *, samples: int = 1) -> CompiledStateGraph:
+@pattern_builder(context=CotContext)
+def build_graph(shared: SharedArgs, *, samples: int) -> CompiledStateGraph:
     """Build the Chain-of-Thought graph.
 
     The pattern calls no tools: ``tools`` is accepted so that every pattern builds
     alike, and of the options only ``system_prompt`` applies (default: reason, then
     ``Answer: ...``). For ``samples > 1`` the model should sample (temperature above
     0), or every vote is the same.
-
-    Args:
-        samples: Chains of thought per question; above 1, the majority answer wins.
 
     Raises:
         ValueError: ``samples`` is below 1.
@@ -60,8 +55,6 @@ def build_graph(shared: SharedArgs, *, samples: int = 1) -> CompiledStateGraph:
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    if samples < 1:
-        raise ValueError(BAD_SAMPLES.format(value=samples))
     shared.options.setdefault("system_prompt", COT_SYSTEM)
     setup = agent_setup(shared.model, (), shared.retry, **shared.options)
 

@@ -50,8 +50,6 @@ from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
-DEFAULTS = SearchSettings()
-
 
 def after_select(state: LatsState) -> Literal["expand", "finish"]:
     """Expand the chosen leaf, or finish when no branch can grow."""
@@ -81,23 +79,19 @@ def after_backpropagate(state: LatsState) -> Literal["select", "finish"]:
     return "finish" if state.get("outcome") else "select"
 
 
-@pattern_builder
+@pattern_builder(context=LatsContext)
 def build_graph(
     shared: SharedArgs,
     *,
-    candidates: int = DEFAULTS.candidates,
-    max_expansions: int = DEFAULTS.max_expansions,
-    max_depth: int = DEFAULTS.max_depth,
-    threshold: float = DEFAULTS.threshold,
-    exploration: float = DEFAULTS.exploration,
+    candidates: int,
+    max_expansions: int,
+    max_depth: int,
+    threshold: float,
+    exploration: float = 1.0,
 ) -> CompiledStateGraph:
     """Build the LATS graph.
 
     Args:
-        candidates: Next actions sampled per expansion (identical ones count once).
-        max_expansions: Expansions per question before the best answer so far is given.
-        max_depth: Actions on one branch; deeper nodes are not expanded.
-        threshold: Judge score (0..1) at which a final answer ends the search.
         exploration: The UCT constant: higher revisits less-explored branches more.
 
     Example:

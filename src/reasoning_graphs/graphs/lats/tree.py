@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from typing_extensions import NotRequired, TypedDict
 
-from reasoning_graphs.context import pattern_option
+from reasoning_graphs.context import run_settings
 from reasoning_graphs.metadata import settled
 from reasoning_graphs.question import call_signature
 from reasoning_graphs.state import CallDecision
@@ -30,27 +30,20 @@ ROOT = 0
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """How wide, deep and long the search may go, and what counts as solved.
+    """How wide, deep and long the search may go, and what counts as solved: the graph's
+    values of the options that :class:`~reasoning_graphs.graphs.lats.context.LatsContext`
+    declares (and means), and the build's ``exploration`` (the UCT constant)."""
 
-    Attributes:
-        candidates: Actions sampled from the model per expansion.
-        max_expansions: Expansions per question before the search stops.
-        max_depth: Actions on one path; nodes this deep are not expanded.
-        threshold: A final answer scoring at least this solves the question.
-        exploration: The UCT constant: higher tries less-visited branches more.
-    """
-
-    candidates: int = 3
-    max_expansions: int = 8
-    max_depth: int = 5
-    threshold: float = 0.8
-    exploration: float = 1.0
+    candidates: int
+    max_expansions: int
+    max_depth: int
+    threshold: float
+    exploration: float
 
     def for_run(self, context: Any) -> SearchSettings:
         """These settings as a run's context sets them: a run may narrow the search, and
         choose its threshold, but never widen it."""
-        names = ("candidates", "max_expansions", "max_depth", "threshold")
-        return replace(self, **{n: pattern_option(context, n, getattr(self, n)) for n in names})
+        return run_settings(self, context)
 
 
 class LatsNode(TypedDict):

@@ -49,8 +49,6 @@ from reasoning_graphs.nodes.steps.finish import after_outcome, make_finish
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
-MAX_ROUNDS = 2
-"""Default plan-and-run rounds per question: a first plan and one replan."""
 MODEL_CALLS_PER_ROUND = 4
 """Model calls one round may make, with one to spare: a plan, a re-made plan, the join (the
 schedule's passes make none). The default model-call budget is this times ``max_rounds``, so only
@@ -78,14 +76,11 @@ def after_join(state: LlmCompilerState) -> Literal["plan", "finish", "__end__"]:
     return "plan" if outcome is None else after_outcome(outcome)
 
 
-@pattern_builder
-def build_graph(shared: SharedArgs, *, max_rounds: int = MAX_ROUNDS) -> CompiledStateGraph:
+@pattern_builder(context=LlmCompilerContext)
+def build_graph(shared: SharedArgs, *, max_rounds: int) -> CompiledStateGraph:
     """Build the LLM Compiler graph.
 
     ``max_model_calls`` defaults to :data:`MODEL_CALLS_PER_ROUND` × ``max_rounds``.
-
-    Args:
-        max_rounds: Plan-and-run rounds per question before an honest, incomplete answer.
 
     Example:
         >>> from reasoning_graphs.testing import ScriptedChatModel

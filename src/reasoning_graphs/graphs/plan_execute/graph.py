@@ -48,11 +48,11 @@ def after_replan(state: PlanExecuteState) -> Literal["execute", "finish", "__end
     return "execute" if outcome is None else after_outcome(outcome)
 
 
-@pattern_builder(model_turns=True)
+@pattern_builder(model_turns=True, context=PlanExecuteContext)
 def build_graph(
     shared: SharedArgs,
     *,
-    max_replans: int = 3,
+    max_replans: int,
     max_plan_steps: int = 6,
 ) -> CompiledStateGraph:
     """Build the Plan-and-Execute graph.
@@ -63,7 +63,6 @@ def build_graph(
     planning, every step's calls, revisions and the closing answer.
 
     Args:
-        max_replans: Plan revisions per question before an incomplete answer.
         max_plan_steps: Steps a plan or revision may hold; extra steps are dropped.
 
     Example:

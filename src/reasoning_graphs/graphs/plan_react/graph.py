@@ -32,11 +32,11 @@ from reasoning_graphs.state import AgentInput, AgentState
 from reasoning_graphs.tools.builtins import default_tools
 
 
-@pattern_builder(model_turns=True)
+@pattern_builder(model_turns=True, context=PlanReactContext)
 def build_graph(
     shared: SharedArgs,
     *,
-    max_replans: int = 2,
+    max_replans: int,
     max_plan_items: int = 6,
     step_format: StepFormat = "free",
     step_rules: Sequence[StepRule] = (),
@@ -49,8 +49,6 @@ def build_graph(
     rewrites and the loop.
 
     Args:
-        max_replans: Rewrites of the plan per question; past them the loop goes on
-            with the plan it has.
         max_plan_items: Items a plan may hold; extra items are dropped.
         step_format: ``"free"`` (native tool calls) or ``"structured"`` (typed steps, as in
             the ``react`` pattern); a run may choose.

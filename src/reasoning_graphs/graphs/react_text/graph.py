@@ -68,14 +68,14 @@ def make_after_think(
     return after_think
 
 
-@pattern_builder(model_turns=True)
+@pattern_builder(model_turns=True, context=ReactTextContext)
 def build_graph(
     shared: SharedArgs,
     *,
     language: str = "en",
     max_format_errors: int = 3,
     grammar: bool | None = None,
-    remind_format: bool = False,
+    remind_format: bool,
     step_format: StepFormat = "free",
     step_rules: Sequence[StepRule] = (),
 ) -> CompiledStateGraph:
@@ -88,8 +88,6 @@ def build_graph(
         grammar: Constrain llama.cpp models to the format with a grammar: ``None``
             (default) for llama.cpp models only, ``True`` to require one, ``False``
             to let the model write freely.
-        remind_format: Restate the format at the end of every prompt, not only after a
-            reply that broke it (a run may turn it on, not off).
         step_format: ``"free"`` (the text format) or ``"structured"`` (each step a typed
             reply: thought, action, input, confidence, needs_more_info); a run may choose.
         step_rules: What an unsure typed step leads to, e.g.

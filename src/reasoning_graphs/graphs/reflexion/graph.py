@@ -32,10 +32,6 @@ from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArg
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
-BAD_THRESHOLD = "threshold must be between 0 and 1, got {value}."
-BAD_MAX_TRIALS = "max_trials must be at least 1, got {value}."
-BAD_RECALL_LESSONS = "recall_lessons must be 0 or more, got {value}."
-
 
 def after_evaluate(state: ReflexionState) -> Literal["reflect", "evaluate", "__end__"]:
     """Answered, or out of trials with the best attempt given: done. Else reflect and retry.
@@ -55,14 +51,14 @@ def after_attempt(state: ReflexionState) -> Literal["evaluate", "__end__"]:
     return "__end__" if state.get("outcome") else "evaluate"
 
 
-@pattern_builder(model_turns=True)
+@pattern_builder(model_turns=True, context=ReflexionContext)
 def build_graph(
     shared: SharedArgs,
     *,
     evaluator: Evaluator | None = None,
-    threshold: float = 0.8,
-    max_trials: int = 3,
-    recall_lessons: int = 3,
+    threshold: float,
+    max_trials: int,
+    recall_lessons: int,
 ) -> CompiledStateGraph:
     """Build the Reflexion graph.
 
@@ -75,15 +71,10 @@ def build_graph(
     Args:
         evaluator: Grades (task, answer) → ``{"score": 0..1, "feedback": ...}``,
             sync or async; ``None`` asks the model to judge.
-        threshold: The score an answer needs to be accepted.
-        max_trials: Attempts per question before the best one is returned.
-        recall_lessons: With a store, lessons of earlier similar questions (any thread
-            of the same ``memory_user``) given to each question's first attempt
-            (see :mod:`.lessons`; 0: none).
 
     Raises:
-        ValueError: ``threshold`` is outside 0..1, ``max_trials`` is below 1 or
-            ``recall_lessons`` below 0.
+        ValueError: ``threshold`` is not above 0 and at most 1, ``max_trials`` is below 1
+            or ``recall_lessons`` below 0.
 
     Example:
         >>> from reasoning_graphs.nodes.steps.judge import Judgement
@@ -93,12 +84,6 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(BAD_THRESHOLD.format(value=threshold))
-    if max_trials < 1:
-        raise ValueError(BAD_MAX_TRIALS.format(value=max_trials))
-    if recall_lessons < 0:
-        raise ValueError(BAD_RECALL_LESSONS.format(value=recall_lessons))
     attempt_graph = build_step_graph(
         shared.model, shared.tools, retry=shared.retry, **shared.options
     )

@@ -45,10 +45,6 @@ from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
-DEFAULTS = TotSettings()
-BAD_COUNT = "{name} must be at least 1, got {value}."
-BAD_CHOICE = "{name} must be one of {choices}, got {value!r}."
-
 
 def after_generate(state: TotState) -> Literal["evaluate", "finish"]:
     """Score the new candidates; a stopped call ends the search in ``finish``."""
@@ -67,16 +63,16 @@ def after_select(state: TotState) -> Literal["generate", "answer", "finish"]:
     return "answer" if state["search"]["done"] else "generate"
 
 
-@pattern_builder
+@pattern_builder(context=TotContext)
 def build_graph(
     shared: SharedArgs,
     *,
-    breadth: int = DEFAULTS.breadth,
-    depth: int = DEFAULTS.depth,
-    beam: int = DEFAULTS.beam,
-    votes: int = DEFAULTS.votes,
-    generator: Generator = DEFAULTS.generator,
-    evaluator: Evaluator = DEFAULTS.evaluator,
+    breadth: int,
+    depth: int,
+    beam: int,
+    votes: int,
+    generator: Generator,
+    evaluator: Evaluator,
 ) -> CompiledStateGraph:
     """Build the Tree-of-Thoughts graph.
 
@@ -84,14 +80,6 @@ def build_graph(
     alike. A level costs one call per kept state (``propose``) or ``breadth`` per
     kept state (``sample``), plus one per candidate (``value``) or ``votes``
     (``vote``); the answer is one more.
-
-    Args:
-        breadth: Candidate thoughts generated from each kept state.
-        depth: Levels of thoughts before the answer.
-        beam: States kept per level, best first.
-        votes: Votes cast per level by the ``vote`` evaluator.
-        generator: ``"propose"`` or ``"sample"``.
-        evaluator: ``"value"`` or ``"vote"``.
 
     Raises:
         ValueError: A count is below 1, or a generator or evaluator is unknown.
@@ -107,15 +95,6 @@ def build_graph(
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content
         '42'
     """
-    for name, value in {"breadth": breadth, "depth": depth, "beam": beam, "votes": votes}.items():
-        if value < 1:
-            raise ValueError(BAD_COUNT.format(name=name, value=value))
-    for name, choice, choices in (
-        ("generator", generator, ("propose", "sample")),
-        ("evaluator", evaluator, ("value", "vote")),
-    ):
-        if choice not in choices:
-            raise ValueError(BAD_CHOICE.format(name=name, choices=list(choices), value=choice))
     settings = TotSettings(
         breadth=breadth,
         depth=depth,

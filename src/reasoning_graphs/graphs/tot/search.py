@@ -12,12 +12,12 @@ failing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from reasoning_graphs.context import pattern_option
+from reasoning_graphs.context import run_settings
 
 ROOT = 0
 """Id of the root: the question itself, before any thought."""
@@ -34,28 +34,20 @@ Status = Literal["root", "candidate", "frontier", "reserve", "expanded", "droppe
 
 @dataclass(frozen=True)
 class TotSettings:
-    """How wide and deep the search goes, and how it generates and scores thoughts.
+    """How wide and deep the search goes, and how it generates and scores thoughts: the
+    graph's values of the options that :class:`~reasoning_graphs.graphs.tot.context.TotContext`
+    declares (and means)."""
 
-    Attributes:
-        breadth: Candidates generated from each state of the frontier.
-        depth: Levels of thoughts before the best path is answered from.
-        beam: States kept per level (the next frontier).
-        votes: Votes cast per level by the ``vote`` evaluator.
-        generator: ``sample`` (independent calls) or ``propose`` (one call listing several).
-        evaluator: ``value`` (each candidate rated) or ``vote`` (the best one chosen).
-    """
-
-    breadth: int = 3
-    depth: int = 3
-    beam: int = 1
-    votes: int = 3
-    generator: Generator = "propose"
-    evaluator: Evaluator = "value"
+    breadth: int
+    depth: int
+    beam: int
+    votes: int
+    generator: Generator
+    evaluator: Evaluator
 
     def for_run(self, context: Any) -> TotSettings:
         """These settings as a run's context sets them: counts only come down."""
-        names = ("breadth", "depth", "beam", "votes", "generator", "evaluator")
-        return replace(self, **{n: pattern_option(context, n, getattr(self, n)) for n in names})
+        return run_settings(self, context)
 
 
 class Thought(TypedDict):

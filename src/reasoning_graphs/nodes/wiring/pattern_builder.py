@@ -2,18 +2,23 @@
 
 A pattern writes only what is its own::
 
-    @pattern_builder
-    def build_graph(shared: SharedArgs, *, candidates: int = 3) -> CompiledStateGraph:
+    @pattern_builder(context=LatsContext)
+    def build_graph(
+        shared: SharedArgs, *, candidates: int, exploration: float = 1.0
+    ) -> CompiledStateGraph:
         \"\"\"Build the LATS graph.
 
         Args:
-            candidates: Next actions sampled per expansion.
+            exploration: The UCT constant.
         \"\"\"
 
 and callers get ``build_graph(model=None, tools=None, checkpointer=None, *,
-candidates=3, store=None, retry=None, **options)``, with the shared parameters' Args lines
-in its docstring and its signature (``help()`` and ``inspect.signature`` show
-them). :class:`ServedGraph` is the other face: the checkpointer-free graph that
+candidates=3, exploration=1.0, store=None, retry=None, **options)``, with the shared
+parameters' Args lines in its docstring and its signature (``help()`` and
+``inspect.signature`` show them). An option that a run may set too (``candidates``) is
+declared once, in the pattern's run-option class (:mod:`reasoning_graphs.pattern_options`):
+its default, its Args line and its check come from there, and the keyword only gives
+its type. :class:`ServedGraph` is the other face: the checkpointer-free graph that
 ``langgraph.json`` names, built when the server first asks for it.
 """
 
@@ -22,7 +27,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast, overload
 
@@ -36,6 +41,7 @@ from reasoning_graphs.checkpointers import CheckpointerSpec
 from reasoning_graphs.middleware import check_turns_run
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.wiring.tool_loop import compile_agent
+from reasoning_graphs.pattern_options import OwnOption, built_values, own_options
 from reasoning_graphs.stores import StoreSpec
 from reasoning_graphs.tools.builtins import server_tools
 from reasoning_graphs.tools.spec import ToolSpec
@@ -56,6 +62,10 @@ retry: Retry policy for model calls (default: backoff on transient errors).
 **options: Budgets, approval lists, block rules, the system prompt and the
     answer's ``response_format`` (see :class:`~reasoning_graphs.nodes.model.setup.AgentOptions`)."""
 UNKNOWN_OPTIONS = "{builder}() takes no option {names}: its own are {own}, the rest AgentOptions'"
+UNDECLARED = (
+    "{builder}.build_graph must take the option {name!r} its run-option class declares, as a "
+    "keyword without a default (the default is the declaration's)"
+)
 SECTIONS = ("Raises:", "Returns:", "Example:")
 """Docstring sections that follow ``Args:``."""
 INDENT = "    "
@@ -86,15 +96,31 @@ class SharedArgs:
 class PatternBuilder:
     """A pattern's ``build_graph``: the shared parameters, then the pattern's own options."""
 
-    def __init__(self, wire: Callable[..., CompiledStateGraph], model_turns: bool = False) -> None:
+    def __init__(
+        self,
+        wire: Callable[..., CompiledStateGraph],
+        model_turns: bool = False,
+        context: type | None = None,
+    ) -> None:
         functools.update_wrapper(self, wire)
         self._wire = wire
         self.model_turns = model_turns
         """Whether the pattern's model calls are turns of one conversation, around which
         the middleware's ``before_model`` and ``after_model`` hooks run."""
+        self._context = context
+        declared = own_options(context) if context is not None else ()
         own = list(inspect.signature(wire).parameters.values())[1:]
+        _check_declared(wire, own, declared)
+        defaults = {option.name: option.default for option in declared}
+        own = [
+            parameter.replace(default=defaults[parameter.name])
+            if parameter.name in defaults
+            else parameter
+            for parameter in own
+        ]
         self._own_options = frozenset(parameter.name for parameter in own)
-        self.__doc__ = with_shared_args(inspect.getdoc(wire) or "")
+        lines = [option.doc for option in declared]
+        self.__doc__ = with_shared_args(inspect.getdoc(wire) or "", lines)
         self.__signature__ = _signature(own)
 
     @property
@@ -131,6 +157,8 @@ class PatternBuilder:
         shared = SharedArgs(
             model, tool_list, checkpointer, retry, cast(AgentOptions, options), store
         )
+        if self._context is not None:
+            own.update(built_values(self._context, own))
         return self._wire(shared, **own)
 
 
@@ -138,23 +166,42 @@ class PatternBuilder:
 def pattern_builder(wire: Callable[..., CompiledStateGraph]) -> PatternBuilder: ...
 @overload
 def pattern_builder(
-    *, model_turns: bool
+    *, model_turns: bool = False, context: type | None = None
 ) -> Callable[[Callable[..., CompiledStateGraph]], PatternBuilder]: ...
 def pattern_builder(
-    wire: Callable[..., CompiledStateGraph] | None = None, *, model_turns: bool = False
+    wire: Callable[..., CompiledStateGraph] | None = None,
+    *,
+    model_turns: bool = False,
+    context: type | None = None,
 ) -> PatternBuilder | Callable[[Callable[..., CompiledStateGraph]], PatternBuilder]:
     """Give ``wire(shared, *, own options)`` the shared parameters (see the module docstring);
     ``model_turns``: the pattern runs the middleware's ``before_model``/``after_model`` hooks
-    (a pattern that does not refuses a middleware that writes them)."""
+    (a pattern that does not refuses a middleware that writes them); ``context``: the
+    pattern's run-option class, which declares the options a run may set too."""
     if wire is None:
-        return lambda given: PatternBuilder(given, model_turns)
+        return lambda given: PatternBuilder(given, model_turns, context)
     return PatternBuilder(wire)
 
 
-def with_shared_args(doc: str) -> str:
-    """``doc`` with the shared parameters' lines around the pattern's own in ``Args:``."""
+def _check_declared(
+    wire: Callable[..., CompiledStateGraph],
+    own: list[inspect.Parameter],
+    declared: tuple[OwnOption, ...],
+) -> None:
+    """Refuse a pattern whose ``build_graph`` keywords and run-option class disagree: every
+    option the class declares is a keyword, without a default of its own."""
+    keywords = {parameter.name: parameter for parameter in own}
+    for option in declared:
+        parameter = keywords.get(option.name)
+        if parameter is None or parameter.default is not parameter.empty:
+            raise TypeError(UNDECLARED.format(builder=wire.__module__, name=option.name))
+
+
+def with_shared_args(doc: str, declared: Sequence[str] = ()) -> str:
+    """``doc`` with the shared parameters' lines around the pattern's own in ``Args:``, the
+    ``declared`` lines (of the options its run-option class declares) first among its own."""
     lines = doc.splitlines()
-    before = [INDENT + line for line in SHARED_ARGS_BEFORE.splitlines()]
+    before = [INDENT + line for line in [*SHARED_ARGS_BEFORE.splitlines(), *declared]]
     after = [INDENT + line for line in SHARED_ARGS_AFTER.splitlines()]
     if "Args:" in lines:
         start = lines.index("Args:") + 1
