@@ -16,7 +16,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.graph import message as langgraph_message
 
-from reasoning_graphs import message_merge
+from reasoning_graphs import message_merge, private_names
 
 CHANGED = (
     f"LangGraph {version('langgraph')} changed its private message batch reducer: "
@@ -68,9 +68,11 @@ def without_private_reducer(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delattr(langgraph_message, "_messages_delta_reducer")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        importlib.reload(private_names)
         fallback = importlib.reload(message_merge)
     yield fallback, caught
     monkeypatch.undo()
+    importlib.reload(private_names)
     importlib.reload(message_merge)
 
 

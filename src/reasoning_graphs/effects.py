@@ -38,10 +38,7 @@ from langgraph.config import get_config
 from langgraph.func import task
 from langgraph.store.base import BaseStore, Op, Result
 
-try:  # the callable LangGraph makes of a plain function: private, so a move falls back
-    from langgraph._internal._runnable import RunnableCallable
-except ImportError:  # pragma: no cover - depends on the LangGraph version
-    RunnableCallable = None  # type: ignore[assignment,misc]
+from reasoning_graphs.private_names import RunnableCallable
 
 T = TypeVar("T")
 

@@ -18,6 +18,8 @@ from typing import Any
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from reasoning_graphs.private_names import messages_delta_reducer
+
 NO_BATCH_REDUCER = (
     "This LangGraph version has no langgraph.graph.message._messages_delta_reducer, so "
     "the conversation merges each write with add_messages: the same messages, more slowly."
@@ -29,9 +31,8 @@ def _one_write_at_a_time(state: list[AnyMessage], writes: Sequence[Any]) -> list
     return reduce(add_messages, writes, list(state))  # type: ignore[arg-type]
 
 
-try:
-    from langgraph.graph.message import _messages_delta_reducer as _batch_reducer
-except ImportError:
+_batch_reducer = messages_delta_reducer
+if _batch_reducer is None:
     warnings.warn(NO_BATCH_REDUCER, RuntimeWarning, stacklevel=2)
     _batch_reducer = _one_write_at_a_time
 

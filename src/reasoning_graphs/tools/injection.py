@@ -26,10 +26,7 @@ from langgraph.config import get_config
 from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from langgraph.runtime import get_runtime
 
-try:  # the task's read of the state: private, so a move leaves a tool without the state
-    from langgraph._internal._constants import CONF, CONFIG_KEY_READ
-except ImportError:  # pragma: no cover - depends on the LangGraph version
-    CONF, CONFIG_KEY_READ = "configurable", "__pregel_read"
+from reasoning_graphs.private_names import CONF, CONFIG_KEY_READ
 
 OBSERVATIONS_ARGUMENT = "observations"
 """Injected argument through which a tool may read earlier full-length observations."""

@@ -54,11 +54,7 @@ from langchain_core.tracers.context import register_configure_hook
 from reasoning_graphs.effects import Effect, Handoff
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.model.tokens import RunningEstimate
-
-try:  # the mark of a handler that makes LangChain stream: private, so a move keeps every watch
-    from langchain_core.tracers._streaming import _StreamingCallbackHandler
-except ImportError:  # pragma: no cover - depends on the LangChain version
-    _StreamingCallbackHandler = None  # type: ignore[assignment,misc]
+from reasoning_graphs.private_names import StreamingCallbackHandler
 
 StopKind = Literal["budget", "deadline", "timeout", "idle"]
 """Why a call was stopped: a token allowance spent while it streamed, the question's time
@@ -408,12 +404,12 @@ def _may_stream(runnable: Runnable, watch: CallWatch) -> bool:
     streams of its own accord (``streaming=True``, or a bound ``stream`` argument). A call
     that streams not is watched from the calling side alone, at no cost to LangChain's
     callbacks; a runnable whose model cannot be found is taken to stream."""
-    if isinstance(watch, StreamingWatch) or _StreamingCallbackHandler is None:
+    if isinstance(watch, StreamingWatch) or StreamingCallbackHandler is None:
         return True
     config = var_child_runnable_config.get() or {}
     callbacks = config.get("callbacks")
     handlers = callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", ())
-    if any(isinstance(handler, _StreamingCallbackHandler) for handler in handlers):
+    if any(isinstance(handler, StreamingCallbackHandler) for handler in handlers):
         return True
     while isinstance(runnable, RunnableBinding):
         if runnable.kwargs.get("stream"):

@@ -21,11 +21,7 @@ from langgraph.types import Send
 
 from reasoning_graphs.effects import Body, effect_node
 from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed
-
-try:  # the callable LangGraph makes of a plain function: private, so a move falls back
-    from langgraph._internal._runnable import RunnableCallable
-except ImportError:  # pragma: no cover - depends on the LangGraph version
-    RunnableCallable = None  # type: ignore[assignment,misc]
+from reasoning_graphs.private_names import RunnableCallable
 
 
 class AgentGraph(StateGraph[Any, Any, Any, Any]):

@@ -14,6 +14,8 @@ import warnings
 
 from langgraph.graph.state import CompiledStateGraph
 
+from reasoning_graphs.private_names import CONFIG_KEY_DURABILITY
+
 NO_DURABILITY_KEY = (
     "This LangGraph version has no langgraph._internal._constants.CONFIG_KEY_DURABILITY, "
     "so graphs keep LangGraph's default durability ('async'): a hard kill can repeat a "
@@ -29,9 +31,7 @@ def with_sync_durability(graph: CompiledStateGraph) -> CompiledStateGraph:
     when the private key is gone, so an upgrade weakens crash safety instead of
     breaking every graph.
     """
-    try:
-        from langgraph._internal._constants import CONFIG_KEY_DURABILITY
-    except ImportError:
+    if CONFIG_KEY_DURABILITY is None:
         warnings.warn(NO_DURABILITY_KEY, RuntimeWarning, stacklevel=2)
         return graph
     return graph.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})

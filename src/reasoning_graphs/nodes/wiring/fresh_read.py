@@ -21,14 +21,13 @@ from langgraph.channels import BinaryOperatorAggregate, LastValue
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.state import CompiledStateGraph
 
-try:  # LangGraph's reading machinery: private, so a change of it leaves LangGraph's read
-    from langgraph._internal._constants import CONF, CONFIG_KEY_READ
-    from langgraph._internal._runnable import RunnableCallable
-    from langgraph.pregel._algo import local_read
-    from langgraph.pregel._read import ChannelRead
-except ImportError:  # pragma: no cover - depends on the LangGraph version
-    RunnableCallable = None  # type: ignore[assignment,misc]
-
+from reasoning_graphs.private_names import (
+    CONF,
+    CONFIG_KEY_READ,
+    ChannelRead,
+    RunnableCallable,
+    local_read,
+)
 
 UNMOVED_BY_NOTHING = (LastValue, BinaryOperatorAggregate, DeltaChannel)
 """Channels an update of no values leaves as they are; LangGraph's fresh read updates every
@@ -37,7 +36,7 @@ channel it copies, so any other kind is copied and updated here too."""
 
 def cheap_fresh_reads(graph: CompiledStateGraph) -> None:
     """Give every router of ``graph`` the read of :func:`fresh_read`."""
-    if RunnableCallable is None:  # pragma: no cover - depends on the LangGraph version
+    if RunnableCallable is None or ChannelRead is None:  # pragma: no cover - LangGraph's version
         return
     for node in graph.nodes.values():
         for writer in node.writers:
