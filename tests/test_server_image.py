@@ -66,10 +66,11 @@ def test_the_image_serves_every_pattern_from_its_checkpointer_free_graph(dockerf
         assert served.checkpointer is None
 
 
-def test_the_image_checks_runs_at_the_servers_door(dockerfile: str) -> None:
+def test_the_image_checks_runs_at_the_servers_door_and_serves_the_page(dockerfile: str) -> None:
     (folder,) = re.findall(r"^ADD \. (/deps/\S+)$", dockerfile, flags=re.MULTILINE)
     path, attribute = json.loads(env_value(dockerfile, "LANGGRAPH_HTTP"))["app"].rsplit(":", 1)
 
-    assert Path(path).relative_to(folder) == Path("src/reasoning_graphs/server_checks.py")
+    assert Path(path).relative_to(folder) == Path("src/reasoning_graphs/server_app.py")
     assert attribute == "app"
-    assert importlib.import_module("reasoning_graphs.server_checks").app is not None
+    app = importlib.import_module("reasoning_graphs.server_app").app
+    assert any(getattr(route, "path", None) == "/ui/" for route in app.routes)

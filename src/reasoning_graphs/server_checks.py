@@ -1,7 +1,8 @@
 """Refuse a malformed run at the LangGraph server's door, before the server creates it.
 
-``langgraph.json`` mounts :data:`app` (``"http": {"app": ...}``), whose only
-job is the :class:`RunChecks` middleware. Every route that starts a run, stores
+``langgraph.json`` mounts :data:`~reasoning_graphs.server_app.app`
+(``"http": {"app": ...}``), which puts the :class:`RunChecks` middleware in front of
+every request. Every route that starts a run, stores
 what later runs start with, or writes a thread's state is a door
 (:data:`DOORS`): run creation (``/runs``, ``/stream``, ``/wait``,
 ``/runs/batch``, with or without a thread), assistants (``POST /assistants``,
@@ -44,8 +45,6 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Literal
 
 from langgraph.types import Command
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 from starlette.routing import compile_path
 
@@ -388,5 +387,4 @@ def _replayed(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-app = Starlette(middleware=[Middleware(RunChecks)])
 """The server's custom app: no routes of its own, only the checks."""

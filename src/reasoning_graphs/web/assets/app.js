@@ -1,0 +1,261 @@
+// The page's run of things: the server's API (the one that served the page), the list of
+// threads, a question's stream, and the decisions a person sends back.
+import { el, EventLog, textOf } from "./render.js";
+import { decisionPanel, optionFields, questionPanel, readOptions } from "./forms.js";
+
+const TOKEN_KEY = "reasoning-graphs-token";
+const page = {
+  token: sessionStorage.getItem(TOKEN_KEY) || "",
+  assistants: new Map(), // graph name → assistant id
+  open: null, // the thread on show
+};
+const $ = (id) => document.getElementById(id);
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+function headers(extra = {}) {
+  const given = { "content-type": "application/json", ...extra };
+  if (page.token) given.authorization = `Bearer ${page.token}`;
+  return given;
+}
+
+async function failure(response) {
+  const text = await response.text();
+  let detail = text || response.statusText;
+  try {
+    const data = JSON.parse(text);
+    const said = data.detail ?? data.message ?? data;
+    detail = typeof said === "string" ? said : JSON.stringify(said);
+  } catch { /* not JSON: the text as it came */ }
+  if (response.status === 401 || response.status === 403) askForToken(detail);
+  return new ApiError(response.status, detail);
+}
+
+async function api(method, path, body) {
+  const response = await fetch(path, { method, headers: headers(), body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) throw await failure(response);
+  return response.status === 204 ? null : response.json();
+}
+
+/** The server-sent events of a run's stream, parsed, as they arrive. */
+async function* stream(path, body) {
+  const response = await fetch(path, { method: "POST", headers: headers({ accept: "text/event-stream" }), body: JSON.stringify(body) });
+  if (!response.ok) throw await failure(response);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) {
+        let parsed = data.join("\n");
+        try { parsed = JSON.parse(parsed); } catch { /* a plain line */ }
+        yield { event, data: parsed };
+      }
+    }
+  }
+}
+
+function askForToken(detail) {
+  const form = $("auth");
+  form.hidden = false;
+  $("auth-note").textContent = page.token ? `The server refused the token: ${detail}` : "This server asks who you are.";
+}
+
+// ---- patterns and their run options
+
+async function loadPatterns() {
+  const assistants = await api("POST", "/assistants/search", { limit: 100 });
+  const select = $("pattern");
+  select.replaceChildren();
+  page.assistants.clear();
+  for (const assistant of assistants) {
+    if (page.assistants.has(assistant.graph_id)) continue;
+    page.assistants.set(assistant.graph_id, assistant.assistant_id);
+    select.append(el("option", { value: assistant.graph_id }, assistant.graph_id));
+  }
+  await loadOptions();
+}
+
+async function loadOptions() {
+  const graph = $("pattern").value;
+  const holder = $("option-fields");
+  holder.replaceChildren();
+  if (!graph) return;
+  const schemas = await api("GET", `/assistants/${encodeURIComponent(page.assistants.get(graph))}/schemas`);
+  holder.append(...optionFields(schemas.context_schema || schemas.config_schema));
+}
+
+// ---- threads
+
+const STATUS = { interrupted: ["waiting", "waiting for a person"], busy: ["running", "running"], error: ["error", "failed"] };
+
+function statusOf(thread) {
+  if (STATUS[thread.status]) return STATUS[thread.status];
+  const outcome = thread.values && thread.values.outcome;
+  if (outcome && outcome.status === "incomplete") return ["incomplete", `incomplete: ${outcome.reason || ""}`.trim()];
+  if (outcome && outcome.status === "answered") return ["answered", "answered"];
+  return ["idle", thread.status || "idle"];
+}
+
+function questionOf(thread) {
+  const messages = (thread.values && thread.values.messages) || [];
+  const first = messages.find((m) => m && m.type === "human");
+  return first ? textOf(first.content) : "(no question yet)";
+}
+
+async function loadThreads() {
+  const threads = await api("POST", "/threads/search", { limit: 50, sort_by: "updated_at", sort_order: "desc" });
+  const list = $("threads");
+  list.replaceChildren(...threads.map((thread) => {
+    const [kind, text] = statusOf(thread);
+    const graph = (thread.metadata && thread.metadata.graph_id) || "";
+    return el("li", {}, el("button", {
+      type: "button",
+      "data-thread": thread.thread_id,
+      "aria-current": page.open === thread.thread_id ? "true" : "false",
+      onclick: () => openThread(thread.thread_id, graph),
+    }, questionOf(thread), el("span", { class: `status ${kind}`, "data-status": kind }, `${graph} · ${text}`)));
+  }));
+}
+
+// ---- one thread
+
+function threadView(threadId, graph) {
+  page.open = threadId;
+  const events = el("ol", { class: "events" });
+  const spent = el("p", { class: "spent" });
+  const end = el("div", { class: "end" });
+  const section = $("thread");
+  section.replaceChildren(el("h2", {}, `Thread ${threadId}`, el("span", { class: "note" }, ` · ${graph}`)), events, spent, end);
+  section.dataset.thread = threadId;
+  return { threadId, graph, log: new EventLog(events, spent), end };
+}
+
+async function openThread(threadId, graph) {
+  const view = threadView(threadId, graph);
+  const state = await api("GET", `/threads/${threadId}/state`);
+  view.log.update({ history: state.values || {} });
+  for (const event of (state.values && state.values.trajectory) || []) if (event.kind === "thought") view.log.event(event, {});
+  await showEnd(view, state);
+  await loadThreads();
+}
+
+/** Run on ``view``'s thread with ``body`` (a new question, or a resume), showing each step
+ * as it streams, then what the thread waits for or how it ended. */
+async function runOn(view, body) {
+  view.end.replaceChildren(el("p", { class: "note", "data-running": "" }, "Running…"));
+  const request = { ...body, assistant_id: page.assistants.get(view.graph) || view.graph, stream_mode: ["updates", "custom"], stream_subgraphs: true };
+  try {
+    for await (const { event, data } of stream(`/threads/${view.threadId}/runs/stream`, request)) {
+      const mode = event.split("|")[0];
+      if (mode === "updates") view.log.update(data);
+      else if (mode === "custom") view.log.progress(data);
+      else if (mode === "error") view.log.line("error", "Error:", typeof data === "string" ? data : data.message || JSON.stringify(data));
+    }
+  } finally {
+    const state = await api("GET", `/threads/${view.threadId}/state`);
+    await showEnd(view, state);
+    await loadThreads();
+  }
+}
+
+function pendingInterrupts(state) {
+  return (state.tasks || []).flatMap((task) => task.interrupts || []);
+}
+
+async function showEnd(view, state) {
+  const pending = pendingInterrupts(state);
+  view.end.replaceChildren();
+  if (pending.length) {
+    for (const waiting of pending) {
+      const answer = (value) => resume(view, pending.length > 1 ? { [waiting.id]: value } : value);
+      const value = waiting.value;
+      const panel = value && value.kind === "approval" && Array.isArray(value.calls) ? decisionPanel(value, answer) : questionPanel(value, answer);
+      view.end.append(panel);
+    }
+    return;
+  }
+  const values = state.values || {};
+  const outcome = values.outcome || {};
+  const messages = values.messages || [];
+  const last = [...messages].reverse().find((m) => m && m.type === "ai" && !(m.tool_calls || []).length);
+  if (last) view.end.append(el("h3", {}, "Answer"), el("div", { class: "answer", "data-answer": "" }, textOf(last.content)));
+  if (outcome.status === "incomplete") view.end.append(el("p", { class: "status incomplete", "data-outcome": "incomplete" }, `Incomplete: ${outcome.reason || ""}`));
+  else if (outcome.status === "answered") view.end.append(el("p", { class: "status answered", "data-outcome": "answered" }, "Answered."));
+}
+
+async function resume(view, value) {
+  try {
+    await runOn(view, { command: { resume: value } });
+  } catch (error) {
+    view.end.prepend(el("p", { class: "error", role: "alert" }, error.message));
+  }
+}
+
+// ---- a new question
+
+async function ask(event) {
+  event.preventDefault();
+  const error = $("ask-error");
+  error.textContent = "";
+  const graph = $("pattern").value;
+  const question = $("question").value.trim();
+  if (!graph || !question) return;
+  const context = readOptions($("option-fields"));
+  const button = $("ask-button");
+  button.disabled = true;
+  let thread = null;
+  try {
+    thread = await api("POST", "/threads", { metadata: { graph_id: graph } });
+    const view = threadView(thread.thread_id, graph);
+    await runOn(view, { input: { messages: [{ role: "user", content: question }] }, context });
+    $("question").value = "";
+  } catch (failed) {
+    error.textContent = failed.status === 422 ? `Refused: ${failed.message}` : failed.message;
+    if (thread && failed.status === 422) {
+      await api("DELETE", `/threads/${thread.thread_id}`).catch(() => null);
+      $("thread").replaceChildren(el("p", { class: "note" }, "Nothing ran."));
+    }
+  } finally {
+    button.disabled = false;
+    await loadThreads().catch(() => null);
+  }
+}
+
+async function start() {
+  try {
+    await loadPatterns();
+    await loadThreads();
+  } catch (error) {
+    $("ask-error").textContent = error.message;
+  }
+}
+
+$("auth").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  page.token = $("token").value;
+  sessionStorage.setItem(TOKEN_KEY, page.token);
+  $("auth").hidden = true;
+  $("ask-error").textContent = "";
+  await start();
+});
+$("pattern").addEventListener("change", () => loadOptions().catch((error) => { $("ask-error").textContent = error.message; }));
+$("ask").addEventListener("submit", ask);
+$("refresh").addEventListener("click", () => loadThreads().catch(() => null));
+start();
