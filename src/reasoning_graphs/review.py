@@ -78,6 +78,8 @@ class PendingCall(TypedDict):
         allowed_decisions: The decision types the person may take on it.
         possibly_ran: The call started before the run stopped and its result was
             lost: it may already have taken effect (its description says so too).
+        args_schema: The JSON schema of the tool's arguments, from which a form for an
+            edit is made (absent for a tool the graph does not know).
     """
 
     id: str
@@ -86,6 +88,7 @@ class PendingCall(TypedDict):
     description: str
     allowed_decisions: list[str]
     possibly_ran: NotRequired[bool]
+    args_schema: NotRequired[dict[str, Any]]
 
 
 class ActionRequest(TypedDict):

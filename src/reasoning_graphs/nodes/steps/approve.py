@@ -398,13 +398,16 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: Run
     arguments merged over the proposed ones and checked, see :mod:`~.edits`). What the
     person reads and may decide follows the tool's approval setting, when it has one."""
     pending = [
-        PendingCall(
-            id=runtime_id(call),
-            name=call["name"],
-            args=call["args"],
-            description=triage.described.get(runtime_id(call))
-            or _described(call, run.registry.get(call["name"])),
-            allowed_decisions=run.policy.decisions(call["name"]),
+        with_schema(
+            PendingCall(
+                id=runtime_id(call),
+                name=call["name"],
+                args=call["args"],
+                description=triage.described.get(runtime_id(call))
+                or _described(call, run.registry.get(call["name"])),
+                allowed_decisions=run.policy.decisions(call["name"]),
+            ),
+            run.registry,
         )
         for _, call in to_ask
     ]
@@ -430,16 +433,27 @@ def ask_again(call: ClearedCall, registry: ToolRegistry) -> ReviewDecision:
     """Put a call that started before a crash, and has no saved result, to the person again,
     marked as possibly run (``possibly_ran``); their decision on it."""
     tool_call = ToolCall(name=call["name"], args=call["args"], id=call["id"], type="tool_call")
-    pending = PendingCall(
-        id=call["id"],
-        name=call["name"],
-        args=call["args"],
-        description=f"{_described(tool_call, registry.get(call['name']))} {POSSIBLY_RAN}",
-        allowed_decisions=list(AGAIN_DECISIONS),
-        possibly_ran=True,
+    pending = with_schema(
+        PendingCall(
+            id=call["id"],
+            name=call["name"],
+            args=call["args"],
+            description=f"{_described(tool_call, registry.get(call['name']))} {POSSIBLY_RAN}",
+            allowed_decisions=list(AGAIN_DECISIONS),
+            possibly_ran=True,
+        ),
+        registry,
     )
     (decision,) = _decisions_for([pending])
     return decision
+
+
+def with_schema(pending: PendingCall, registry: ToolRegistry) -> PendingCall:
+    """``pending`` with its tool's argument schema, from which a page makes an edit's form."""
+    spec = registry.get(pending["name"])
+    if spec is not None:
+        pending["args_schema"] = spec.argument_schema()
+    return pending
 
 
 def _decisions_for(
