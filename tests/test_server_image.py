@@ -73,4 +73,4 @@ def test_the_image_checks_runs_at_the_servers_door_and_serves_the_page(dockerfil
     assert Path(path).relative_to(folder) == Path("src/reasoning_graphs/server_app.py")
     assert attribute == "app"
     app = importlib.import_module("reasoning_graphs.server_app").app
-    assert any(getattr(route, "path", None) == "/ui/" for route in app.routes)
+    assert any(getattr(route, "path", None) == "/page/" for route in app.routes)

@@ -2,7 +2,7 @@
 
 Two jobs, each owned elsewhere: the checks at every door that starts or writes a run
 (:class:`~reasoning_graphs.server_checks.RunChecks`, on every request) and the page a
-person opens in a browser (:mod:`reasoning_graphs.web`, at ``/ui``).
+person opens in a browser (:mod:`reasoning_graphs.web`, at ``/page/``).
 """
 
 from __future__ import annotations

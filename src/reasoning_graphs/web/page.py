@@ -1,4 +1,6 @@
-"""The routes that serve the page (``/ui``) from the files inside the package.
+"""The routes that serve the page (``/page/``) from the files inside the package.
+
+Not ``/ui``: LangGraph's server keeps that for its own generative-UI files.
 
 Every response carries a content security policy that lets the page load only its own
 files and talk only to its own server, and run no inline script: model text and tool
@@ -14,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+PREFIX = "/page"
 ASSETS = files("reasoning_graphs.web") / "assets"
 TYPES = {
     "index.html": "text/html; charset=utf-8",
@@ -35,19 +38,22 @@ HEADERS = {
 }
 
 
+# The server reads a route's docstring as YAML for its API description: plain sentences.
+
+
 async def page(request: Request) -> Response:
     """The page itself."""
     return _asset("index.html")
 
 
 async def asset(request: Request) -> Response:
-    """One of the page's files, by name; any other name is not found."""
+    """One of the page's files by name; any other path under the page is not found."""
     return _asset(request.path_params["name"])
 
 
 async def to_page(request: Request) -> Response:
-    """``/ui`` without its slash: the page's files are relative to ``/ui/``."""
-    return RedirectResponse("/ui/", status_code=308)
+    """The page's address without its slash, sent on to the page."""
+    return RedirectResponse(f"{PREFIX}/", status_code=308)
 
 
 def _asset(name: str) -> Response:
@@ -59,7 +65,7 @@ def _asset(name: str) -> Response:
 
 
 routes = [
-    Route("/ui", to_page, methods=["GET"]),
-    Route("/ui/", page, methods=["GET"]),
-    Route("/ui/{name}", asset, methods=["GET"]),
+    Route(PREFIX, to_page, methods=["GET"]),
+    Route(f"{PREFIX}/", page, methods=["GET"]),
+    Route(f"{PREFIX}/{{name:path}}", asset, methods=["GET"]),
 ]

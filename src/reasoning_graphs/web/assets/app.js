@@ -217,7 +217,13 @@ async function ask(event) {
   const graph = $("pattern").value;
   const question = $("question").value.trim();
   if (!graph || !question) return;
-  const context = readOptions($("option-fields"));
+  let context;
+  try {
+    context = { ...readOptions($("option-fields")), ...extraOptions() };
+  } catch (failed) {
+    error.textContent = failed.message;
+    return;
+  }
   const button = $("ask-button");
   button.disabled = true;
   let thread = null;
@@ -236,6 +242,16 @@ async function ask(event) {
     button.disabled = false;
     await loadThreads().catch(() => null);
   }
+}
+
+/** The options typed as JSON beside the form's fields (any the server takes, or refuses). */
+function extraOptions() {
+  const text = $("extra-options").value.trim();
+  if (!text) return {};
+  let given;
+  try { given = JSON.parse(text); } catch { throw new Error("More options: this is not JSON."); }
+  if (!given || typeof given !== "object" || Array.isArray(given)) throw new Error("More options: give a JSON object.");
+  return given;
 }
 
 async function start() {

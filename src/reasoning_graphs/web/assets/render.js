@@ -100,7 +100,11 @@ export class EventLog {
   message(node, message) {
     if (!message || typeof message !== "object") return;
     const key = message.id ? `${message.type}:${message.id}` : null;
-    if (key && this.seen.has(key)) return;
+    if (key && this.seen.has(key)) {
+      // the same message written again: a person's edit of its calls, shown once they run
+      for (const call of message.tool_calls || []) this.proposed.set(call.id, call);
+      return;
+    }
     if (key) this.seen.add(key);
     const meta = message.response_metadata || {};
     const text = textOf(message.content).trim();

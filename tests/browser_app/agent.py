@@ -1,0 +1,65 @@
+"""Scripted graphs for the page's tests in a real browser (tests/test_web_page.py).
+
+Each graph plays one question's script again for every question (``cycle=True``):
+
+- ``writer``: asks to write ``note.txt`` (a dangerous call), then answers "Written.";
+- ``pair``: asks to write ``a.txt`` and ``b.txt`` in one turn, then answers;
+- ``hostile``: reads a note whose text is markup, and answers with a ``javascript:`` link;
+- ``plan_execute``: a plan of two calculator steps, then the answer.
+"""
+
+from __future__ import annotations
+
+import os
+
+from langchain_core.tools import tool
+
+from reasoning_graphs.graphs import plan_execute, react
+from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
+from reasoning_graphs.tools.builtins import WORKSPACE_ENV, calculator, write_file
+
+if not os.environ.get(WORKSPACE_ENV):
+    raise RuntimeError(f"Set {WORKSPACE_ENV} to the folder the test app may write to.")
+
+WRITE = write_file(os.environ[WORKSPACE_ENV])
+HOSTILE_NOTE = '<img src=x onerror="window.__pwned = 1"><b>bold?</b>'
+HOSTILE_ANSWER = "See [the note](javascript:window.__pwned=2) <script>window.__pwned=3</script>"
+
+
+@tool
+def read_note() -> str:
+    """Read the note someone left."""
+    return HOSTILE_NOTE
+
+
+def scripted(*script: object) -> ScriptedChatModel:
+    return ScriptedChatModel(script=list(script), cycle=True)
+
+
+writer = react.build_graph(
+    scripted(tool_call("write_file", path="note.txt", content="hello"), "Written."), tools=[WRITE]
+)
+pair = react.build_graph(
+    scripted(
+        tool_calls(
+            ("write_file", {"path": "a.txt", "content": "first"}),
+            ("write_file", {"path": "b.txt", "content": "second"}),
+        ),
+        "Both are handled.",
+    ),
+    tools=[WRITE],
+)
+hostile = react.build_graph(scripted(tool_call("read_note"), HOSTILE_ANSWER), tools=[read_note])
+planned = plan_execute.build_graph(
+    scripted(
+        Plan(steps=["Compute 6*7.", "Add 1 to it."]),
+        tool_call("calculator", expression="6*7"),
+        "6*7 = 42",
+        Replan(steps=["Add 1 to it."]),
+        tool_call("calculator", expression="42+1"),
+        "42+1 = 43",
+        Replan(response="43"),
+    ),
+    tools=[calculator()],
+)
