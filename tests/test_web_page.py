@@ -19,6 +19,8 @@ import pytest
 
 from tests.helpers.dev_server import REPO, DevServer, dev_server
 
+pytestmark = pytest.mark.server
+
 BROWSER_CONFIG = REPO / "tests" / "browser_app" / "langgraph.json"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRE_ENV = "REASONING_GRAPHS_REQUIRE_BROWSER"
