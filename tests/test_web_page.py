@@ -235,3 +235,47 @@ def test_threads_show_their_status_and_reopen_with_their_steps(page: Page) -> No
     expect(page.locator("#threads [data-status]").first).not_to_have_attribute(
         "data-status", "waiting", timeout=WAIT_MS
     )
+
+
+AUTH_CONFIG = REPO / "tests" / "browser_auth_app" / "langgraph.json"
+
+
+@pytest.fixture(scope="module")
+def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """The ``writer`` graph behind LangGraph auth: a bearer token per user, each user's
+    threads their own (tests/browser_auth_app)."""
+    with dev_server(AUTH_CONFIG, tmp_path_factory.mktemp("auth_server")) as running:
+        yield running
+
+
+def signed_in(browser: Browser, server: DevServer, token: str) -> Page:
+    opened = browser.new_context().new_page()
+    opened.goto(f"{server.url}/page/")
+    form = opened.locator("#auth")
+    expect(form).to_be_visible(timeout=WAIT_MS)  # the server asked who this is
+    expect(opened.locator("#pattern option")).to_have_count(0)
+    opened.fill("#token", token)
+    opened.click("#auth button[type=submit]")
+    expect(opened.locator("#pattern option").first).to_be_attached(timeout=WAIT_MS)
+    return opened
+
+
+def test_behind_auth_the_page_asks_who_you_are_and_shows_only_your_threads(
+    browser: Browser, auth_server: DevServer
+) -> None:
+    alice = signed_in(browser, auth_server, "alice-token")
+    ask(alice, "writer", "Write hello to note.txt")
+    panel_for(alice)
+    alice.click("#refresh")
+    expect(alice.locator("#threads li")).to_have_count(1, timeout=WAIT_MS)
+
+    bob = signed_in(browser, auth_server, "bob-token")
+    bob.click("#refresh")
+    expect(bob.locator("#threads li")).to_have_count(0)
+
+    wrong = browser.new_context().new_page()
+    wrong.goto(f"{auth_server.url}/page/")
+    wrong.fill("#token", "mallory-token")
+    wrong.click("#auth button[type=submit]")
+    expect(wrong.locator("#auth-note")).to_contain_text("refused", timeout=WAIT_MS)
+    expect(wrong.locator("#threads li")).to_have_count(0)

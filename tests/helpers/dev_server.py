@@ -73,6 +73,8 @@ def portable_config(config: Path, scratch: Path) -> Path:
     data["graphs"] = {name: graph_spec(spec) for name, spec in data["graphs"].items()}
     if "app" in data.get("http", {}):
         data["http"] = {**data["http"], "app": graph_spec(data["http"]["app"])}
+    if "path" in data.get("auth", {}):
+        data["auth"] = {**data["auth"], "path": graph_spec(data["auth"]["path"])}
     copy = scratch / "langgraph.json"
     copy.write_text(json.dumps(data, indent=2))
     return copy
