@@ -279,3 +279,34 @@ def test_behind_auth_the_page_asks_who_you_are_and_shows_only_your_threads(
     wrong.click("#auth button[type=submit]")
     expect(wrong.locator("#auth-note")).to_contain_text("refused", timeout=WAIT_MS)
     expect(wrong.locator("#threads li")).to_have_count(0)
+
+
+def test_an_edit_that_does_not_fit_the_tool_is_refused_with_why_and_asked_again(
+    page: Page,
+) -> None:
+    ask(page, "payer", "Pay Ann 5")
+    call = panel_for(page, "pay").locator(".call").first
+    decide(call, "edit")
+    call.locator('[data-arg="amount"]').fill("lots")
+    page.locator('form[data-panel="approval"] button[type=submit]').click()
+
+    error = page.locator('form[data-panel="approval"] .error')
+    expect(error).to_contain_text("amount", timeout=WAIT_MS)
+    call = panel_for(page, "pay").locator(".call").first
+    decide(call, "edit")
+    call.locator('[data-arg="amount"]').fill("7")
+    page.locator('form[data-panel="approval"] button[type=submit]').click()
+
+    expect(answered(page)).to_have_text("Paid.")
+    expect(page.locator('[data-kind="observation"]')).to_contain_text("paid 7 to Ann")
+
+
+def test_a_tools_own_question_is_answered_on_the_page(page: Page) -> None:
+    ask(page, "asker", "What colour?")
+    panel = page.locator('form[data-panel="question"]')
+    expect(panel).to_contain_text("Which colour do you like best?", timeout=WAIT_MS)
+    panel.locator("textarea").fill("green")
+    panel.locator("button[type=submit]").click()
+
+    expect(answered(page)).to_have_text("Noted.")
+    expect(page.locator('[data-kind="observation"]')).to_contain_text("The person said: green")

@@ -5,7 +5,9 @@ Each graph plays one question's script again for every question (``cycle=True``)
 - ``writer``: asks to write ``note.txt`` (a dangerous call), then answers "Written.";
 - ``pair``: asks to write ``a.txt`` and ``b.txt`` in one turn, then answers;
 - ``hostile``: reads a note whose text is markup, and answers with a ``javascript:`` link;
-- ``plan_execute``: a plan of two calculator steps, then the answer.
+- ``plan_execute``: a plan of two calculator steps, then the answer;
+- ``payer``: asks to pay 5 to Ann (a dangerous call whose amount is a whole number);
+- ``asker``: calls a tool that asks the person a question of its own, then answers.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import os
 
 from langchain_core.tools import tool
+from langgraph.types import interrupt
 
 from reasoning_graphs.graphs import plan_execute, react
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import WORKSPACE_ENV, calculator, write_file
+from reasoning_graphs.tools.spec import tool_spec
 
 if not os.environ.get(WORKSPACE_ENV):
     raise RuntimeError(f"Set {WORKSPACE_ENV} to the folder the test app may write to.")
@@ -31,6 +35,17 @@ HOSTILE_ANSWER = "See [the note](javascript:window.__pwned=2) <script>window.__p
 def read_note() -> str:
     """Read the note someone left."""
     return HOSTILE_NOTE
+
+
+def pay(amount: int, to: str) -> str:
+    """Pay an amount to someone."""
+    return f"paid {amount} to {to}"
+
+
+@tool
+def favourite_colour() -> str:
+    """Ask the person for their favourite colour."""
+    return f"The person said: {interrupt('Which colour do you like best?')}"
 
 
 def scripted(*script: object) -> ScriptedChatModel:
@@ -62,4 +77,11 @@ planned = plan_execute.build_graph(
         Replan(response="43"),
     ),
     tools=[calculator()],
+)
+payer = react.build_graph(
+    scripted(tool_call("pay", amount=5, to="Ann"), "Paid."),
+    tools=[tool_spec(pay, dangerous=True)],
+)
+asker = react.build_graph(
+    scripted(tool_call("favourite_colour"), "Noted."), tools=[favourite_colour]
 )
