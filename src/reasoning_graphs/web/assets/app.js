@@ -230,6 +230,7 @@ async function ask(event) {
   try {
     thread = await api("POST", "/threads", { metadata: { graph_id: graph } });
     const view = threadView(thread.thread_id, graph);
+    view.log.line("question", "Question:", question);
     await runOn(view, { input: { messages: [{ role: "user", content: question }] }, context });
     $("question").value = "";
   } catch (failed) {
