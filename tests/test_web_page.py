@@ -229,6 +229,7 @@ def test_threads_show_their_status_and_reopen_with_their_steps(page: Page) -> No
     waiting.click()
 
     panel = panel_for(page)
+    expect(page.locator(".spent")).to_contain_text("1 model call,")  # counted once on reopening
     decide(panel.locator(".call").first, "approve")
     panel.locator("button[type=submit]").click()
     answered(page)

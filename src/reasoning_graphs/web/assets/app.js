@@ -150,8 +150,7 @@ function threadView(threadId, graph) {
 async function openThread(threadId, graph) {
   const view = threadView(threadId, graph);
   const state = await api("GET", `/threads/${threadId}/state`);
-  view.log.update({ history: state.values || {} });
-  for (const event of (state.values && state.values.trajectory) || []) if (event.kind === "thought") view.log.event(event, {});
+  view.log.update({ history: state.values || {} }); // its trajectory counts the spending too
   await showEnd(view, state);
   await loadThreads();
 }

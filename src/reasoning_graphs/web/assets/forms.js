@@ -1,6 +1,6 @@
 // The forms of the page: a run's options, made from the graph's run-option schema, and the
 // decisions on a turn's pending calls, made from the approval request the run paused with.
-import { el, textOf } from "./render.js";
+import { el } from "./render.js";
 
 /** The one non-null shape of a property (``int | None`` is given as anyOf). */
 function shapeOf(property) {
@@ -184,4 +184,3 @@ export function questionPanel(value, send) {
   return form;
 }
 
-export { textOf };
