@@ -15,9 +15,9 @@ by the ``build_graph`` keyword alone, with their docstring line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any
 
 from reasoning_graphs.option_bounds import BOUND, Bound
 
@@ -48,14 +48,12 @@ class OwnOption:
         about: What it means.
         bound: How a run may change it; a build's value passes its check too.
         default: The graph's value when the build names none.
-        kind: Its type as a build keyword (the run option's, without ``None``).
     """
 
     name: str
     about: str
     bound: Bound
     default: Any
-    kind: Any
 
     @property
     def doc(self) -> str:
@@ -66,39 +64,24 @@ class OwnOption:
 def own_options(schema: type) -> tuple[OwnOption, ...]:
     """The options of ``schema`` (a pattern's run-option class) that are the pattern's own,
     in the order it declares them."""
-    hints = get_type_hints(schema)
     return tuple(
         OwnOption(
             name=item.name,
             about=item.metadata[ABOUT],
             bound=item.metadata[BOUND],
             default=item.metadata[BUILT],
-            kind=_without_none(hints[item.name]),
         )
         for item in fields(schema)
         if BUILT in item.metadata
     )
 
 
-def own_option_names(schema: type) -> tuple[str, ...]:
-    """The names of ``schema``'s own options."""
-    return tuple(item.name for item in fields(schema) if BUILT in item.metadata)
-
-
-def built_values(schema: type, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The graph's value of each of ``schema``'s own options: the ``given`` one, checked by
-    its bound (a ``ValueError`` naming it), or the declared default."""
+def built_values(declared: Sequence[OwnOption], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The graph's value of each ``declared`` option: the ``given`` one, checked by its
+    bound (a ``ValueError`` naming it), or the declared default."""
     values = {}
-    for option in own_options(schema):
+    for option in declared:
         value = given.get(option.name, option.default)
         option.bound.check(option.name, value)
         values[option.name] = value
     return values
-
-
-def _without_none(hint: Any) -> Any:
-    """``hint`` without ``None`` (``int | None`` is ``int``)."""
-    if get_origin(hint) in (Union, type(int | None)):
-        kept = [arg for arg in get_args(hint) if arg is not type(None)]
-        return kept[0] if len(kept) == 1 else Union[tuple(kept)]  # noqa: UP007
-    return hint

@@ -107,8 +107,8 @@ class PatternBuilder:
         self.model_turns = model_turns
         """Whether the pattern's model calls are turns of one conversation, around which
         the middleware's ``before_model`` and ``after_model`` hooks run."""
-        self._context = context
         declared = own_options(context) if context is not None else ()
+        self._declared = declared
         own = list(inspect.signature(wire).parameters.values())[1:]
         _check_declared(wire, own, declared)
         defaults = {option.name: option.default for option in declared}
@@ -157,8 +157,7 @@ class PatternBuilder:
         shared = SharedArgs(
             model, tool_list, checkpointer, retry, cast(AgentOptions, options), store
         )
-        if self._context is not None:
-            own.update(built_values(self._context, own))
+        own.update(built_values(self._declared, own))
         return self._wire(shared, **own)
 
 
