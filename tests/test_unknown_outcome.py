@@ -10,19 +10,29 @@ idempotent becomes an error observation; an idempotent one runs again.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command
 
-from reasoning_graphs.call_journal import CallKey, journal_of
+from reasoning_graphs.call_journal import CallKey, StoreJournal, journal_of, run_journal
 from reasoning_graphs.checkpointers import open_checkpointer
+from reasoning_graphs.graphs import react
 from reasoning_graphs.review import ApprovalError, PendingCall, parse_decisions
+from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 from tests.helpers import HELPERS
 from tests.helpers.crash_harness import agent_env, run_agent
@@ -293,3 +303,97 @@ def test_a_postgres_saver_on_a_pool_keeps_a_journal_too(postgres_url: str) -> No
 
 def test_a_saver_in_memory_keeps_no_journal() -> None:
     assert journal_of(open_checkpointer("memory")) is None
+
+
+def test_the_journal_counts_in_a_store_too() -> None:
+    store = InMemoryStore()
+    journal = run_journal(InMemorySaver(), store)
+    assert isinstance(journal, StoreJournal)
+    key = CallKey("t.1", "act:task-1", "pay-1")  # a period may not be in a namespace label
+    journal.record_start(key)
+    journal.record_start(CallKey("t2", "act:task-1", "pay-1"))
+    journal.take_back_start(key)
+    journal.take_back_start(key)  # never below zero
+    assert journal.starts(key) == 0
+    journal.record_start(key)
+    journal.forget_thread("t.1")
+    assert (journal.starts(key), journal.starts(CallKey("t2", "act:task-1", "pay-1"))) == (0, 1)
+    assert run_journal(InMemorySaver(), None) is None
+
+
+def test_a_run_cancelled_mid_call_on_a_store_puts_the_call_to_the_person_again() -> None:
+    """A LangGraph Server run stopped while its approved call runs: the saver keeps no
+    journal, the run's store does, so the resumed run asks again instead of paying twice."""
+    paid: list[int] = []
+    started = threading.Event()
+
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        started.set()
+        time.sleep(0.5)
+        paid.append(amount)
+        return "paid"
+
+    graph = react.build_graph(
+        ScriptedChatModel(script=[tool_call("pay", amount=5), "Done."]),
+        tools=[tool_spec(pay, dangerous=True)],
+        checkpointer=InMemorySaver(),
+        store=InMemoryStore(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
+
+    async def scenario() -> dict[str, Any]:
+        first = await graph.ainvoke({"messages": [("user", "Pay 5.")]}, config)
+        assert not first["__interrupt__"][0].value["calls"][0].get("possibly_ran")
+        run = asyncio.create_task(graph.ainvoke(Command(resume="approve"), config))
+        await asyncio.to_thread(started.wait, 5)
+        run.cancel()  # the server's run cancel: the call's thread goes on, its result is lost
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        await asyncio.sleep(0.7)
+        return await graph.ainvoke(None, config)
+
+    again = asyncio.run(scenario())
+
+    (request,) = again["__interrupt__"]
+    (call,) = request.value["calls"]
+    assert call["possibly_ran"] is True
+    assert paid == [5]
+    final = graph.invoke(Command(resume={"type": "reject", "reason": "it went through"}), config)
+    assert "__interrupt__" not in final
+    assert paid == [5]
+
+
+def test_a_run_on_a_saver_in_memory_without_a_store_runs_a_cut_call_again() -> None:
+    """Without a journal anywhere, a cancelled call runs again (at least once, as documented)."""
+    paid: list[int] = []
+    started = threading.Event()
+
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        started.set()
+        time.sleep(0.3)
+        paid.append(amount)
+        return "paid"
+
+    graph = react.build_graph(
+        ScriptedChatModel(script=[tool_call("pay", amount=5), "Done."]),
+        tools=[tool_spec(pay, dangerous=True)],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
+
+    async def scenario() -> dict[str, Any]:
+        await graph.ainvoke({"messages": [("user", "Pay 5.")]}, config)
+        run = asyncio.create_task(graph.ainvoke(Command(resume="approve"), config))
+        await asyncio.to_thread(started.wait, 5)
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        await asyncio.sleep(0.5)
+        return await graph.ainvoke(None, config)
+
+    final = asyncio.run(scenario())
+
+    assert "__interrupt__" not in final
+    assert paid == [5, 5]

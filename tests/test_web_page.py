@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -311,3 +312,39 @@ def test_a_tools_own_question_is_answered_on_the_page(page: Page) -> None:
 
     expect(answered(page)).to_have_text("Noted.")
     expect(page.locator('[data-kind="observation"]')).to_contain_text("The person said: green")
+
+
+def test_a_call_stopped_after_it_started_is_flagged_and_never_run_again_unseen(
+    page: Page, server: DevServer
+) -> None:
+    """Stop a run while its approved payment runs: on Continue the payment is put to the
+    person again, marked as possibly run, and their rejection runs nothing more."""
+    payments = server.workspace / "payments.log"
+    ask(page, "slow_payer", "Pay Ann 5")
+    panel = panel_for(page, "slow_pay")
+    expect(panel.locator(".possibly-ran")).to_have_count(0)
+    decide(panel.locator(".call").first, "approve")
+    panel.locator("button[type=submit]").click()
+    stop = page.locator("[data-stop]")
+    expect(stop).to_be_enabled(timeout=WAIT_MS)
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not payments.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert payments.read_text().splitlines() == ["paid 5 to Ann"]
+
+    stop.click()
+    expect(page.locator('[data-outcome="stopped"]')).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator('#threads [data-status="stopped"]').first).to_be_visible()
+    (server.workspace / "release").touch()  # the cut-off call's thread may end now
+    page.click("[data-continue]")
+
+    call = panel_for(page, "slow_pay").locator(".call").first
+    expect(call.locator(".possibly-ran")).to_be_visible()
+    expect(call.locator('input[type=radio][value="edit"]')).to_have_count(0)
+    decide(call, "reject")
+    call.locator('[data-field="reason"]').fill("it went through")
+    page.locator('form[data-panel="approval"] button[type=submit]').click()
+
+    expect(answered(page)).to_have_text("Paid.")
+    expect(page.locator('[data-kind="not-run"]')).to_contain_text("it went through")
+    assert payments.read_text().splitlines() == ["paid 5 to Ann"]

@@ -16,21 +16,26 @@ the thread's checkpoints: :func:`forget_thread`).
 
 Savers with a journal: LangGraph's ``SqliteSaver`` and ``PostgresSaver`` (a
 connection or a pool), and so the library's own
-(:mod:`reasoning_graphs.checkpointers`). Any other saver — in memory, async-only,
-or LangGraph Server's own — has none (:func:`journal_of` returns ``None``).
+(:mod:`reasoning_graphs.checkpointers`). A run on any other saver — in memory,
+async-only, or LangGraph Server's own — keeps its journal in the run's LangGraph
+store when it has one (:class:`StoreJournal`): LangGraph Server gives every run
+one, kept as its checkpoints are (in memory for ``langgraph dev``, PostgreSQL for
+a deployment). :func:`run_journal` picks; a run with neither has no journal.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 from weakref import WeakKeyDictionary
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore
 
 TABLE = "reasoning_graphs_call_starts"
 CREATE = f"""CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -59,6 +64,27 @@ class CallKey(NamedTuple):
     call_id: str
 
 
+class Journal(Protocol):
+    """Where the starts of calls are counted (every method blocks until it is done)."""
+
+    def starts(self, key: CallKey) -> int:
+        """How many times the call started before (0 for a call never started)."""
+        ...
+
+    def record_start(self, key: CallKey) -> None:
+        """Record that the call starts now; returns once the record is kept."""
+        ...
+
+    def take_back_start(self, key: CallKey) -> None:
+        """Undo the last :meth:`record_start`: the call paused the run (``interrupt()``),
+        and LangGraph runs a paused call from its start again, by design."""
+        ...
+
+    def forget_thread(self, thread_id: str) -> None:
+        """Drop the thread's records (the thread is being deleted)."""
+        ...
+
+
 Execute = Callable[[str, Sequence[Any]], list[Any]]
 """Run one statement in its own committed transaction; the rows it returns."""
 
@@ -72,21 +98,16 @@ class CallJournal:
         self._ready_lock = threading.Lock()
 
     def starts(self, key: CallKey) -> int:
-        """How many times the call started before (0 for a call never started)."""
         rows = self._run(STARTS, key)
         return int(_first_value(rows[0])) if rows else 0
 
     def record_start(self, key: CallKey) -> None:
-        """Record that the call starts now; returns once the record is committed."""
         self._run(RECORD, key)
 
     def take_back_start(self, key: CallKey) -> None:
-        """Undo the last :meth:`record_start`: the call paused the run (``interrupt()``),
-        and LangGraph runs a paused call from its start again, by design."""
         self._run(TAKE_BACK, key)
 
     def forget_thread(self, thread_id: str) -> None:
-        """Drop the thread's records (the thread is being deleted)."""
         self._run(FORGET_THREAD, (thread_id,))
 
     def _run(self, statement: str, params: Sequence[Any]) -> list[Any]:
@@ -98,6 +119,56 @@ class CallJournal:
             if not self._ready:
                 self._execute(CREATE, ())
                 self._ready = True
+
+
+class StoreJournal:
+    """The starts of calls as items of a LangGraph store, for a run whose saver has no journal.
+
+    One item per call and task, in one namespace; the key spells the whole
+    :class:`CallKey` (a thread id may hold characters a namespace label may not).
+    A thread's calls start one at a time, so reading and then writing a count races
+    with nothing."""
+
+    NAMESPACE = ("reasoning_graphs", "call_starts")
+
+    def __init__(self, store: BaseStore) -> None:
+        self._store = store
+
+    def starts(self, key: CallKey) -> int:
+        item = self._store.get(self.NAMESPACE, _item_key(key))
+        return int(item.value.get("starts", 0)) if item is not None else 0
+
+    def record_start(self, key: CallKey) -> None:
+        self._put(key, self.starts(key) + 1)
+
+    def take_back_start(self, key: CallKey) -> None:
+        started = self.starts(key)
+        if started:
+            self._put(key, started - 1)
+
+    def forget_thread(self, thread_id: str) -> None:
+        while found := self._store.search(
+            self.NAMESPACE, filter={"thread_id": thread_id}, limit=100
+        ):
+            for item in found:
+                self._store.delete(self.NAMESPACE, item.key)
+
+    def _put(self, key: CallKey, starts: int) -> None:
+        value = {"thread_id": key.thread_id, "starts": starts}
+        self._store.put(self.NAMESPACE, _item_key(key), value, index=False)
+
+
+def _item_key(key: CallKey) -> str:
+    return json.dumps(list(key))
+
+
+def run_journal(saver: Any, store: Any) -> Journal | None:
+    """The journal of a run on ``saver`` with ``store`` (either may be ``None``): the
+    saver's own if it has one, else one in the store, else none."""
+    journal = journal_of(saver)
+    if journal is not None:
+        return journal
+    return StoreJournal(store) if isinstance(store, BaseStore) else None
 
 
 _journals: WeakKeyDictionary[BaseCheckpointSaver, CallJournal] = WeakKeyDictionary()

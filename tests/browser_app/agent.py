@@ -7,12 +7,17 @@ Each graph plays one question's script again for every question (``cycle=True``)
 - ``hostile``: reads a note whose text is markup, and answers with a ``javascript:`` link;
 - ``plan_execute``: a plan of two calculator steps, then the answer;
 - ``payer``: asks to pay 5 to Ann (a dangerous call whose amount is a whole number);
-- ``asker``: calls a tool that asks the person a question of its own, then answers.
+- ``asker``: calls a tool that asks the person a question of its own, then answers;
+- ``slow_payer``: asks to pay 5 to Ann with a tool that records the payment in the
+  workspace's ``payments.log`` and then waits until ``release`` appears there (or 30 s),
+  so a test can stop the run between the payment and its result.
 """
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 from langchain_core.tools import tool
 from langgraph.types import interrupt
@@ -46,6 +51,17 @@ def pay(amount: int, to: str) -> str:
 def favourite_colour() -> str:
     """Ask the person for their favourite colour."""
     return f"The person said: {interrupt('Which colour do you like best?')}"
+
+
+def slow_pay(amount: int, to: str) -> str:
+    """Pay an amount to someone (slowly)."""
+    folder = Path(os.environ[WORKSPACE_ENV])
+    with (folder / "payments.log").open("a") as log:
+        log.write(f"paid {amount} to {to}\n")
+    deadline = time.monotonic() + 30
+    while not (folder / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return f"paid {amount} to {to}"
 
 
 def scripted(*script: object) -> ScriptedChatModel:
@@ -84,4 +100,8 @@ payer = react.build_graph(
 )
 asker = react.build_graph(
     scripted(tool_call("favourite_colour"), "Noted."), tools=[favourite_colour]
+)
+slow_payer = react.build_graph(
+    scripted(tool_call("slow_pay", amount=5, to="Ann"), "Paid."),
+    tools=[tool_spec(slow_pay, dangerous=True)],
 )

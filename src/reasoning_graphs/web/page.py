@@ -24,6 +24,7 @@ TYPES = {
     "render.js": "text/javascript; charset=utf-8",
     "forms.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
+    "icon.svg": "image/svg+xml",
 }
 """The page's files, each with its content type: nothing else is served."""
 POLICY = (

@@ -5,7 +5,8 @@ killed between a tool's side effect and that save would run the call again on
 resume. Before a call that must not simply repeat starts — one that needs a
 person under the run's policy, or whose tool is not retry-safe
 (:attr:`~reasoning_graphs.tools.spec.ToolSpec.retry_safe`) — its start is
-committed to the checkpointer's database (:mod:`reasoning_graphs.call_journal`).
+committed to the checkpointer's database, or else to the run's store
+(:mod:`reasoning_graphs.call_journal`).
 Should the call come to run again in the same task, the task was cut short after
 the call started (a call whose result was saved never runs again), so:
 
@@ -20,16 +21,17 @@ the call anew. With LangGraph's ``durability="async"`` (not the default of a gra
 with a checkpointer here) a crash can lose the step that sent the task, and the
 call then runs again as a new task. A retry-safe call that needs no person is
 run as it always was, and costs nothing. A call on a checkpointer without a
-journal (in memory, or unknown to this library) keeps at-least-once execution.
+journal (in memory, or unknown to this library) and without a store keeps
+at-least-once execution.
 """
 
 from __future__ import annotations
 
-from langgraph.config import get_config
+from langgraph.config import get_config, get_store
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 
-from reasoning_graphs.call_journal import CallJournal, CallKey, journal_of
+from reasoning_graphs.call_journal import CallKey, Journal, run_journal
 from reasoning_graphs.effects import Blocking, Body
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.steps.approve import REJECTED_NOW, ask_again
@@ -71,10 +73,10 @@ def at_most_once(request: CallRequest, then: Next) -> Body[CallOutcome]:
         raise
 
 
-def _journal(call: ClearedCall) -> tuple[CallJournal, CallKey] | None:
-    """The journal of the run's checkpointer and the call's key in it, if there is one."""
+def _journal(call: ClearedCall) -> tuple[Journal, CallKey] | None:
+    """The run's journal and the call's key in it, if the run has one."""
     configurable = get_config().get("configurable", {})
-    journal = journal_of(configurable.get(CONFIG_KEY_CHECKPOINTER))
+    journal = run_journal(configurable.get(CONFIG_KEY_CHECKPOINTER), get_store())
     if journal is None:
         return None
     key = CallKey(

@@ -106,6 +106,9 @@ async function loadOptions() {
 const STATUS = { interrupted: ["waiting", "waiting for a person"], busy: ["running", "running"], error: ["error", "failed"] };
 
 function statusOf(thread) {
+  // a stopped run leaves its thread "interrupted" too, with nobody asked anything
+  const asking = Object.values(thread.interrupts || {}).some((list) => list && list.length);
+  if (thread.status === "interrupted" && !asking) return ["stopped", "stopped"];
   if (STATUS[thread.status]) return STATUS[thread.status];
   const outcome = thread.values && thread.values.outcome;
   if (outcome && outcome.status === "incomplete") return ["incomplete", `incomplete: ${outcome.reason || ""}`.trim()];
@@ -155,15 +158,20 @@ async function openThread(threadId, graph) {
   await loadThreads();
 }
 
-/** Run on ``view``'s thread with ``body`` (a new question, or a resume), showing each step
- * as it streams, then what the thread waits for or how it ended. */
+/** Run on ``view``'s thread with ``body`` (a new question, a resume, or ``input: null`` to
+ * go on from where a stopped run left off), showing each step as it streams, then what the
+ * thread waits for or how it ended. A person may stop the run while it streams. */
 async function runOn(view, body) {
-  view.end.replaceChildren(el("p", { class: "note", "data-running": "" }, "Running…"));
+  const stop = el("button", { type: "button", "data-stop": "", disabled: true }, "Stop");
+  view.end.replaceChildren(el("p", { class: "note", "data-running": "" }, "Running… ", stop));
   const request = { ...body, assistant_id: page.assistants.get(view.graph) || view.graph, stream_mode: ["updates", "custom"], stream_subgraphs: true };
   try {
     for await (const { event, data } of stream(`/threads/${view.threadId}/runs/stream`, request)) {
       const mode = event.split("|")[0];
-      if (mode === "updates") view.log.update(data);
+      if (mode === "metadata" && data && data.run_id && stop.disabled) {
+        stop.disabled = false;
+        stop.addEventListener("click", () => stopRun(view, data.run_id, stop));
+      } else if (mode === "updates") view.log.update(data);
       else if (mode === "custom") view.log.progress(data);
       else if (mode === "error") view.log.line("error", "Error:", typeof data === "string" ? data : data.message || JSON.stringify(data));
     }
@@ -171,6 +179,17 @@ async function runOn(view, body) {
     const state = await api("GET", `/threads/${view.threadId}/state`);
     await showEnd(view, state);
     await loadThreads();
+  }
+}
+
+/** Ask the server to stop a run where it is; its thread keeps every step saved so far. */
+async function stopRun(view, runId, button) {
+  button.disabled = true;
+  button.textContent = "Stopping…";
+  try {
+    await api("POST", `/threads/${view.threadId}/runs/${runId}/cancel?action=interrupt`);
+  } catch (error) {
+    view.end.prepend(el("p", { class: "error", role: "alert" }, error.message));
   }
 }
 
@@ -183,25 +202,33 @@ async function showEnd(view, state) {
   view.end.replaceChildren();
   if (pending.length) {
     for (const waiting of pending) {
-      const answer = (value) => resume(view, pending.length > 1 ? { [waiting.id]: value } : value);
+      const answer = (value) => go(view, { command: { resume: pending.length > 1 ? { [waiting.id]: value } : value } });
       const value = waiting.value;
       const panel = value && value.kind === "approval" && Array.isArray(value.calls) ? decisionPanel(value, answer) : questionPanel(value, answer);
       view.end.append(panel);
     }
     return;
   }
+  if ((state.next || []).length) { // stopped with steps still to take
+    view.end.append(
+      el("p", { class: "status stopped", "data-outcome": "stopped" }, "Stopped before the run finished."),
+      el("button", { type: "button", "data-continue": "", onclick: () => go(view, { input: null }) }, "Continue"),
+    );
+    return;
+  }
   const values = state.values || {};
   const outcome = values.outcome || {};
   const messages = values.messages || [];
   const last = [...messages].reverse().find((m) => m && m.type === "ai" && !(m.tool_calls || []).length);
-  if (last) view.end.append(el("h3", {}, "Answer"), el("div", { class: "answer", "data-answer": "" }, textOf(last.content)));
+  if (last) view.log.markAnswer(textOf(last.content));
   if (outcome.status === "incomplete") view.end.append(el("p", { class: "status incomplete", "data-outcome": "incomplete" }, `Incomplete: ${outcome.reason || ""}`));
   else if (outcome.status === "answered") view.end.append(el("p", { class: "status answered", "data-outcome": "answered" }, "Answered."));
 }
 
-async function resume(view, value) {
+/** Run on with ``body``; a refusal (a decision the server would not take) shows above. */
+async function go(view, body) {
   try {
-    await runOn(view, { command: { resume: value } });
+    await runOn(view, body);
   } catch (error) {
     view.end.prepend(el("p", { class: "error", role: "alert" }, error.message));
   }

@@ -56,10 +56,21 @@ export class EventLog {
     this.seen = new Set();
     this.calls = 0;
     this.tokens = 0;
+    this.lastReply = null;
   }
 
   line(kind, label, text, ...extra) {
-    this.list.append(el("li", { class: kind, "data-kind": kind }, el("span", { class: "label" }, label), text, ...extra));
+    const shown = el("span", { class: "text" }, text);
+    this.list.append(el("li", { class: kind, "data-kind": kind }, el("span", { class: "label" }, label), shown, ...extra));
+    if (kind === "reply") this.lastReply = shown;
+    return shown;
+  }
+
+  /** Show ``text`` as the thread's answer: the reply line that says it, or a new one. */
+  markAnswer(text) {
+    const shown = this.lastReply && this.lastReply.textContent === text.trim() ? this.lastReply : this.line("reply", "Answer:", text);
+    shown.classList.add("answer");
+    shown.setAttribute("data-answer", "");
   }
 
   /** One ``updates`` event of the stream: what each node wrote. */
