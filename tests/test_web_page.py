@@ -314,25 +314,36 @@ def test_a_tools_own_question_is_answered_on_the_page(page: Page) -> None:
     expect(page.locator('[data-kind="observation"]')).to_contain_text("The person said: green")
 
 
-def test_a_call_stopped_after_it_started_is_flagged_and_never_run_again_unseen(
-    page: Page, server: DevServer
-) -> None:
-    """Stop a run while its approved payment runs: on Continue the payment is put to the
-    person again, marked as possibly run, and their rejection runs nothing more."""
+def paid_lines(server: DevServer) -> list[str]:
     payments = server.workspace / "payments.log"
+    return payments.read_text().splitlines() if payments.exists() else []
+
+
+def approved_slow_payment(page: Page, server: DevServer) -> int:
+    """Ask ``slow_payer`` to pay, approve, and return once the payment is made and its call
+    still runs (it waits for a ``release``); the number of payments made so far."""
+    before = len(paid_lines(server))
     ask(page, "slow_payer", "Pay Ann 5")
     panel = panel_for(page, "slow_pay")
     expect(panel.locator(".possibly-ran")).to_have_count(0)
     decide(panel.locator(".call").first, "approve")
     panel.locator("button[type=submit]").click()
-    stop = page.locator("[data-stop]")
-    expect(stop).to_be_enabled(timeout=WAIT_MS)
+    expect(page.locator("[data-stop]")).to_be_enabled(timeout=WAIT_MS)
     deadline = time.monotonic() + WAIT_MS / 1000
-    while not payments.exists() and time.monotonic() < deadline:
+    while len(paid_lines(server)) == before and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert payments.read_text().splitlines() == ["paid 5 to Ann"]
+    assert paid_lines(server)[before:] == ["paid 5 to Ann"]
+    return before + 1
 
-    stop.click()
+
+def test_a_call_stopped_after_it_started_is_flagged_and_never_run_again_unseen(
+    page: Page, server: DevServer
+) -> None:
+    """Stop a run while its approved payment runs: on Continue the payment is put to the
+    person again, marked as possibly run, and their rejection runs nothing more."""
+    made = approved_slow_payment(page, server)
+
+    page.click("[data-stop]")
     expect(page.locator('[data-outcome="stopped"]')).to_be_visible(timeout=WAIT_MS)
     expect(page.locator('#threads [data-status="stopped"]').first).to_be_visible()
     (server.workspace / "release").touch()  # the cut-off call's thread may end now
@@ -347,4 +358,24 @@ def test_a_call_stopped_after_it_started_is_flagged_and_never_run_again_unseen(
 
     expect(answered(page)).to_have_text("Paid.")
     expect(page.locator('[data-kind="not-run"]')).to_contain_text("it went through")
-    assert payments.read_text().splitlines() == ["paid 5 to Ann"]
+    assert len(paid_lines(server)) == made
+
+
+def test_a_second_page_joins_a_running_thread_and_sees_it_end(
+    browser: Browser, page: Page, server: DevServer
+) -> None:
+    made = approved_slow_payment(page, server)
+    other = browser.new_context().new_page()
+    other.goto(f"{server.url}/page/")
+    running = other.locator('#threads [data-status="running"]').first
+    expect(running).to_be_visible(timeout=WAIT_MS)
+    running.click()
+    expect(other.locator("[data-stop]")).to_be_enabled(timeout=WAIT_MS)  # it may stop it too
+
+    (server.workspace / "release").touch()
+
+    for seen in (page, other):
+        expect(answered(seen)).to_have_text("Paid.")
+        expect(seen.locator('[data-kind="observation"]')).to_contain_text("paid 5 to Ann")
+    assert len(paid_lines(server)) == made
+    other.context.close()

@@ -9,8 +9,9 @@ Each graph plays one question's script again for every question (``cycle=True``)
 - ``payer``: asks to pay 5 to Ann (a dangerous call whose amount is a whole number);
 - ``asker``: calls a tool that asks the person a question of its own, then answers;
 - ``slow_payer``: asks to pay 5 to Ann with a tool that records the payment in the
-  workspace's ``payments.log`` and then waits until ``release`` appears there (or 30 s),
-  so a test can stop the run between the payment and its result.
+  workspace's ``payments.log`` and then waits until a ``release`` file appears there
+  (which it takes away) or 30 s pass, so a test can act between the payment and its
+  result.
 """
 
 from __future__ import annotations
@@ -59,8 +60,12 @@ def slow_pay(amount: int, to: str) -> str:
     with (folder / "payments.log").open("a") as log:
         log.write(f"paid {amount} to {to}\n")
     deadline = time.monotonic() + 30
-    while not (folder / "release").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while time.monotonic() < deadline:
+        try:
+            (folder / "release").unlink()  # one release lets one payment finish
+            break
+        except FileNotFoundError:
+            time.sleep(0.05)
     return f"paid {amount} to {to}"
 
 

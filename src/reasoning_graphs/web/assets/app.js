@@ -42,9 +42,11 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
-/** The server-sent events of a run's stream, parsed, as they arrive. */
+/** The server-sent events of a run's stream, parsed, as they arrive: a new run's (``body``
+ * given: POST) or one already running that this page joins (GET). */
 async function* stream(path, body) {
-  const response = await fetch(path, { method: "POST", headers: headers({ accept: "text/event-stream" }), body: JSON.stringify(body) });
+  const init = body === undefined ? { method: "GET" } : { method: "POST", body: JSON.stringify(body) };
+  const response = await fetch(path, { ...init, headers: headers({ accept: "text/event-stream" }) });
   if (!response.ok) throw await failure(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -154,24 +156,35 @@ async function openThread(threadId, graph) {
   const view = threadView(threadId, graph);
   const state = await api("GET", `/threads/${threadId}/state`);
   view.log.update({ history: state.values || {} }); // its trajectory counts the spending too
-  await showEnd(view, state);
+  const running = await api("GET", `/threads/${threadId}/runs?status=running&limit=1`);
+  if (running.length) await follow(view, stream(`/threads/${threadId}/runs/${running[0].run_id}/stream`), running[0].run_id);
+  else await showEnd(view, state);
   await loadThreads();
 }
 
 /** Run on ``view``'s thread with ``body`` (a new question, a resume, or ``input: null`` to
- * go on from where a stopped run left off), showing each step as it streams, then what the
- * thread waits for or how it ended. A person may stop the run while it streams. */
+ * go on from where a stopped run left off). */
 async function runOn(view, body) {
-  const stop = el("button", { type: "button", "data-stop": "", disabled: true }, "Stop");
-  view.end.replaceChildren(el("p", { class: "note", "data-running": "" }, "Running… ", stop));
   const request = { ...body, assistant_id: page.assistants.get(view.graph) || view.graph, stream_mode: ["updates", "custom"], stream_subgraphs: true };
+  await follow(view, stream(`/threads/${view.threadId}/runs/stream`, request));
+}
+
+/** Show each step of a run's ``events`` as it streams, then what the thread waits for or
+ * how it ended. A person may stop the run meanwhile (its id known, or read from the
+ * stream's first event). */
+async function follow(view, events, runId = null) {
+  const stop = el("button", { type: "button", "data-stop": "", disabled: true }, "Stop");
+  const stoppable = (id) => {
+    stop.disabled = false;
+    stop.addEventListener("click", () => stopRun(view, id, stop));
+  };
+  view.end.replaceChildren(el("p", { class: "note", "data-running": "" }, "Running… ", stop));
+  if (runId) stoppable(runId);
   try {
-    for await (const { event, data } of stream(`/threads/${view.threadId}/runs/stream`, request)) {
+    for await (const { event, data } of events) {
       const mode = event.split("|")[0];
-      if (mode === "metadata" && data && data.run_id && stop.disabled) {
-        stop.disabled = false;
-        stop.addEventListener("click", () => stopRun(view, data.run_id, stop));
-      } else if (mode === "updates") view.log.update(data);
+      if (mode === "metadata" && data && data.run_id && stop.disabled) stoppable(data.run_id);
+      else if (mode === "updates") view.log.update(data);
       else if (mode === "custom") view.log.progress(data);
       else if (mode === "error") view.log.line("error", "Error:", typeof data === "string" ? data : data.message || JSON.stringify(data));
     }
