@@ -9,6 +9,7 @@ browser a failure.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import urllib.request
@@ -219,6 +220,19 @@ def test_a_plan_streams_its_steps_and_the_budget_spent(page: Page) -> None:
     expect(page.locator('[data-kind="plan"]').first).to_contain_text("Compute 6*7.")
     expect(page.locator('[data-kind="action"]')).to_have_count(2)
     expect(page.locator(".spent")).to_contain_text("model calls")
+
+
+def test_a_compiled_plan_shows_its_tasks_times_and_the_join_asking_for_another_round(
+    page: Page,
+) -> None:
+    ask(page, "llm_compiler", "What is 6*7+4?")
+
+    expect(answered(page)).to_have_text("46")
+    expect(page.locator('[data-kind="plan"]')).to_have_count(2)
+    expect(page.locator('[data-kind="join"]')).to_contain_text("one more sum is needed")
+    observations = page.locator('[data-kind="observation"]')
+    expect(observations).to_have_count(3)
+    expect(observations.first).to_contain_text(re.compile(r"\(\d+ ms\)"))
 
 
 def test_threads_show_their_status_and_reopen_with_their_steps(page: Page) -> None:

@@ -6,6 +6,8 @@ Each graph plays one question's script again for every question (``cycle=True``)
 - ``pair``: asks to write ``a.txt`` and ``b.txt`` in one turn, then answers;
 - ``hostile``: reads a note whose text is markup, and answers with a ``javascript:`` link;
 - ``plan_execute``: a plan of two calculator steps, then the answer;
+- ``llm_compiler``: two calculator tasks at once, a join that asks for another round,
+  one more task, then the answer;
 - ``payer``: asks to pay 5 to Ann (a dangerous call whose amount is a whole number);
 - ``asker``: calls a tool that asks the person a question of its own, then answers;
 - ``slow_payer``: asks to pay 5 to Ann with a tool that records the payment in the
@@ -23,7 +25,7 @@ from pathlib import Path
 from langchain_core.tools import tool
 from langgraph.types import interrupt
 
-from reasoning_graphs.graphs import plan_execute, react
+from reasoning_graphs.graphs import llm_compiler, plan_execute, react
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import WORKSPACE_ENV, calculator, write_file
@@ -69,6 +71,11 @@ def slow_pay(amount: int, to: str) -> str:
     return f"paid {amount} to {to}"
 
 
+def calculation(task_id: int, expression: str) -> dict[str, object]:
+    """One task of an LLM Compiler plan: a calculator call with no dependencies."""
+    return {"id": task_id, "tool": "calculator", "args": {"expression": expression}, "deps": []}
+
+
 def scripted(*script: object) -> ScriptedChatModel:
     return ScriptedChatModel(script=list(script), cycle=True)
 
@@ -96,6 +103,15 @@ planned = plan_execute.build_graph(
         tool_call("calculator", expression="42+1"),
         "42+1 = 43",
         Replan(response="43"),
+    ),
+    tools=[calculator()],
+)
+compiled = llm_compiler.build_graph(
+    scripted(
+        {"tasks": [calculation(1, "6*7"), calculation(2, "2+2")]},
+        {"answer": "", "replan": True, "reason": "one more sum is needed"},
+        {"tasks": [calculation(1, "42+4")]},
+        {"answer": "46", "replan": False, "reason": ""},
     ),
     tools=[calculator()],
 )

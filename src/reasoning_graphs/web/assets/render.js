@@ -57,6 +57,7 @@ export class EventLog {
     this.calls = 0;
     this.tokens = 0;
     this.lastReply = null;
+    this.durations = new Map(); // call id → how long its task ran (LLM Compiler's tasks)
   }
 
   line(kind, label, text, ...extra) {
@@ -82,6 +83,9 @@ export class EventLog {
   }
 
   node(node, update) {
+    if (update.message && typeof update.duration_ms === "number") {
+      this.durations.set(update.message.tool_call_id, update.duration_ms);
+    }
     if (Array.isArray(update.plan) && update.plan.length && update.plan.every((s) => typeof s === "string")) {
       this.line("plan", "Plan:", update.plan.join(" → "));
     }
@@ -127,6 +131,7 @@ export class EventLog {
       const calls = message.tool_calls || [];
       for (const call of calls) this.proposed.set(call.id, call);
       if (PLAN_KINDS.has(meta.kind)) this.line("plan", "Plan:", text);
+      else if (meta.kind === "join") this.line("join", "Join:", text);
       else if (node === "approve") return;
       else if (calls.length) { if (text) this.line("thought", "Thought:", text); }
       else if (text) this.line("reply", meta.kind === "answer" || meta.outcome ? "Answer:" : "Reply:", text);
@@ -140,7 +145,8 @@ export class EventLog {
     const decision = meta.decision;
     if (!decision || RAN.has(decision)) {
       this.line("action", "Action:", shown, decision && decision !== "auto" ? ` (${decision})` : "");
-      this.line("observation", "Observation:", text);
+      const ms = this.durations.get(message.tool_call_id);
+      this.line("observation", "Observation:", text, ms === undefined ? "" : ` (${Math.round(ms)} ms)`);
     } else {
       this.line("not-run", NOT_RUN[decision] || "Not run:", `${shown} → ${text}`);
     }
