@@ -246,7 +246,8 @@ def test_a_plan_read_with_a_problem_is_shown_with_it(db, monkeypatch, capsys) ->
     lines = out.splitlines()
     plans = [line for line in lines if line.startswith("Plan:")]
     assert plans == ["Plan: count #E1 = abacus[{}]"] * 2
-    assert lines[lines.index(plans[0]) + 1].startswith("[This plan cannot run: #E1 uses 'abacus'")
+    problem = lines[lines.index(plans[0]) + 1].lstrip()  # indented under its plan
+    assert problem.startswith("[This plan cannot run: #E1 uses 'abacus'")
 
 
 def test_a_step_that_stopped_short_leaves_the_question_incomplete(db, monkeypatch, capsys):

@@ -116,7 +116,10 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "model",
-        "Model spec: 'openai:<model>', 'local' or 'local:<path.gguf>'.",
+        "Model spec: '<provider>:<model>' for any provider LangChain's init_chat_model knows "
+        "and whose package is installed (e.g. 'openai:gpt-4o-mini', with $OPENAI_BASE_URL "
+        "for an OpenAI-compatible server; 'anthropic:<model>', 'ollama:<model>'), 'local' "
+        "(the embedded SmolLM2-135M) or 'local:<path.gguf>'.",
         run="str",
         bound=ModelSpec(),
         limit="str | None",

@@ -61,8 +61,9 @@ def add_bench_parser(commands: Any) -> None:
     bench.add_argument(
         "--model",
         default="oracle",
-        help="'oracle' (follows each pattern's protocol from the gold answers), 'local', "
-        "or any model spec such as 'openai:<model>' (default: oracle)",
+        help="'oracle' (follows each pattern's protocol from the gold answers), or a model "
+        "spec: '<provider>:<model>' (e.g. 'openai:gpt-4o-mini'), 'local' or "
+        "'local:<path.gguf>' (default: oracle)",
     )
     bench.add_argument("--repeat", type=int, default=1, help="runs of every cell (default 1)")
     bench.add_argument("--concurrency", type=int, default=1, help="cells run at once (default 1)")

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from reasoning_graphs.cli.render import Printer
+from reasoning_graphs.nodes.steps.edits import edited_args
+from reasoning_graphs.question import describe_call
 from reasoning_graphs.review import (
     REVIEW_DECISIONS,
     ApprovalRequest,
@@ -95,8 +97,19 @@ def decide(
         printer.emit("approval", call["description"], tool=call["name"], call_id=call["id"])
         decision = automatic(call, mode) or _ask(call, read)
         decisions.append(decision)
-        printer.emit("decision", decision["type"], call_id=call["id"])
+        fields = {"decision": decision["type"], "call_id": call["id"]}
+        if decision["type"] == "edit":
+            fields["args"] = edited_args(call, decision["args"])
+        printer.emit("decision", _decision_line(call, decision), **fields)
     return decisions
+
+
+def _decision_line(call: PendingCall, decision: ReviewDecision) -> str:
+    """The decision as the person reads it back; an edit with the call as it will be asked
+    to run (the changed arguments over the proposed ones, as the graph merges them)."""
+    if decision["type"] != "edit":
+        return decision["type"]
+    return f"edit → {describe_call(call['name'], edited_args(call, decision['args']))}"
 
 
 def automatic(call: PendingCall, mode: Mode) -> ReviewDecision | None:
@@ -129,7 +142,7 @@ def _ask(call: PendingCall, read: Callable[[str], str]) -> ReviewDecision:
         if kind == "approve":
             return {"type": "approve"}
         if kind == "reject":
-            return {"type": "reject", "reason": _read(read, "Reason (optional): ").strip()}
+            return {"type": "reject", "reason": _read_optional(read, "Reason (optional): ").strip()}
         if kind == "respond":
             return {"type": "respond", "content": _read(read, "Observation for the model: ")}
         if kind == "edit":
@@ -154,3 +167,12 @@ def _read(read: Callable[[str], str], prompt: str) -> str:
         return read(prompt)
     except EOFError:
         raise NoAnswer from None
+
+
+def _read_optional(read: Callable[[str], str], prompt: str) -> str:
+    """A follow-up the person may leave empty: end of input leaves it empty, and the
+    decision it follows stands."""
+    try:
+        return read(prompt)
+    except EOFError:
+        return ""

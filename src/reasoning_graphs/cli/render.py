@@ -256,7 +256,7 @@ class Printer:
         if self.as_json:
             print(json.dumps({"event": event, "text": text, **fields}, default=str), file=self.out)
         elif progress:
-            print(text, file=self.out)
+            print(_indented(text), file=self.out)
         elif self.quiet and event == "action":
             print(f"Ran {fields.get('tool') or text}.", file=self.out)
         else:
@@ -459,10 +459,17 @@ def _line(event: str, text: str) -> str:
         text = decoded(text)
     if event not in WHOLE_EVENTS:
         text = shortened(text)
+    text = _indented(text)
     if event in UNLABELLED_EVENTS:
         return text
     label = event.replace("_", " ").capitalize()
     return f"{label}: {text}" if text else label
+
+
+def _indented(text: str) -> str:
+    """Text whose every line after the first is indented: a line a model or a tool wrote
+    never reads as a line of ours (``Action:`` of a call that did not run, ``Answer:``)."""
+    return "\n  ".join(text.splitlines()) if "\n" in text or "\r" in text else text
 
 
 def _kept_thoughts(event: Mapping[str, Any], search: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -59,6 +59,7 @@ from reasoning_graphs.review import ApprovalError, is_approval_request, parse_de
 from reasoning_graphs.state import GroundingReport, Outcome
 from reasoning_graphs.thread_lock import hold
 from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
+from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
 DEFAULT_PATTERN = "react"
@@ -84,6 +85,7 @@ LEFT_HINT = (
     "(approve runs it again, respond tells the model what happened)."
 )
 FINISHED = "Thread {thread_id} has finished; nothing to resume."
+RESUMING = "Thread {thread_id} ({pattern}), on: {question}"
 BAD_DECISIONS = "--decisions must be JSON: a list of decisions or an object keyed by call id."
 UNFIT_DECISIONS = "--decisions do not answer the pending calls: {error}"
 NULL_DECISIONS = "--decisions null answers nothing; give the value the paused run asks for."
@@ -205,6 +207,13 @@ def resume(store: Store, args: argparse.Namespace) -> int:
         snapshot = graph.get_state(config)
         decisions = _given_resume(args, snapshot.interrupts)
         with _printer(args, pattern, args.thread_id) as printer:
+            question = _latest_question(snapshot, record)
+            printer.notice(
+                RESUMING.format(thread_id=args.thread_id, pattern=pattern, question=question),
+                thread_id=args.thread_id,
+                pattern=pattern,
+                question=question,
+            )
             printer.expect(_proposed_calls(snapshot))
             if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
                 printer.notice(FINISHED.format(thread_id=args.thread_id))
@@ -224,6 +233,15 @@ def resume(store: Store, args: argparse.Namespace) -> int:
             # run on from the last saved step, once the person answered what it waits for
             pending = snapshot.interrupts
             return _drive(store, graph, None, args.thread_id, printer, args, pending)
+
+
+def _latest_question(snapshot: StateSnapshot, record: ThreadRecord | None) -> str:
+    """The question the thread works on: its latest person's message, else the index's."""
+    messages = snapshot.values.get("messages") or []
+    latest = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+    if latest is not None:
+        return content_text(latest.content)
+    return record.question if record is not None else ""
 
 
 def _proposed_calls(snapshot: StateSnapshot) -> list[Mapping[str, Any]]:

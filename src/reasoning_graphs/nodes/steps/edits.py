@@ -33,6 +33,11 @@ BLOCKED_EDIT = "Decision {index} edits call {call_id} into a call the policy ref
 NO_TOOL = "Decision {index} edits call {call_id} of {name!r}, a tool this run does not have."
 
 
+def edited_args(call: PendingCall, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a call runs with once ``changes`` are merged over its proposed ones."""
+    return {**call["args"], **changes}
+
+
 def merged_edits(
     decisions: Sequence[ReviewDecision],
     calls: Sequence[PendingCall],
@@ -66,7 +71,7 @@ def _merged(
     if unknown:
         known = ", ".join(sorted(spec.argument_schema().get("properties", {})))
         raise ApprovalError(UNKNOWN_ARGUMENTS.format(unknown=unknown, known=known, **where))
-    args = {**call["args"], **changes}
+    args = edited_args(call, changes)
     problems = spec.argument_problems(args)
     if problems:
         raise ApprovalError(_one_line(UNFIT_ARGUMENTS.format(problems=problems, **where)))
