@@ -97,7 +97,7 @@ def decide(
         printer.emit("approval", call["description"], tool=call["name"], call_id=call["id"])
         decision = automatic(call, mode) or _ask(call, read)
         decisions.append(decision)
-        fields = {"decision": decision["type"], "call_id": call["id"]}
+        fields: dict[str, Any] = {"decision": decision["type"], "call_id": call["id"]}
         if decision["type"] == "edit":
             fields["args"] = edited_args(call, decision["args"])
         printer.emit("decision", _decision_line(call, decision), **fields)
