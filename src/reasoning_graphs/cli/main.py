@@ -37,8 +37,14 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 PROGRESS_EVERY_S = 15.0
 MCP_HELP = (
-    'a JSON file of MCP servers ({"mcpServers": {...}}) whose tools the run gets too; '
-    "a thread keeps it for its later runs"
+    'a JSON file of MCP servers ({"mcpServers": {...}}) whose tools the run gets too (a '
+    "server's tool takes the place of a built-in one of the same name); a server entry's "
+    '"approve" key says which of its tools ask: "annotations" (the default), '
+    '"unless-read-only" or "all"; a thread keeps the file for its later runs'
+)
+NO_BUILTINS_HELP = (
+    "leave out the built-in tools (calculator, read_file, write_file, shell, search_docs): "
+    "the run gets the MCP servers' tools alone (kept with the thread)"
 )
 """Seconds of work between progress lines when stderr is no terminal."""
 BUSY = "thread {thread_id} is busy: another process is running it; try again later or pass --wait"
@@ -90,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     run.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     run.add_argument("--mcp", type=Path, help=MCP_HELP)
+    run.add_argument("--no-builtin-tools", action="store_true", default=None, help=NO_BUILTINS_HELP)
     add_option_flags(run, FLAGGED)
     add_pattern_flags(run)
     run.add_argument(
@@ -120,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--workspace", type=Path, help="folder for the file and shell tools")
     resume.add_argument("--docs", type=Path, help="folder of .txt/.md files for search_docs")
     resume.add_argument("--mcp", type=Path, help=MCP_HELP)
+    resume.add_argument(
+        "--no-builtin-tools", action="store_true", default=None, help=NO_BUILTINS_HELP
+    )
     answer = resume.add_mutually_exclusive_group()
     answer.add_argument("--decisions", help="decisions as JSON instead of asking")
     answer.add_argument(

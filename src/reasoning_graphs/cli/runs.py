@@ -17,7 +17,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -104,6 +104,7 @@ PATTERN_FLAGS = (
     "workspace",
     "docs",
     "mcp",
+    "no_builtin_tools",
     "max_model_calls",
     "token_budget",
     "time_budget",
@@ -129,6 +130,13 @@ LOOP_OPTIONS = ("reflect_every", "reflect_on_failure")
 BAD_SCHEMA_FILE = "--schema {path}: {why}"
 BUILD_FLAGS = tuple(name for name in FLAGGED if name != "model")
 """The flags whose options the thread's graph is built with (``--model`` picks the model)."""
+REPLACED = (
+    "The MCP server {server!r} offers {tool}: it takes the place of the built-in {tool} "
+    "(--no-builtin-tools leaves out every built-in tool)."
+)
+SUPPORT_TOOLS = frozenset({"read_observation"})
+"""Built-in tools a run keeps with ``--no-builtin-tools``: they do none of the task's work
+(``read_observation`` reads back a result that was cut)."""
 OWN_MODEL = ""
 """The model a thread of a user's graph records: the graph brings its own."""
 
@@ -159,8 +167,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
         **{key: value for key, value in flags.items() if value is not None},
     }
     workspace, docs = _folders(args, record, pattern)
-    mcp = _mcp_file(args, record)
-    graph = _graph(store, pattern, model_spec, workspace, docs, limits, mcp)
+    tools = ToolChoice(workspace, docs, _mcp_file(args, record), _builtins(args, record))
+    graph, notes = _graph(store, pattern, model_spec, tools, limits)
     # one process at a time on the thread, from reading it to the run's end
     with hold(store.checkpointer, thread_id, wait=args.wait):
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
@@ -174,6 +182,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
                 model=model_spec,
                 workspace=workspace,
             )
+            for note in notes:
+                printer.notice(note)
             store.threads.save(
                 thread_id,
                 pattern=pattern,
@@ -184,7 +194,8 @@ def run(store: Store, args: argparse.Namespace) -> int:
                 workspace=workspace,
                 docs=docs,
                 owner=this_process(),
-                mcp=mcp,
+                mcp=tools.mcp,
+                builtins=tools.builtins,
             )
             payload = {"messages": [HumanMessage(args.question)]}
             return _drive(store, graph, payload, thread_id, printer, args)
@@ -201,8 +212,8 @@ def resume(store: Store, args: argparse.Namespace) -> int:
     _refuse_pattern_flags(args, pattern)
     model_spec = record.model if record else default_model_spec()
     workspace, docs = _folders(args, record, pattern)
-    mcp = _mcp_file(args, record)
-    graph = _graph(store, pattern, model_spec, workspace, docs, _saved_limits(record), mcp)
+    tools = ToolChoice(workspace, docs, _mcp_file(args, record), _builtins(args, record))
+    graph, notes = _graph(store, pattern, model_spec, tools, _saved_limits(record))
     with hold(store.checkpointer, args.thread_id, wait=args.wait):
         snapshot = graph.get_state(config)
         decisions = _given_resume(args, snapshot.interrupts)
@@ -214,6 +225,8 @@ def resume(store: Store, args: argparse.Namespace) -> int:
                 pattern=pattern,
                 question=question,
             )
+            for note in notes:
+                printer.notice(note)
             printer.expect(_proposed_calls(snapshot))
             if not snapshot.tasks:  # nothing pending, not even a finished step left unsaved
                 printer.notice(FINISHED.format(thread_id=args.thread_id))
@@ -225,7 +238,8 @@ def resume(store: Store, args: argparse.Namespace) -> int:
                     owner=this_process(),
                     workspace=workspace,
                     docs=docs,
-                    mcp=mcp,
+                    mcp=tools.mcp,
+                    builtins=tools.builtins,
                 )
             if decisions is not None:
                 resume: Command[Any] = Command(resume=decisions)
@@ -310,6 +324,14 @@ def _mcp_file(args: argparse.Namespace, record: ThreadRecord | None) -> str | No
     return record.mcp if record else None
 
 
+def _builtins(args: argparse.Namespace, record: ThreadRecord | None) -> bool:
+    """Whether the run gets the built-in tools: not with ``--no-builtin-tools``, else as the
+    thread's earlier runs did."""
+    if getattr(args, "no_builtin_tools", False):
+        return False
+    return record is None or record.builtins is not False
+
+
 def read_schema(path: Path) -> dict[str, Any]:
     """The JSON schema in the file ``--schema`` names; a :class:`UsageError` that says what is
     wrong with it otherwise."""
@@ -331,51 +353,74 @@ def _saved_limits(record: ThreadRecord | None) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ToolChoice:
+    """The tools a thread's runs get: the built-in ones in these folders (or none), and those
+    of the MCP servers in ``mcp``."""
+
+    workspace: str | None
+    docs: str | None
+    mcp: str | None
+    builtins: bool
+
+
 def _graph(
     store: Store,
     pattern: str,
     model_spec: str,
-    workspace: str | None,
-    docs: str | None,
+    tools: ToolChoice,
     limits: dict[str, Any] | None = None,
-    mcp: str | None = None,
-) -> CompiledStateGraph:
+) -> tuple[CompiledStateGraph, list[str]]:
     """The pattern's graph with ``limits`` as its build options, or the user's graph that
-    ``pattern`` names (:mod:`~reasoning_graphs.cli.user_graphs`).
+    ``pattern`` names (:mod:`~reasoning_graphs.cli.user_graphs`); with the notes a person
+    should read before the run (a built-in tool a server's took the place of).
 
     The CLI owns the graph, so its flags set the graph's own limits: run
-    options could only lower them. The tools of the MCP servers in ``mcp`` join the
-    built-in ones; their sessions close with ``store``, when the command ends. A thread
-    started with ``--memory`` (its limits name a ``memory_user``) gets the store beside
-    its checkpoints.
+    options could only lower them. The MCP servers' sessions close with ``store``,
+    when the command ends. A thread started with ``--memory`` (its limits name a
+    ``memory_user``) gets the store beside its checkpoints.
     """
     if is_graph_reference(pattern):
-        return load_graph(pattern, store.checkpointer)
+        return load_graph(pattern, store.checkpointer), []
     try:
         builder = graph_builder(pattern)
         _refuse_options_not_taken(builder, pattern, limits or {})
         model = resolve_model(model_spec)
         check_available(model)
-        tools = [*default_tools(workspace, docs), *_mcp_tools(store, mcp)]
+        specs, notes = _tools(store, tools)
         memory = store.memory() if (limits or {}).get("memory_user") else None
-        return builder(
+        graph = builder(
             model=model,
-            tools=tools,
+            tools=specs,
             checkpointer=store.checkpointer,
             store=memory,
             **(limits or {}),
         )
+        return graph, notes
     except (ValueError, RuntimeError, OSError, ImportError) as error:
         raise UsageError(str(error)) from error
 
 
-def _mcp_tools(store: Store, servers: str | None) -> list[ToolSpec]:
-    """The tools of the MCP servers in ``servers``, open until the command ends."""
-    if servers is None:
-        return []
+def _tools(store: Store, choice: ToolChoice) -> tuple[list[ToolSpec], list[str]]:
+    """The run's tools: the MCP servers' (open until the command ends), and the built-in
+    ones the choice keeps and no server tool of the same name replaces; with a note for
+    each built-in so replaced."""
+    builtins = default_tools(choice.workspace, choice.docs)
+    if not choice.builtins:
+        builtins = [spec for spec in builtins if spec.name in SUPPORT_TOOLS]
+    if choice.mcp is None:
+        return builtins, []
     from reasoning_graphs.tools.mcp import McpTools  # the optional mcp extra
 
-    return list(store.resources.enter_context(McpTools(servers)))
+    served = store.resources.enter_context(McpTools(choice.mcp))
+    offered = {spec.name for spec in served}
+    notes = [
+        REPLACED.format(tool=spec.name, server=served.server_of(spec.name))
+        for spec in builtins
+        if spec.name in offered
+    ]
+    kept = [spec for spec in builtins if spec.name not in offered]
+    return [*kept, *served], notes
 
 
 def _refuse_options_not_taken(

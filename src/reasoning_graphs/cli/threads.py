@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS rg_threads (
     docs TEXT,
     owner TEXT,
     ended TEXT,
-    mcp TEXT
+    mcp TEXT,
+    builtins INTEGER
 )
 """
 ADDED_COLUMNS = {
@@ -45,11 +46,12 @@ ADDED_COLUMNS = {
     "owner": "owner TEXT",
     "ended": "ended TEXT",
     "mcp": "mcp TEXT",
+    "builtins": "builtins INTEGER",
 }
 """Columns a file from an earlier version lacks, added when it is opened."""
 COLUMNS = (
     "thread_id, pattern, model, question, status, created, updated, limits, "
-    "workspace, docs, owner, ended, mcp"
+    "workspace, docs, owner, ended, mcp, builtins"
 )
 
 
@@ -103,6 +105,9 @@ class ThreadRecord:
     """The checkpoint the last run ended on; a later checkpoint means a run since."""
     mcp: str | None = None
     """The MCP servers file whose tools the thread's runs get, absolute, or none."""
+    builtins: bool | None = None
+    """Whether the thread's runs get the built-in tools (``None``: a thread from before the
+    choice was kept, which got them)."""
 
 
 class ThreadIndex:
@@ -150,18 +155,19 @@ class ThreadIndex:
         docs: str | None = None,
         owner: str | None = None,
         mcp: str | None = None,
+        builtins: bool = True,
     ) -> None:
         now = _now()
         with self._transaction():
             self._execute(
                 f"""INSERT INTO rg_threads ({COLUMNS})
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)
                    ON CONFLICT(thread_id) DO UPDATE SET pattern = excluded.pattern,
                    model = excluded.model, question = excluded.question,
                    status = excluded.status, updated = excluded.updated,
                    limits = excluded.limits, workspace = excluded.workspace,
                    docs = excluded.docs, owner = excluded.owner, ended = NULL,
-                   mcp = excluded.mcp""",
+                   mcp = excluded.mcp, builtins = excluded.builtins""",
                 (
                     thread_id,
                     pattern,
@@ -175,6 +181,7 @@ class ThreadIndex:
                     docs,
                     owner,
                     mcp,
+                    int(builtins),
                 ),
             )
 
@@ -186,14 +193,15 @@ class ThreadIndex:
         workspace: str | None,
         docs: str | None,
         mcp: str | None = None,
+        builtins: bool = True,
     ) -> None:
-        """A run of the thread began in ``owner``, with its tools in these folders and from
-        these MCP servers."""
+        """A run of the thread began in ``owner``, with its tools in these folders, from
+        these MCP servers, and the built-in ones or not."""
         with self._transaction():
             self._execute(
                 "UPDATE rg_threads SET status = 'running', owner = ?, ended = NULL, "
-                "updated = ?, workspace = ?, docs = ?, mcp = ? WHERE thread_id = ?",
-                (owner, _now(), workspace, docs, mcp, thread_id),
+                "updated = ?, workspace = ?, docs = ?, mcp = ?, builtins = ? WHERE thread_id = ?",
+                (owner, _now(), workspace, docs, mcp, int(builtins), thread_id),
             )
 
     def set_status(self, thread_id: str, status: str, *, ended: str | None = None) -> None:
@@ -222,6 +230,7 @@ def _values(row: Sequence[Any] | Mapping[str, Any]) -> tuple[Any, ...]:
 def _record(row: Sequence[Any] | Mapping[str, Any]) -> ThreadRecord:
     values = list(_values(row))
     values[7] = json.loads(values[7])  # the limits, stored as JSON text
+    values[13] = None if values[13] is None else bool(values[13])
     return ThreadRecord(*values)
 
 

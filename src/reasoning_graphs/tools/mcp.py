@@ -13,9 +13,16 @@ the tool's MCP annotations:
   person approves each call;
 - ``idempotentHint``: a call a crash left unanswered may simply run again.
 
-Annotations are what the server's author claims. A graph's ``approve`` list (or
-``tool_spec(tool, dangerous=True)``) still asks a person for any of them; give servers
-you do not trust ``approve="all"``.
+Annotations are what the server's author claims. A server's entry may say how far to
+trust them with an ``approve`` key of ours (MCP clients ignore keys they do not know):
+
+- ``"annotations"`` (the default): as above;
+- ``"unless-read-only"``: every tool not annotated read-only asks a person, whatever its
+  ``destructiveHint`` says (a git server's commit and checkout, marked not destructive);
+- ``"all"``: every tool of the server asks.
+
+A graph's ``approve`` list (or ``tool_spec(tool, dangerous=True)``) still asks a person
+for any tool, and the approval request names the server a call goes to.
 
 Each server keeps one session, opened when the tools are listed, on a loop of its own
 that both faces hand their calls to, so a session is never bound to a caller's event
@@ -40,7 +47,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -72,6 +79,9 @@ BAD_SERVER = "MCP server {name!r}: {problem}."
 UNREADABLE = "Cannot read the MCP servers file {path}: {error}"
 CANNOT_CONNECT = "Cannot connect to the MCP server {name!r}: {error}"
 SAME_NAME = "The MCP servers {first!r} and {second!r} both offer a tool named {tool!r}."
+APPROVALS = ("annotations", "unless-read-only", "all")
+"""The values of a server entry's ``approve`` key: which of its tools ask a person."""
+WHERE = "on the MCP server {server!r}"
 SERVER_FAILED = (
     "the MCP server {name!r} stopped answering ({error}); it is reconnected at the next call"
 )
@@ -92,6 +102,11 @@ def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, Connection
         >>> read_servers({"mcpServers": {"web": {"url": "http://127.0.0.1:9000/mcp"}}})
         {'web': {'transport': 'streamable_http', 'url': 'http://127.0.0.1:9000/mcp'}}
     """
+    return {name: _connection(name, entry) for name, entry in _entries(source).items()}
+
+
+def _entries(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    """The server entries of ``source``, by name, as written."""
     if isinstance(source, Mapping):
         config: Any = source
     else:
@@ -102,7 +117,17 @@ def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, Connection
     servers = config.get("mcpServers") if isinstance(config, Mapping) else None
     if not isinstance(servers, Mapping):
         raise McpConfigError(NOT_A_CONFIG.format(got=type(config).__name__))
-    return {str(name): _connection(str(name), entry) for name, entry in servers.items()}
+    return {str(name): entry for name, entry in servers.items()}
+
+
+def _approval(name: str, entry: Any) -> str:
+    """The entry's ``approve`` setting (one of :data:`APPROVALS`)."""
+    given = entry.get("approve", APPROVALS[0]) if isinstance(entry, Mapping) else APPROVALS[0]
+    if given not in APPROVALS:
+        choices = ", ".join(repr(choice) for choice in APPROVALS)
+        problem = f"approve must be one of {choices}, not {given!r}"
+        raise McpConfigError(BAD_SERVER.format(name=name, problem=problem))
+    return str(given)
 
 
 def _connection(name: str, entry: Any) -> Connection:
@@ -138,13 +163,33 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def annotated_spec(tool: Any, hints: Mapping[str, Any] | None) -> ToolSpec:
-    """``tool`` with the execution facts its MCP annotations (``hints``) state."""
+def annotated_spec(
+    tool: Any,
+    hints: Mapping[str, Any] | None,
+    approve: str = APPROVALS[0],
+    server: str | None = None,
+) -> ToolSpec:
+    """``tool`` with the execution facts its MCP annotations (``hints``) state, asking a
+    person as the server's ``approve`` setting says; a call of it reads as going to
+    ``server``, when named."""
     hints = hints or {}
     read_only = hints.get("readOnlyHint") is True
-    destructive = not read_only and hints.get("destructiveHint") is not False
+    if approve == "all":
+        dangerous = True
+    elif approve == "unless-read-only":
+        dangerous = not read_only
+    else:
+        dangerous = not read_only and hints.get("destructiveHint") is not False
     idempotent = read_only or hints.get("idempotentHint") is True
-    return ToolSpec(tool, dangerous=destructive, concurrency_safe=read_only, idempotent=idempotent)
+    where = None if server is None else _where(server)
+    return ToolSpec(
+        tool, dangerous=dangerous, concurrency_safe=read_only, idempotent=idempotent, where=where
+    )
+
+
+def _where(server: str) -> Callable[[Mapping[str, Any]], str]:
+    shown = WHERE.format(server=server)
+    return lambda args: shown
 
 
 @dataclass
@@ -160,8 +205,8 @@ class _Server:
     """One server's session, kept open by a task on the servers' loop and opened again
     after the connection ends."""
 
-    def __init__(self, name: str, connection: Connection) -> None:
-        self.name, self.connection = name, connection
+    def __init__(self, name: str, connection: Connection, approve: str) -> None:
+        self.name, self.connection, self.approve = name, connection, approve
         self._link: _Link | None = None
         self._lock: asyncio.Lock | None = None
         self._holders: set[asyncio.Task[None]] = set()
@@ -327,8 +372,12 @@ class McpTools(Sequence[ToolSpec]):
     """
 
     def __init__(self, servers: str | Path | Mapping[str, Any]) -> None:
-        self._servers = [_Server(name, conn) for name, conn in read_servers(servers).items()]
+        self._servers = [
+            _Server(name, _connection(name, entry), _approval(name, entry))
+            for name, entry in _entries(servers).items()
+        ]
         self._specs: list[ToolSpec] | None = None
+        self._offered: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._guard = threading.RLock()
@@ -398,6 +447,11 @@ class McpTools(Sequence[ToolSpec]):
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self._listed())
 
+    def server_of(self, tool: str) -> str | None:
+        """The name of the server that offers ``tool`` (connecting first), if one does."""
+        self.open()
+        return self._offered.get(tool)
+
     def _listed(self) -> list[ToolSpec]:
         return self.open()._specs or []
 
@@ -413,6 +467,7 @@ class McpTools(Sequence[ToolSpec]):
                     )
                 offered[tool.name] = server.name
                 specs.append(self._spec(server, tool))
+        self._offered = offered
         return specs
 
     def _spec(self, server: _Server, tool: Tool) -> ToolSpec:
@@ -421,7 +476,7 @@ class McpTools(Sequence[ToolSpec]):
             cast(ClientSession, remote), tool, server_name=server.name
         )
         hints = tool.annotations.model_dump() if tool.annotations is not None else None
-        return annotated_spec(converted, hints)
+        return annotated_spec(converted, hints, server.approve, server.name)
 
     async def _close_all(self) -> None:
         await asyncio.gather(*(server.close() for server in self._servers))
