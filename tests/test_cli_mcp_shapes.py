@@ -129,3 +129,24 @@ def test_an_unknown_approve_setting_is_a_usage_error(tmp_path, log, monkeypatch,
     assert code == exits.USAGE
     assert "approve" in err
     assert "sometimes" in err
+
+
+def test_a_servers_own_log_lines_never_reach_the_terminal(
+    tmp_path, log, monkeypatch, capfd
+) -> None:
+    git = servers(tmp_path, log, "git")
+    use_model(monkeypatch, tool_call("git_status", repo_path="."), "Clean.")
+
+    code, out, err = run_cli(monkeypatch, capfd, "run", "Status?", "--mcp", git)
+
+    assert code == exits.ANSWERED, err
+    assert log.ran("git_status .") == 1
+    assert "Processing request" not in out + err
+
+    use_model(monkeypatch, tool_call("git_status", repo_path="."), "Clean.")
+    code, _, err = run_cli(
+        monkeypatch, capfd, "--log-level", "info", "run", "Status?", "--mcp", git
+    )
+
+    assert code == exits.ANSWERED, err
+    assert "Processing request" in err  # asked for, they are log records of ours

@@ -8,7 +8,8 @@ Usage: ``python mcp_shapes_server.py LOG fs|git``. Every tool that runs appends 
   ``read_file``/``write_file`` share their names with the command line's built-in tools;
 - ``git``, as ``mcp-server-git`` (PyPI): ``git_status`` and ``git_log`` read-only;
   ``git_add``, ``git_commit`` and ``git_checkout`` not read-only yet marked not
-  destructive, so a client that follows the annotations runs them unasked.
+  destructive, so a client that follows the annotations runs them unasked. Like the
+  published server, it logs each request on its stderr ("Processing request of type …").
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ NOT_DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=False)
 
 
 def serve(log: Path, kind: str) -> None:
-    server = FastMCP(kind, log_level="WARNING")
+    server = FastMCP(kind, log_level="INFO" if kind == "git" else "WARNING")
 
     def ran(line: str) -> None:
         with log.open("a") as out:

@@ -45,7 +45,6 @@ import atexit
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -278,7 +277,7 @@ class _Server:
         """Open the session, hand it over, and keep it until ``stop``: a session must be
         entered and left by one task."""
         try:
-            async with _session(self.connection) as session:
+            async with _session(self.name, self.connection) as session:
                 await session.initialize()
                 ready.set_result(session)
                 await stop.wait()
@@ -309,9 +308,9 @@ async def _listed_tools(session: ClientSession) -> list[Tool]:
 
 
 @asynccontextmanager
-async def _session(connection: Connection) -> AsyncIterator[ClientSession]:
-    """A session on ``connection``; a stdio server's stderr goes where :func:`_errors` says
-    (the SDK's default is the ``sys.stderr`` of the moment it was imported)."""
+async def _session(name: str, connection: Connection) -> AsyncIterator[ClientSession]:
+    """A session on ``connection``; a stdio server's stderr becomes log records of ours
+    (:func:`_server_log`)."""
     if connection["transport"] != "stdio":
         async with create_session(connection) as session:
             yield session
@@ -320,23 +319,31 @@ async def _session(connection: Connection) -> AsyncIterator[ClientSession]:
     server = StdioServerParameters(
         command=stdio["command"], args=stdio["args"], env=stdio.get("env"), cwd=stdio.get("cwd")
     )
-    async with (
-        stdio_client(server, errlog=_errors()) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        yield session
+    errors = _server_log(name)
+    try:
+        async with (
+            stdio_client(server, errlog=errors) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            yield session
+    finally:
+        errors.close()  # the server's own copy ends with it, and the reader with both
 
 
-def _errors() -> TextIO:
-    """Where a stdio server's own messages go: this process's stderr when it is a real file
-    (a notebook's or a test's stand-in is not), else the process's original one."""
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None and stream.fileno() >= 0:
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return open(os.devnull, "w")  # lives as long as the server
+def _server_log(name: str) -> TextIO:
+    """A pipe for a stdio server's stderr whose every line becomes an INFO record of this
+    module's logger: a server's own messages ("Processing request of type …") never land
+    in the middle of a person's screen, and ``--log-level info`` (or Python's logging)
+    shows them. The SDK would otherwise write them to ``sys.stderr``."""
+    read_end, write_end = os.pipe()
+
+    def forward() -> None:
+        with open(read_end, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                logger.info("MCP server %s: %s", name, line.rstrip())
+
+    threading.Thread(target=forward, name=f"mcp-{name}-stderr", daemon=True).start()
+    return open(write_end, "w", encoding="utf-8")
 
 
 async def _keep_pinging(session: ClientSession) -> None:
