@@ -23,7 +23,7 @@ are divided by the ``create_agent`` run of the same trial.
 Checkpointers: none, LangGraph's ``InMemorySaver``, and LangGraph's
 ``SqliteSaver`` on a temp file, the same class for both sides.
 
-Where the time goes (two cores; the README's "Orchestration cost" has the
+Where the time goes (two cores; docs/cost.md's "Orchestration cost" has the
 table of three trials). A short question costs 1.14-1.19x ``create_agent``'s
 without a checkpointer (2.8-3.1 against 2.5-2.6 ms; ``react_text``
 1.30-1.34x), 1.14-1.19x with the InMemorySaver, 0.97-1.04x on SQLite and
@@ -31,7 +31,7 @@ without a checkpointer (2.8-3.1 against 2.5-2.6 ms; ``react_text``
 the same build moves by up to 0.15 between runs, so a change to the short
 question is better judged by instructions under callgrind (``react`` 12.1
 million per question, ``react_text`` 13.0, ``create_agent`` 10.2, the bare
-loop 9.1; the README's "Instructions per question" has the table). Two
+loop 9.1; docs/cost.md's "Instructions per question" has the table). Two
 reference agents run beside it to show why: ``react-untimed``
 (ours with the model and tool timeouts off, 1.09-1.10x) and ``langgraph-bare``
 (a plain LangGraph loop of a model node and a tool node with no guards,

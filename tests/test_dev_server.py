@@ -56,7 +56,7 @@ CONTEXT_FIELDS = {
 }
 SUBGRAPHS = {"plan_execute": "execute", "reflexion": "act"}
 SCRIPT_TIMEOUT = 120
-"""Seconds the README's script may take: two runs of a scripted model on a local server."""
+"""Seconds the docs' SDK script may take: two runs of a scripted model on a local server."""
 """Patterns that run a ReAct graph inside one node, and that node's name."""
 
 
@@ -124,7 +124,7 @@ async def test_the_readme_server_snippet_runs_as_written(
     script = tmp_path / "approve.py"
     script.write_text(snippet.replace(SERVER_URL, app_server.url), encoding="utf-8")
 
-    # the README's own code, as a script in its own process with its own event loop
+    # the docs' own code, as a script in its own process with its own event loop
     done = await asyncio.to_thread(
         subprocess.run,
         [sys.executable, str(script)],

@@ -1,9 +1,10 @@
-"""Every Python snippet in the README runs as written.
+"""Every Python snippet in the README and on the documentation site runs as written.
 
-The snippets are run in order in one namespace, as a reader pasting them into
-one session would, in a fresh folder. The dev-server snippet (a script that
-needs a server to talk to) runs against a real ``langgraph dev`` in
-``test_dev_server.py``; here it is only compiled, as plain Python.
+The snippets are run in order (the README, then the site's pages in the order of
+``mkdocs.yml``'s navigation) in one namespace, as a reader pasting them into one
+session would, in a fresh folder; a snippet the README repeats from the site runs once.
+The dev-server snippet (a script that needs a server to talk to) runs against a real
+``langgraph dev`` in ``test_dev_server.py``; here it is only compiled, as plain Python.
 """
 
 from __future__ import annotations
@@ -15,13 +16,32 @@ import pytest
 
 from reasoning_graphs.models.local import local_model_available
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SITE = ROOT / "mkdocs.yml"
 SERVER_URL = "http://localhost:8123"
 AVAILABLE, MISSING = local_model_available()
 
 
+def pages() -> list[Path]:
+    """The README, then every page of the site in the order of its navigation."""
+    listed = re.findall(r"^\s*- [^:]+: (\S+\.md)$", SITE.read_text(encoding="utf-8"), re.M)
+    return [README, *(ROOT / "docs" / name for name in listed)]
+
+
 def python_snippets() -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
+    found: list[str] = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        for snippet in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S):
+            if snippet not in found:
+                found.append(snippet)
+    return found
+
+
+def test_every_page_of_the_docs_folder_is_on_the_site() -> None:
+    on_site = {page.resolve() for page in pages()[1:]}
+    assert on_site == {page.resolve() for page in (ROOT / "docs").rglob("*.md")}
 
 
 def server_snippets() -> list[str]:

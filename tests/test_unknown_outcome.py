@@ -224,7 +224,8 @@ def test_a_call_killed_before_it_started_runs_on_resume(tmp_path: Path) -> None:
 
 
 def test_a_tool_that_dedupes_by_its_call_id_pays_once_across_a_crash(tmp_path: Path) -> None:
-    """The README's example (``dedupe_transfer.py``): the call id is the same after a resume."""
+    """The guarantees page's example (``dedupe_transfer.py``): the call id is the same after a
+    resume."""
     thread = Thread(str(tmp_path / "runs.sqlite"), tmp_path, "react", "dedupe")
     thread.killed()
 

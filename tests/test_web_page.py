@@ -27,7 +27,7 @@ BROWSER_CONFIG = REPO / "tests" / "browser_app" / "langgraph.json"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRE_ENV = "REASONING_GRAPHS_REQUIRE_BROWSER"
 SCREENSHOT_ENV = "REASONING_GRAPHS_SCREENSHOT"
-"""A file to save the approval view's screenshot in (the README's picture)."""
+"""A file to save the approval view's screenshot in (the picture on the docs' server page)."""
 WAIT_MS = 20_000
 
 try:

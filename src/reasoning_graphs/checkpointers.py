@@ -20,7 +20,7 @@ graph holding it) lives and is closed by :meth:`~OwnedConnection.close`, by
 ``with``, or when the last reference goes. An async-only service that wants
 non-blocking database I/O can pass LangGraph's ``AsyncPostgresSaver`` itself.
 
-Example:
+Examples:
     >>> from reasoning_graphs.graphs.react import build_graph
     >>> from reasoning_graphs.testing import ScriptedChatModel
     >>> graph = build_graph(ScriptedChatModel(script=["Hello."]), checkpointer="memory")

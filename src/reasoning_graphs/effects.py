@@ -9,7 +9,7 @@ call. A node body is therefore written as a generator that *yields effects*
 :func:`drive` performs each effect with the sync method, :func:`adrive` with the
 async one. The body's own logic exists once.
 
-Example:
+Examples:
     >>> from langchain_core.runnables import RunnableLambda
     >>> double = RunnableLambda(lambda x: 2 * x)
     >>> def body(x):

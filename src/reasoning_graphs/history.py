@@ -13,7 +13,7 @@ id) is folded from its first item, and an ``Indexed`` list checks that the items
 a fold has read are still its own before it trusts the result. Nothing of a
 fold is saved in checkpoints; after a resume it is rebuilt once.
 
-Example:
+Examples:
     >>> turns = Fold("turns", lambda: 0, lambda count, item: count + (item == "q"))
     >>> history = Indexed(["q", "a"])
     >>> folded(history, turns)

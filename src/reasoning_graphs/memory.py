@@ -12,7 +12,7 @@ and no name becomes a path or a second namespace level.
 What is relevant is ranked by BM25 over the texts, with a floor relative to the
 query's own score, so that an unrelated question gets nothing.
 
-Example:
+Examples:
     >>> namespace("alice", "lessons")
     ('reasoning_graphs', 'alice', 'lessons')
     >>> relevant("moons of Mars", ["How many moons has Mars?", "Who wrote Hamlet?"], k=2)

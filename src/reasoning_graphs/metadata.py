@@ -6,7 +6,7 @@ message and as which step, the text a text-format reply was parsed from, how a
 final answer came about. Every reader and writer uses these functions, so a key
 is spelled in one place and a value is never recovered by parsing message text.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage, ToolMessage
     >>> note = ToolMessage("42", tool_call_id="b", response_metadata=settled("reused", reused="a"))
     >>> decision_of(note), reused_from(note)

@@ -11,7 +11,7 @@ the async face the async ones, as ``create_agent`` does: a middleware that only
 wrote the other kind is refused on that face with :class:`FaceNotWritten`, before any
 hook runs.
 
-Example:
+Examples:
     >>> from reasoning_graphs.effects import drive
     >>> class Doubled:
     ...     def wrap_model_call(self, request, handler):

@@ -164,7 +164,7 @@ def this_question(records: Sequence[Record] | None, messages: Sequence[AnyMessag
     steps, trials) is tagged with its question's ``turn``, so a follow-up
     question starts clean while the earlier record stays in the checkpoint.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> messages = [HumanMessage("first"), HumanMessage("second")]
         >>> this_question([{"turn": 1, "step": "a"}, {"turn": 2, "step": "b"}], messages)

@@ -15,7 +15,7 @@ than :data:`MAX_ANSWER_CHARS` characters is refused whatever the schema says, so
 model that floods cannot fill the state. This module imports only what it needs on
 first use: the command line reads run options without loading Pydantic's validators.
 
-Example:
+Examples:
     >>> from typing_extensions import TypedDict
     >>> class City(TypedDict):
     ...     name: str

@@ -17,7 +17,7 @@ here runs its sync batch in a worker thread for the async face, on its one
 connection, bound to no event loop. ``PostgresStore`` already does so. Each owns
 its connection and closes it when the last reference goes, or on ``close()``.
 
-Example:
+Examples:
     >>> store = open_store("memory")
     >>> store.put(("reasoning_graphs", "default", "notes"), "n1", {"text": "Paris"})
     >>> store.get(("reasoning_graphs", "default", "notes"), "n1").value

@@ -5,7 +5,7 @@ script of replies — text, tool calls, structured outputs or errors — records
 every prompt it receives, and can sleep per call and per output token so that
 benchmarks see realistic latency without a real model.
 
-Example:
+Examples:
     >>> from reasoning_graphs.testing import ScriptedChatModel, tool_call
     >>> model = ScriptedChatModel(script=[tool_call("calculator", expression="2+2"), "4"])
     >>> model.invoke("What is 2+2?").tool_calls[0]["name"]
@@ -400,7 +400,7 @@ class LoopBoundChatModel(ScriptedChatModel):
             finished or failed call, in the order they ended.
         loop_errors: Every :class:`LoopBoundError` raised.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> from reasoning_graphs.testing import LoopBoundChatModel
         >>> model = LoopBoundChatModel(script=["one", "two", "three"])

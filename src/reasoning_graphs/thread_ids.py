@@ -9,7 +9,7 @@ def thread_digest(thread_id: str) -> str:
     """The SHA-256 hex digest of the exact id, lone surrogates included: no other thread id
     shares it, and any file system takes it as a name.
 
-    Example:
+    Examples:
         >>> thread_digest("a/b") == thread_digest("a b")
         False
     """

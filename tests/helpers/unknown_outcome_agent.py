@@ -10,7 +10,7 @@ answers once it sees an observation. KIND says what the tool is:
 - ``dangerous``: it needs a person's approval;
 - ``once``: it needs none and is not idempotent (the default of a stateful tool);
 - ``idempotent``: it needs none and is marked idempotent;
-- ``dedupe``: the README's ``transfer``, which dedupes by its call id (the
+- ``dedupe``: the guarantees page's ``transfer``, which dedupes by its call id (the
   snippet ``dedupe_transfer.py``, run in the current folder).
 
 ``transfer`` appends ``done transfer AMOUNT CALL_ID`` to LOG (its side effect).
@@ -72,7 +72,8 @@ def logging_transfer(log: Path, options: dict[str, Any]) -> ToolSpec:
 
 
 def dedupe_transfer(log: Path) -> ToolSpec:
-    """The README's ``transfer``, run in the folder of ``log``; each run is a line in ``log``."""
+    """The guarantees page's ``transfer``, run in the folder of ``log``; each run is a line in
+    ``log``."""
     os.chdir(log.parent)  # the snippet keeps its bank.db in the current folder
     namespace: dict[str, Any] = {}
     exec(compile(SNIPPET.read_text(), str(SNIPPET), "exec"), namespace)

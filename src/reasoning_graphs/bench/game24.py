@@ -7,7 +7,7 @@ equals 24. The expression is parsed with :mod:`ast` and computed with
 ``0.1``-style rounding never does; a division by zero is simply no solution.
 (The game as Yao et al., 2023 use it to test Tree-of-Thoughts.)
 
-Example:
+Examples:
     >>> check("Answer: (8 - 4) * (7 - 1) = 24", [1, 4, 7, 8])
     (True, '(8 - 4) * (7 - 1) = 24')
     >>> check("8 * 3", [3, 8, 1, 1])

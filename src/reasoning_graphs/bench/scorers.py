@@ -19,7 +19,7 @@
   reaches ``scorer_options["threshold"]`` (default 1.0: partial credit is not a
   success, as with unit tests).
 
-Example:
+Examples:
     >>> from reasoning_graphs.bench.suite import Task
     >>> score(Task(id="t", question="?", answer="395", scorer="numeric"), "The answer is 395.")
     Score(correct=True, value=1.0, detail='395 = 395')

@@ -9,7 +9,7 @@ one :class:`Task`. Gold tool trajectories may refer to the output of an earlier
 gold step as ``#1``, ``#2`` … (1-based), so a chain of dependent lookups is data,
 not code; each pattern's oracle turns the reference into its own syntax.
 
-Example:
+Examples:
     >>> task = Task.from_json({"id": "t1", "question": "What is 6*7?", "tools": ["calculator"],
     ...     "answer": "42", "scorer": "numeric",
     ...     "trajectory": [{"tool": "calculator", "args": {"expression": "6*7"}}]})

@@ -7,7 +7,7 @@ notes and errors that quote it would fill the screen; a line shows the start
 of such a quote and how much was left out. Only the printed line changes: the
 state, ``--json`` output and the ``--trace`` file keep the text as it was.
 
-Example:
+Examples:
     >>> decoded("The user&#39;s question &amp; more")
     "The user's question & more"
     >>> shortened("uses '" + "x" * 250 + "', which is unknown", limit=10)

@@ -69,7 +69,7 @@ def build_graph(pattern: str, /, *args: Any, **kwargs: Any) -> CompiledStateGrap
     Raises:
         ValueError: No pattern has that name, or an option's value is out of its bounds.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> graph = build_graph("cot", model=ScriptedChatModel(script=["6*7 is 42.\\nAnswer: 42"]))
         >>> graph.invoke({"messages": [("user", "What is 6*7?")]})["messages"][-1].content

@@ -13,7 +13,7 @@ The server is asked through :class:`~reasoning_graphs.effects.Blocking`, so on t
 async face the request runs on a worker thread, never on the event loop; a server
 that does not answer within :data:`ASK_SECONDS` has no known window.
 
-Example:
+Examples:
     >>> from reasoning_graphs.testing import ScriptedChatModel
     >>> declared_context_window(ScriptedChatModel(profile={"max_input_tokens": 8192}))
     8192

@@ -8,7 +8,7 @@ the reply is constrained by a JSON-schema grammar to exactly one of
 ``{"action": "final_answer", "answer": "..."}``, and comes back as an ordinary
 tool call or answer. It is weak at reasoning; any stronger GGUF works too.
 
-Example:
+Examples:
     >>> model = LocalChatModel()  # doctest: +SKIP
     >>> reply = model.bind_tools([calculator]).invoke("What is 23*17+4?")  # doctest: +SKIP
     >>> reply.tool_calls[0]["name"]  # doctest: +SKIP
@@ -622,7 +622,7 @@ class AnswerReader:
     ``\uXXXX``, surrogate pairs), so what it hands out is always a prefix of what
     ``json.loads`` reads from the whole reply.
 
-    Example:
+    Examples:
         >>> reader = AnswerReader()
         >>> reader.feed('{"action": "final_answer", "answer": "Line one\\')
         'Line one'

@@ -38,7 +38,7 @@ def remove_fences(text: str) -> str:
 def first_object(text: str) -> dict[str, Any] | None:
     """The first ``{...}`` in ``text`` that reads as a JSON object after repair.
 
-    Example:
+    Examples:
         >>> first_object("I will use {query: 'Paris', k: 3,} now")
         {'query': 'Paris', 'k': 3}
     """
@@ -70,7 +70,7 @@ def parse_pairs(text: str) -> dict[str, Any] | None:
 
     Unquoted values that read as JSON scalars (numbers, ``true``) become them.
 
-    Example:
+    Examples:
         >>> parse_pairs('query="capital of France", k=2')
         {'query': 'capital of France', 'k': 2}
     """

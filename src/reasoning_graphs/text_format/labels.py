@@ -44,7 +44,7 @@ def labels_for(language: str) -> Labels:
     Raises:
         ValueError: The language has no labels; the message lists the choices.
 
-    Example:
+    Examples:
         >>> labels_for("zh").final_answer
         '最终答案'
     """

@@ -133,7 +133,7 @@ def stop_sequences(labels: Labels = ENGLISH) -> list[str]:
     Pass them as the model's ``stop`` parameter; :func:`cut_invented` still cleans
     up servers that ignore it.
 
-    Example:
+    Examples:
         >>> stop_sequences()
         ['\\nObservation:', 'Observation:']
     """
@@ -151,7 +151,7 @@ def cut_invented(text: str, labels: Labels = ENGLISH) -> str:
     and so is any labelled block after the first decision: after a Final Answer,
     or after the first Action and its Action Input.
 
-    Example:
+    Examples:
         >>> cut_invented("Action: search\\nAction Input: {}\\nObservation: 3 hits")
         'Action: search\\nAction Input: {}'
     """
@@ -175,7 +175,7 @@ def parse_step(text: str, tools: Mapping[str, dict], labels: Labels = ENGLISH) -
     Returns:
         The decision, how strictly it was read, and the text it was read from.
 
-    Example:
+    Examples:
         >>> step = parse_step(
         ...     'Thought: add them\\nAction: calculator\\nAction Input: {"expression": "2+2"}',
         ...     {"calculator": {"properties": {"expression": {}}, "required": ["expression"]}},

@@ -246,7 +246,7 @@ def build_system_prompt(
     Returns:
         Role, tool list, format, rules and worked examples, as one string.
 
-    Example:
+    Examples:
         >>> prompt = build_system_prompt([{"name": "calculator", "description": "Do math.",
         ...     "parameters": {"properties": {"expression": {"type": "string"}}}}])
         >>> "calculator: Do math." in prompt and "Final Answer:" in prompt
@@ -266,7 +266,7 @@ def build_system_prompt(
 def format_reminder(labels: Labels = ENGLISH) -> str:
     """A compact restatement of the format, for corrective observations.
 
-    Example:
+    Examples:
         >>> print(format_reminder().splitlines()[2])
         Action: <the name of one tool from the list>
     """
@@ -321,7 +321,7 @@ def _instructions(labels: Labels) -> list[str]:
 def tool_choice_rule(labels: Labels = ENGLISH) -> str:
     """The rule that the thought before an action says why that tool and not another.
 
-    Example:
+    Examples:
         >>> tool_choice_rule() in build_system_prompt([])
         True
     """

@@ -7,7 +7,7 @@ the runtime correcting the format — as an Observation line the runtime wrote.
 A tool's output is untrusted data, never the person's words: after its label it
 sits in a data block naming the tool (see :mod:`reasoning_graphs.nodes.guards.untrusted`).
 
-Example:
+Examples:
     >>> print(observation_line("42", "calculator", ENGLISH))
     Observation: <<<data from calculator>>>
     42

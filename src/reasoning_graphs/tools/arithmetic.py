@@ -107,7 +107,7 @@ def evaluate(expression: str) -> str:
             outside the allowed operators, functions and constants, or its
             result would be too large or not a real number.
 
-    Example:
+    Examples:
         >>> evaluate("23*17+4"), evaluate("0.1 + 0.2")
         ('395', '0.3')
     """

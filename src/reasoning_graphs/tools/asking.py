@@ -8,7 +8,7 @@ at-most-once journal. A setting can only add asking: a dangerous tool is asked a
 whatever ``when`` says (its decisions and description still apply), and ``False``
 leaves a tool as its spec has it.
 
-Example:
+Examples:
     >>> settings = askings({"ls": False, "rm": {"allowed_decisions": ["approve", "reject"]}})
     >>> list(settings), settings["rm"].decisions
     (['rm'], ('approve', 'reject'))

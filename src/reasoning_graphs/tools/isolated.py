@@ -91,7 +91,7 @@ class _Worker:
 class WorkerPool:
     """Worker processes for isolated calls, one call per worker at a time; thread-safe.
 
-    Example:
+    Examples:
         >>> pool = WorkerPool()
         >>> pool.call(pow, (2, 10), limit=10.0)
         1024

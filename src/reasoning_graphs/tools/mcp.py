@@ -30,7 +30,7 @@ loop. A server that dies or stops answering makes that call's observation an err
 reconnected at its next call. The sessions close when :class:`McpTools` is closed (``with``
 / ``async with`` bound them to a block) or, at the latest, when the process exits.
 
-Example:
+Examples:
     >>> import json, sys
     >>> servers = {"mcpServers": {"notes": {"command": sys.executable, "args": ["notes.py"]}}}
     >>> with McpTools(servers) as tools:  # doctest: +SKIP
@@ -97,7 +97,7 @@ class McpServerError(RuntimeError):
 def read_servers(source: str | Path | Mapping[str, Any]) -> dict[str, Connection]:
     """The connections named in ``source``: a ``{"mcpServers": ...}`` mapping or a JSON file.
 
-    Example:
+    Examples:
         >>> read_servers({"mcpServers": {"web": {"url": "http://127.0.0.1:9000/mcp"}}})
         {'web': {'transport': 'streamable_http', 'url': 'http://127.0.0.1:9000/mcp'}}
     """

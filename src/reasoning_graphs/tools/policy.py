@@ -36,7 +36,7 @@ class ToolPolicy:
         asking: Per-tool approval settings (decisions, description, ``when``; see
             :mod:`~reasoning_graphs.tools.asking`).
 
-    Example:
+    Examples:
         >>> policy = ToolPolicy(rules=[require_arguments("send_email", "to", "body")])
         >>> policy.block_reason("send_email", {"to": "a@b.c"})
         "Blocked by policy: 'send_email' needs non-empty body."

@@ -30,7 +30,7 @@ class ToolRegistry:
     Every spec is stored with the unset timeout and observation length filled
     in from ``defaults``, so the runtime reads concrete values.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.tools.builtins import calculator
         >>> registry = ToolRegistry([calculator()])
         >>> registry.names()

@@ -191,7 +191,7 @@ def tool_spec(
     length never set takes the graph's default when the graph is built
     (``timeout=None`` is set: it means no limit).
 
-    Example:
+    Examples:
         >>> def add(a: int, b: int) -> int:
         ...     '''Add two integers. Not for floating-point maths.'''
         ...     return a + b

@@ -14,7 +14,7 @@ Being a :class:`~reasoning_graphs.testing.ScriptedChatModel`, it reports
 usage, sleeps ``delay`` per call and ``token_delay`` per output token, streams,
 and delivers structured outputs as tool calls, like a real provider.
 
-Example:
+Examples:
     >>> from reasoning_graphs.bench.suite import Task
 from reasoning_graphs.graphs import PATTERNS
     >>> from reasoning_graphs import build_graph

@@ -169,7 +169,7 @@ def template_fields(template: str, text: str) -> dict[str, str] | None:
     Each field matches as little as it can, so a field is read up to the first
     place the template's next literal text appears.
 
-    Example:
+    Examples:
         >>> template_fields("Task: {task}\\n\\nAnswer:\\n{answer}", "Task: 6*7?\\n\\nAnswer:\\n42")
         {'task': '6*7?', 'answer': '42'}
     """

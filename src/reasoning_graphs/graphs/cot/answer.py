@@ -46,7 +46,7 @@ def extract_answer(text: str) -> str:
 
     An answer that opens a fenced block (code) is the whole block, fences kept.
 
-    Example:
+    Examples:
         >>> extract_answer("23*17 = 391, plus 4 is 395.\\n**Answer:** 395.")
         '395'
     """

@@ -48,7 +48,7 @@ def build_graph(shared: SharedArgs, *, samples: int) -> CompiledStateGraph:
     Raises:
         ValueError: ``samples`` is below 1.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(script=["6*7 is 42.\\nAnswer: 42"])
         >>> graph = build_graph(model)

@@ -94,7 +94,7 @@ def build_graph(
     Args:
         exploration: The UCT constant: higher revisits less-explored branches more.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> grade = {"feedback": "Correct.", "score": 0.9}
         >>> graph = build_graph(ScriptedChatModel(script=["42", grade]), tools=[], candidates=1)

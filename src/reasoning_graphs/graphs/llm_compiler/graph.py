@@ -82,7 +82,7 @@ def build_graph(shared: SharedArgs, *, max_rounds: int) -> CompiledStateGraph:
 
     ``max_model_calls`` defaults to :data:`MODEL_CALLS_PER_ROUND` × ``max_rounds``.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> from reasoning_graphs.tools.builtins import calculator
         >>> plan = {"tasks": [{"id": 1, "tool": "calculator", "args": {"expression": "6*7"}}]}

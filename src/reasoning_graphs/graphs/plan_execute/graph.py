@@ -65,7 +65,7 @@ def build_graph(
     Args:
         max_plan_steps: Steps a plan or revision may hold; extra steps are dropped.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
         >>> from reasoning_graphs.testing import ScriptedChatModel, tool_call
         >>> model = ScriptedChatModel(script=[

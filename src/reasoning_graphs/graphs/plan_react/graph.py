@@ -55,7 +55,7 @@ def build_graph(
         step_rules: What an unsure typed step leads to (see
             :mod:`~reasoning_graphs.nodes.steps.step_rules`).
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.graphs.plan_react.plan import PlanItems
         >>> from reasoning_graphs.testing import ScriptedChatModel, tool_call
         >>> model = ScriptedChatModel(script=[

@@ -46,7 +46,7 @@ def build_graph(
             ``[LowConfidence(below=0.5, then="ask")]`` (see
             :mod:`~reasoning_graphs.nodes.steps.step_rules`).
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel, tool_call
         >>> model = ScriptedChatModel(script=[tool_call("calculator", expression="6*7"), "42"])
         >>> graph = build_graph(model)

@@ -94,7 +94,7 @@ def build_graph(
             ``[LowConfidence(below=0.5, then="ask")]`` (see
             :mod:`~reasoning_graphs.nodes.steps.step_rules`).
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(script=[
         ...     'Thought: add\\nAction: calculator\\nAction Input: {"expression": "6*7"}',

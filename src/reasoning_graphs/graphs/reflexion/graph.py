@@ -76,7 +76,7 @@ def build_graph(
         ValueError: ``threshold`` is not above 0 and at most 1, ``max_trials`` is below 1
             or ``recall_lessons`` below 0.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.nodes.steps.judge import Judgement
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> model = ScriptedChatModel(script=["42", Judgement(feedback="Correct.", score=1.0)])

@@ -109,7 +109,7 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
 
     ``max_model_calls`` defaults to :data:`REWOO_MAX_MODEL_CALLS`.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> from reasoning_graphs.tools.builtins import calculator
         >>> plan = {"steps": [{"var": "E1", "tool": "calculator", "reason": "multiply",

@@ -116,7 +116,7 @@ def parse_plan_text(text: str, specs: Iterable[ToolSpec]) -> tuple[list[PlanStep
     argument. A line that starts a step but cannot be read is a problem, not
     prose.
 
-    Example:
+    Examples:
         >>> steps, problems = parse_plan_text('#E1 = search(query="Paris")', [])
         >>> steps[0]["tool"], steps[0]["args"], problems
         ('search', {'query': 'Paris'}, [])

@@ -84,7 +84,7 @@ def build_graph(
     Raises:
         ValueError: A count is below 1, or a generator or evaluator is unknown.
 
-    Example:
+    Examples:
         >>> from reasoning_graphs.testing import ScriptedChatModel
         >>> script = [
         ...     {"steps": [{"step": "6*7 = 42", "solves": True}]},

@@ -9,7 +9,7 @@ words in the order a text has them; a template (a text with fields such as
 ``{reason}``) with its fields filled in; a word or two changed between copied
 words. :meth:`TextIndex.copies` tells whether a reply says nothing else.
 
-Example:
+Examples:
     >>> index = TextIndex()
     >>> index.add("Not run: the reviewer rejected this call. Reason: {reason}")
     >>> reply = "not run: the reviewer rejected this call. reason: unsafe"

@@ -5,7 +5,7 @@ points: a zero-width space inside a word, a Cyrillic ``о`` for a Latin ``o``,
 fullwidth or mathematical letters. :func:`plain` folds those away, so that a
 comparison is made on what the reader sees.
 
-Example:
+Examples:
     >>> plain("I c\u043euld n\u043et fin\u200bish \uff34\uff28\uff29\uff33")
     'i could not finish this'
 """

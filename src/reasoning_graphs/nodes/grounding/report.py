@@ -14,7 +14,7 @@ quotes, transliterations joined by "·", places and bodies ending in 市, 大学
 are compared by value: "1,234", "1234" and "一千二百三十四" are one number;
 "2024-05-05", "5 May 2024" and "2024年5月5日" one date.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     >>> messages = [
     ...     HumanMessage("When did Apollo 11 land, and how far is the Moon?"),
@@ -235,7 +235,7 @@ def _chinese_numeral(text: str) -> Decimal | None:
 def chinese_number(text: str) -> Decimal | None:
     """The value of a Chinese numeral with units: 三百九十五 → 395, 一亿二千万 → 120000000.
 
-    Example:
+    Examples:
         >>> chinese_number("三百零五"), chinese_number("十五"), chinese_number("两万")
         (Decimal('305'), Decimal('15'), Decimal('20000'))
     """
@@ -374,7 +374,7 @@ def _without_overlaps(found: list[Found]) -> list[Found]:
 def find_claims(text: str) -> list[Found]:
     """The checkable claims of ``text``: dates, then names and numbers outside them.
 
-    Example:
+    Examples:
         >>> [(f.text, f.kind) for f in find_claims("Paris had 2,102,650 people on 1 Jan 2023.")]
         [('Paris', 'name'), ('2,102,650', 'number'), ('1 Jan 2023', 'date')]
         >>> [(f.text, f.key) for f in find_claims("北京市有两千一百八十四万人，3.5万辆车。")]

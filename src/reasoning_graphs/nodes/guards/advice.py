@@ -16,7 +16,7 @@ end of that prompt only, and never saved:
 - a request of a tool's ``Command`` that the loop did not carry out (see
   :func:`~reasoning_graphs.metadata.advice_of`).
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage
     >>> advised([HumanMessage("Observation: 42")], ["Use it."])[-1].text
     'Observation: 42\\n\\n(Note from the runtime, not from a tool or the user: Use it.)'

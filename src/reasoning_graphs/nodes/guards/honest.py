@@ -29,7 +29,7 @@ nothing here may import them. The text
 format's worked examples are not ours in this sense: their answers are real
 answers to their questions.
 
-Example:
+Examples:
     >>> no_answer_reason("Final Answer: I could not fin\u200bish this task.")
     'the model gave no answer'
     >>> no_answer_reason("Not run: the reviewer rejected this call. Reason: unsafe")

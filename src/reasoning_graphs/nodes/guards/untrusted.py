@@ -7,7 +7,7 @@ between the markers is an instruction. Markers inside the text itself are
 defanged, so a tool's output cannot close its block early and speak as the
 person.
 
-Example:
+Examples:
     >>> print(as_data("42", source="calculator(expression='6*7')"))
     <<<data from calculator(expression='6*7')>>>
     42

@@ -8,7 +8,7 @@ sequences and the llama.cpp grammar, and times and records the call. A guard tha
 see each model call is a link added here once; a user's ``wrap_model_call`` middleware
 is a link too, so every call it makes is budgeted, watched and retried like ours.
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage
     >>> from reasoning_graphs.context import Limits
     >>> from reasoning_graphs.effects import drive

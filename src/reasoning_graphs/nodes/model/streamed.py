@@ -9,7 +9,7 @@ parse. A call is streamed whenever a budget is watched or LangGraph streams
 messages, so this happens on every face. A name made only of copies of a name
 the request offered is that name; the typed reply is then parsed again.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage
     >>> call = {"name": "addadd", "args": {"a": 1}, "id": "c1", "type": "tool_call"}
     >>> named_calls(AIMessage("", tool_calls=[call]), ["add"]).tool_calls[0]["name"]

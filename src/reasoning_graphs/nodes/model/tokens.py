@@ -8,7 +8,7 @@ most Han characters, so a CJK character counts 1.5 tokens here. No tokenizer
 is loaded (``tiktoken`` downloads its files), so the estimate works offline
 for any model.
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage
     >>> text_tokens("The quick brown fox jumps over the lazy dog")
     11
@@ -71,7 +71,7 @@ class RunningEstimate:
     Rounding each piece up instead would count a reply streamed word by word at up
     to twice its tokens, and stop it long before its allowance.
 
-    Example:
+    Examples:
         >>> count = RunningEstimate()
         >>> [count.add(word) for word in ("The ", "quick ", "brown ", "fox")]
         [1, 2, 1, 1]

@@ -20,7 +20,7 @@ produces raises, so a local model stops generating at once. The async face
 runs it as a task and cancels it: LangChain's async generate cannot take an
 exception raised from a callback.
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage
     >>> from reasoning_graphs.testing import ScriptedChatModel
     >>> model = ScriptedChatModel(script=["one two three four five six seven eight"])

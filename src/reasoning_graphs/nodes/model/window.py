@@ -31,7 +31,7 @@ never split (a tool call stays with its results), and the question, system
 messages and calls a person decided (an observation whose decision is not
 ``auto``) are always kept.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
     >>> call = AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "c1"}])
     >>> result = ToolMessage("1", tool_call_id="c1")

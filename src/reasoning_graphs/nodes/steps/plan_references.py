@@ -6,7 +6,7 @@ arguments, however deeply nested, and both replace a reference by the result
 it names just before the call runs. A :class:`ReferenceSyntax` holds one
 pattern's spelling; the walking is written once here.
 
-Example:
+Examples:
     >>> import re
     >>> dollars = ReferenceSyntax(re.compile(r"\\$(\\d+)"), lambda match: int(match.group(1)))
     >>> args = {"expression": "$1 * $2", "notes": ["see $1"]}

@@ -8,7 +8,7 @@ The CLI shows its text on the status line; any other client reads the stream.
 Writing it costs nothing when nobody streams ``custom``, and outside a graph
 run it does nothing.
 
-Example:
+Examples:
     >>> send_progress(3, 8, text="expansion 3 of 8")  # outside a run: nothing happens
     >>> def done_so_far(state):
     ...     return Progress(len(state["steps"]), 5, f"step {len(state['steps'])} of 5")

@@ -13,7 +13,7 @@ is (``confidence``, 0 to 1) and whether only the user can give what is missing
 The first rule whose sign shows decides; a step that shows none goes ahead. Rules are
 objects, so they are build options only: no client of a served graph can send one.
 
-Example:
+Examples:
     >>> rules = [LowConfidence(below=0.5, then="ask"), NeedsMoreInfo(then="stop")]
     >>> rules[0].applies(confidence=0.3, needs_more_info=False)
     True

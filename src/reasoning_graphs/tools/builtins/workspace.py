@@ -79,7 +79,7 @@ def folder_name(thread_id: str) -> str:
     the exact id in lower-case hex: ``alice_example.com.3f0c…``. So a name has no
     separator, NUL or ``..``, is ASCII and at most 73 characters long.
 
-    Example:
+    Examples:
         >>> folder_name("6f1c2a3e-9b7d-4c52-8e0f-1a2b3c4d5e6f")
         '6f1c2a3e-9b7d-4c52-8e0f-1a2b3c4d5e6f'
         >>> folder_name("a/b")[:4], folder_name("a b")[:4], folder_name("a/b") == folder_name("a b")
