@@ -135,8 +135,14 @@ async def test_the_readme_server_snippet_runs_as_written(
     )
 
     assert done.returncode == 0, done.stderr
-    assert "write_file" in done.stdout  # it saw the call waiting for approval
-    assert (app_server.workspace / "notes.txt").read_text() == "hello"
+    written = next(app_server.workspace.rglob("notes.txt"))
+    assert written.read_text() == "hello"
+    lines = done.stdout.splitlines()
+    (approving,) = [line for line in lines if line.startswith("approving:")]
+    assert "write_file" in approving
+    assert str(written) in approving  # it says where the file went
+    assert "answer: Finished." in lines[-2]  # the thread ran to its end
+    assert lines[-1] == "ended: answered"
 
 
 async def test_rejected_write_never_happens(app_server: DevServer) -> None:
