@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -113,3 +114,31 @@ def test_a_thread_with_memory_resumes_with_it(db, tmp_path, monkeypatch, capsys)
     code, out, err = run_cli(monkeypatch, capsys, "resume", thread_id, "--approve-all")
     assert code == exits.ANSWERED, err
     assert "Observation: [1] The report is due on Friday." in out.splitlines()
+
+
+def test_a_recalled_lesson_shows_on_screen_in_json_and_in_the_trace(
+    db, tmp_path, monkeypatch, capsys
+) -> None:
+    use_model(monkeypatch, failing_then_fixed())
+    run_cli(monkeypatch, capsys, "run", MARS, "--pattern", "reflexion", "--memory")
+
+    use_model(monkeypatch, answered_at_once())
+    code, out, err = run_cli(
+        monkeypatch, capsys, "run", MARS_AGAIN, "--pattern", "reflexion", "--memory"
+    )
+    assert code == exits.ANSWERED, err
+    (line,) = [line for line in out.splitlines() if line.startswith("Recalled:")]
+    assert MARS in line  # the lesson's task, first of its lines
+    assert ADVICE in out
+
+    trace = tmp_path / "trace.jsonl"
+    use_model(monkeypatch, answered_at_once())
+    code, out, err = run_cli(
+        monkeypatch, capsys, "run", MARS_AGAIN, "--pattern", "reflexion", "--memory",
+        "--json", "--trace", str(trace),
+    )  # fmt: skip
+    assert code == exits.ANSWERED, err
+    for lines in (out.splitlines(), trace.read_text().splitlines()):
+        events = [json.loads(line) for line in lines]
+        (recalled,) = [event for event in events if event["event"] == "recalled"]
+        assert recalled["lesson"]["advice"] == ADVICE

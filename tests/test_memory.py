@@ -35,6 +35,7 @@ HAMLET = "Who wrote the play Hamlet?"
 ADVICE = "Look the count up instead of guessing: Mars has two moons, Phobos and Deimos."
 LESSON = Reflection(diagnosis="The attempt guessed the count.", advice=ADVICE)
 LESSONS = ("reasoning_graphs", "default", "lessons")
+NOTES = ("reasoning_graphs", "default", "notes")
 
 
 def failing_then_fixed(lesson: Reflection = LESSON) -> ScriptedChatModel:
@@ -295,3 +296,22 @@ def test_the_served_store_opens_what_the_environment_names(tmp_path, monkeypatch
     opened = served_store.store()
     opened.put(LESSONS, "k", {"task": "t", "diagnosis": "d", "advice": "a"})
     assert open_store(tmp_path / "memory.sqlite").get(LESSONS, "k") is not None
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_recall_reads_reflexions_lessons_beside_the_notes(face) -> None:
+    store = InMemoryStore()
+    store.put(LESSONS, "k", {"task": MARS, "diagnosis": "It guessed.", "advice": ADVICE})
+    store.put(LESSONS, "junk", {"task": 3})  # another writer's value: skipped
+    store.put(NOTES, "n", {"text": "The user's cat is called Miso."})
+    reader = ScriptedChatModel(script=[tool_call("recall", query="moons of Mars", k=2), "Two."])
+    graph = build_graph("react", model=reader, store=store, memory_tools=True)
+
+    state = ask(graph, "How many moons has Mars?", "r", face)
+
+    observation = state["messages"][2].content
+    first = observation.splitlines()[0]
+    assert "lesson" in first
+    assert MARS in first
+    assert ADVICE in observation
+    assert "Miso" not in observation  # a note that shares no word with the query

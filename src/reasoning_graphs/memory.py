@@ -37,10 +37,27 @@ RELEVANCE_FLOOR = 0.3
 """A text is relevant when its BM25 score is at least this share of the query's score
 against itself: most of the query's distinctive words, weighted by rarity, are in it."""
 QUERY = "\0query"
+LESSONS = "lessons"
+"""The kind of Reflexion's lessons (``task``, ``diagnosis``, ``advice``)."""
+NOTES = "notes"
+"""The kind of the ``remember`` tool's notes (``text``)."""
+LESSON_TEXT = "Task: {task}\nWhat went wrong: {diagnosis}\nNext time: {advice}"
+"""A lesson as a model or a person reads it."""
 
 _LABEL = re.compile(r"[A-Za-z0-9_@-]+")
 _KEPT = re.compile(r"[A-Za-z0-9_-]")
 BAD_LABEL = "Memory namespace label {label!r} must be letters, digits, '_', '@' or '-'."
+
+
+def lesson_text(value: Any) -> str | None:
+    """A stored lesson's text (:data:`LESSON_TEXT`), or ``None`` for a value that is not one
+    (another writer may leave anything in a store)."""
+    if not isinstance(value, Mapping):
+        return None
+    fields = {name: value.get(name) for name in ("task", "diagnosis", "advice")}
+    if not all(isinstance(text, str) for text in fields.values()):
+        return None
+    return LESSON_TEXT.format(**fields)
 
 
 def namespace(user: str, kind: str) -> tuple[str, ...]:

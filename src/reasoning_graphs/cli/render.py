@@ -48,6 +48,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from reasoning_graphs.cli.display import decoded, shortened
 from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.graphs import PATTERNS
+from reasoning_graphs.memory import lesson_text
 from reasoning_graphs.metadata import (
     decision_of,
     format_error_of,
@@ -328,6 +329,8 @@ class Printer:
         steps, problem = update.get("plan"), update.get("plan_problem")
         if node in PLAN_NODES and _is_written_plan(steps):
             self.emit("plan", " → ".join(steps), steps=steps)
+        for lesson in update.get("remembered") or []:  # Reflexion's lessons of earlier threads
+            self.emit("recalled", lesson_text(lesson) or "", lesson=lesson)
         for event in update.get("trajectory") or []:
             if event.get(REFLECTION):  # the loop's look back, kept apart from the messages
                 self.emit("reflection", str(event.get("text", "")).strip())

@@ -30,7 +30,6 @@ from langgraph.store.base import Item, PutOp, SearchOp
 
 from reasoning_graphs.effects import Blocking, Body, StoreOps
 from reasoning_graphs.graphs.reflexion.prompts import (
-    REMEMBERED_LESSON,
     REMEMBERED_SOURCE,
     REMEMBERED_TASK,
 )
@@ -40,14 +39,12 @@ from reasoning_graphs.graphs.reflexion.state import (
     ReflexionState,
     RememberedLesson,
 )
-from reasoning_graphs.memory import relevant
+from reasoning_graphs.memory import LESSON_TEXT, LESSONS, relevant
 from reasoning_graphs.nodes.guards.untrusted import as_data
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.steps.reflect import NOTE_CHARS
 from reasoning_graphs.question import latest_request, question_number
 
-LESSONS = "lessons"
-"""The namespace kind of Reflexion's lessons."""
 STORED_CHARS = 2000
 """How much of a lesson's task, diagnosis and advice the store keeps."""
 SCANNED_LESSONS = 500
@@ -102,7 +99,7 @@ def with_remembered(task: str, remembered: Sequence[RememberedLesson]) -> str:
     """The first attempt's request: ``task`` and the recalled lessons, each cut, as data."""
     lessons = "\n".join(
         as_data(
-            REMEMBERED_LESSON.format(
+            LESSON_TEXT.format(
                 task=lesson["task"], diagnosis=lesson["diagnosis"], advice=lesson["advice"]
             )[:NOTE_CHARS],
             source=REMEMBERED_SOURCE,

@@ -56,7 +56,6 @@ Lessons you drew from earlier, similar tasks that fell short (they may not all a
     + """
 {lessons}"""
 )
-REMEMBERED_LESSON = "Task: {task}\nWhat went wrong: {diagnosis}\nNext time: {advice}"
 REMEMBERED_SOURCE = "a lesson from an earlier task"
 
 REFLECTION_LINE = "- Attempt {trial} (score {score:.2f}): {diagnosis} Next time: {advice}"

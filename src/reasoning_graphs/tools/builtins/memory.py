@@ -1,5 +1,8 @@
 """``remember`` and ``recall``: notes the model keeps in the run's store, across threads.
 
+``recall`` searches the user's notes and Reflexion's lessons alike (a lesson reads as its
+task, what went wrong and what to do next time), ranked together.
+
 Both read the store from the run (the graph's, or the server's) and the namespace
 from the run's user (:mod:`reasoning_graphs.memory`), so a note written on one
 thread is found on any later thread of the same user and never on another's. A
@@ -24,11 +27,17 @@ from langgraph.store.base import BaseStore, Item
 from pydantic import Field
 
 from reasoning_graphs.context import DEFAULT_MEMORY_USER
-from reasoning_graphs.memory import chosen_user, namespace, relevant, run_user
+from reasoning_graphs.memory import (
+    LESSONS,
+    NOTES,
+    chosen_user,
+    lesson_text,
+    namespace,
+    relevant,
+    run_user,
+)
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
-NOTES = "notes"
-"""The namespace kind of the tools' notes."""
 MAX_NOTE_CHARS = 1000
 MAX_RESULTS = 10
 SCANNED_NOTES = 500
@@ -39,8 +48,8 @@ REMEMBER = (
     "this user can recall. Not for what this conversation already says."
 )
 RECALL = (
-    "Search the notes saved with remember in earlier conversations with this user, by "
-    "keywords. Not for documents or the web."
+    "Search the notes saved with remember, and the lessons learnt, in earlier "
+    "conversations with this user, by keywords. Not for documents or the web."
 )
 NOTE_HELP = f"The note, at most {MAX_NOTE_CHARS} characters, self-contained."
 QUERY_HELP = "Keywords the note should contain, e.g. 'preferred units'."
@@ -49,6 +58,7 @@ SAVED = "Remembered."
 NOTHING_SAVED = "Nothing has been remembered yet."
 NO_MATCH = "No remembered note matches {query!r}."
 NOTE_LINE = "[{rank}] {text}"
+LESSON_LINE = "[{rank}] (a lesson) {text}"
 
 
 def memory_tools(user: str = DEFAULT_MEMORY_USER) -> list[ToolSpec]:
@@ -57,11 +67,11 @@ def memory_tools(user: str = DEFAULT_MEMORY_USER) -> list[ToolSpec]:
     return [_remember(user), _recall(user)]
 
 
-def _notes(store: BaseStore, user: str) -> tuple[BaseStore, tuple[str, ...]]:
-    """The store, and the namespace of the notes of the run's user."""
+def _notes(store: BaseStore, user: str, kind: str = NOTES) -> tuple[BaseStore, tuple[str, ...]]:
+    """The store, and the namespace of the run's user's memories of ``kind``."""
     runtime = get_runtime()
     context = runtime.context if runtime is not None else None
-    return store, namespace(run_user(chosen_user(context, user)), NOTES)
+    return store, namespace(run_user(chosen_user(context, user)), kind)
 
 
 def _remember(user: str) -> ToolSpec:
@@ -96,31 +106,45 @@ def _recall(user: str) -> ToolSpec:
         store: Annotated[Any, InjectedStore()],
         k: Annotated[int, Field(ge=1, le=MAX_RESULTS, description=K_HELP)] = 3,
     ) -> str:
-        """The notes BM25 ranks best for ``query``."""
-        store, where = _notes(store, user)
-        return _found(store.search(where, limit=SCANNED_NOTES), query, k)
+        """The notes and lessons BM25 ranks best for ``query``."""
+        notes, lessons = (
+            store.search(_notes(store, user, kind)[1], limit=SCANNED_NOTES)
+            for kind in (NOTES, LESSONS)
+        )
+        return _found(notes, lessons, query, k)
 
     async def arun(
         query: str,
         store: Annotated[Any, InjectedStore()],
         k: int = 3,
     ) -> str:
-        store, where = _notes(store, user)
-        items = await store.asearch(where, limit=SCANNED_NOTES)
-        return await asyncio.to_thread(_found, items, query, k)  # indexing is off the loop
+        notes, lessons = await asyncio.gather(
+            *(
+                store.asearch(_notes(store, user, kind)[1], limit=SCANNED_NOTES)
+                for kind in (NOTES, LESSONS)
+            )
+        )
+        return await asyncio.to_thread(_found, notes, lessons, query, k)  # indexing: off the loop
 
     tool = StructuredTool.from_function(func=run, coroutine=arun, name="recall", description=RECALL)
     return tool_spec(tool, dangerous=False, concurrency_safe=True)
 
 
-def _found(items: list[Item] | Any, query: str, k: int) -> str:
-    if not items:
+def _found(notes: list[Item] | Any, lessons: list[Item] | Any, query: str, k: int) -> str:
+    """The best notes and lessons for ``query``, ranked together, one line each."""
+    entries = [(NOTE_LINE, str(item.value.get("text", ""))) for item in notes or []]
+    for item in lessons or []:
+        text = lesson_text(item.value)
+        if text is not None:
+            entries.append((LESSON_LINE, text))
+    if not entries:
         return NOTHING_SAVED
-    texts = [str(item.value.get("text", "")) for item in items]
-    best = relevant(query, texts, k=k, floor=0.0)
+    best = relevant(query, [text for _, text in entries], k=k, floor=0.0)
     if not best:
         return NO_MATCH.format(query=query)
-    return "\n".join(NOTE_LINE.format(rank=n, text=texts[i]) for n, i in enumerate(best, start=1))
+    return "\n".join(
+        entries[i][0].format(rank=n, text=entries[i][1]) for n, i in enumerate(best, start=1)
+    )
 
 
 def _key(call_id: str | None) -> str:

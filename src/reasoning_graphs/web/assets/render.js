@@ -89,6 +89,9 @@ export class EventLog {
     if (Array.isArray(update.plan) && update.plan.length && update.plan.every((s) => typeof s === "string")) {
       this.line("plan", "Plan:", update.plan.join(" → "));
     }
+    for (const lesson of update.remembered || []) {
+      this.line("recalled", "Recalled:", `Task: ${lesson.task}\nWhat went wrong: ${lesson.diagnosis}\nNext time: ${lesson.advice}`);
+    }
     for (const event of update.trajectory || []) this.event(event, update);
     const messages = Array.isArray(update.messages) ? update.messages : update.messages ? [update.messages] : [];
     for (const message of messages) this.message(node, message);
