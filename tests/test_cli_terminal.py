@@ -121,3 +121,25 @@ def test_the_model_flag_names_every_spec_form(monkeypatch, capsys) -> None:
 
     for form in ("'<provider>:<model>'", "'local'", "'local:<path.gguf>'", "OPENAI_BASE_URL"):
         assert form in shown
+
+
+def test_our_own_words_given_back_are_never_shown_as_the_answer(
+    workspace, monkeypatch, capsys
+) -> None:
+    """rewoo tells the solver that the plan needed no tools; a model that only repeats it
+    has not answered, and no ``Answer:`` line says it did."""
+    instruction = "The plan needed no tools: answer from what you know."
+    use_model(monkeypatch, {"steps": []}, instruction)
+
+    code, out, err = run_cli(monkeypatch, capsys, "run", "Capital of France?", "--pattern", "rewoo")
+
+    assert code == exits.INCOMPLETE, err
+    (answer,) = starting_with(out, "Answer:")
+    assert instruction not in answer
+
+    use_model(monkeypatch, {"steps": []}, instruction)
+    _, out, _ = run_cli(monkeypatch, capsys, "run", "Capital?", "--pattern", "rewoo", "--json")
+    events = [json.loads(line) for line in out.splitlines()]
+    (answered,) = [event for event in events if event["event"] == "answer"]
+    assert answered["reply"] == instruction  # kept, under its own name
+    assert answered["outcome"]["no_answer"] is True

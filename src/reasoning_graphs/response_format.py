@@ -55,7 +55,7 @@ NOT_A_SCHEMA = (
 )
 BAD_JSON_SCHEMA = "response_format is not a valid JSON schema: {why}"
 NOT_AN_OBJECT = (
-    'response_format must describe an object ({{"type": "object", "properties": ...}}): '
+    'response_format must describe an object ({"type": "object", "properties": ...}): '
     "the model gives its answer as a function's arguments, which are an object."
 )
 TOO_LONG_SCHEMA = "response_format is {size} characters of JSON; at most {limit} are allowed."

@@ -262,6 +262,9 @@ class Outcome(TypedDict):
         concluded: The node already wrote the question's incomplete answer (the
             model's reply was no answer: see :mod:`reasoning_graphs.nodes.guards.honest`),
             so the question ends there, with no closing call.
+        no_answer: The model's last reply was no answer (empty, or our own words given
+            back: see :mod:`reasoning_graphs.nodes.guards.honest`); the message keeps it,
+            and no reader shows it as the answer.
         ended: A middleware ended the question (its hook jumped to the end): a pattern
             that runs the question in parts (trials, steps) asks nothing more of the model.
         note: On an incomplete answer's outcome (the state's, and the final message's
@@ -279,6 +282,7 @@ class Outcome(TypedDict):
     reason: NotRequired[str]
     call_stopped: NotRequired[bool]
     concluded: NotRequired[bool]
+    no_answer: NotRequired[bool]
     ended: NotRequired[bool]
     note: NotRequired[str]
     verification: NotRequired[Verification]

@@ -133,6 +133,7 @@ NOTHING_KEPT = "nothing"
 BACKTRACKED = ", going back to a thought held in reserve"
 NO_GROUNDING = "No grounding report for this answer."
 EMPTY_ANSWER = "(the model's reply was empty)"
+NO_ANSWER = "(none: the model's reply gave back our own words; it is kept in the thread)"
 GROUNDING_SUMMARY = "{supported} of {total} claims backed by an observation"
 VERIFIED_SUMMARY = "{backed} of {total} claims backed by a quoted observation"
 
@@ -244,7 +245,9 @@ class Printer:
             self._held = None
         written: Mapping[str, Any] = (outcome_of(final) if final is not None else None) or {}
         shown = {**written, **outcome}
-        extra = {} if typed is None else {"structured_response": typed}
+        extra: dict[str, Any] = {} if typed is None else {"structured_response": typed}
+        if shown.get("no_answer") and text:  # never our own words presented as the answer
+            text, extra["reply"] = NO_ANSWER, text
         self.emit("answer", text, outcome=shown, **extra)
         if typed is not None and not self.as_json:
             self.emit("typed_answer", json.dumps(typed, ensure_ascii=False))

@@ -231,7 +231,13 @@ def honest_update(state: Mapping[str, Any], update: Mapping[str, Any]) -> Mappin
     if reason is None:
         return update
     note = incomplete_note(reason, successful_observations(state["messages"]))
-    honest: Outcome = {"status": "incomplete", "reason": reason, "concluded": True, "note": note}
+    honest: Outcome = {
+        "status": "incomplete",
+        "reason": reason,
+        "concluded": True,
+        "no_answer": True,
+        "note": note,
+    }
     metadata = {**answer.response_metadata, **answered(honest)}
     messages[-1] = answer.model_copy(update={"response_metadata": metadata})
     return {**update, "messages": messages, "outcome": honest}

@@ -233,7 +233,7 @@ async function showEnd(view, state) {
   const outcome = values.outcome || {};
   const messages = values.messages || [];
   const last = [...messages].reverse().find((m) => m && m.type === "ai" && !(m.tool_calls || []).length);
-  if (last) view.log.markAnswer(textOf(last.content));
+  if (last && !outcome.no_answer) view.log.markAnswer(textOf(last.content));
   if (outcome.status === "incomplete") view.end.append(el("p", { class: "status incomplete", "data-outcome": "incomplete" }, `Incomplete: ${outcome.reason || ""}`));
   else if (outcome.status === "answered") view.end.append(el("p", { class: "status answered", "data-outcome": "answered" }, "Answered."));
 }

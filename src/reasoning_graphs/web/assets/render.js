@@ -137,6 +137,7 @@ export class EventLog {
       else if (meta.kind === "join") this.line("join", "Join:", text);
       else if (node === "approve") return;
       else if (calls.length) { if (text) this.line("thought", "Thought:", text); }
+      else if (text && meta.outcome && meta.outcome.no_answer) this.line("no-answer", "Reply, no answer:", text);
       else if (text) this.line("reply", meta.kind === "answer" || meta.outcome ? "Answer:" : "Reply:", text);
     }
   }
