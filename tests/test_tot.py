@@ -381,3 +381,15 @@ def test_the_command_shows_each_level_and_what_it_kept(
         (2, ["A1"]),
     ]
     assert [e["backtracked"] for e in shown] == [False, True, False]
+
+
+def test_the_level_progress_counts_only_finished_levels() -> None:
+    """A level's line says which level is under way and what the levels before it cost;
+    it never shows a count that stands still while the level runs."""
+    graph = build_graph(model_of(responder()), breadth=3, depth=2, beam=2)
+
+    reports = [chunk for chunk in graph.stream(ask(), stream_mode="custom") if "done" in chunk]
+
+    first, second = (report["text"] for report in reports)
+    assert "model calls" not in first  # none finished yet: no count of 0 that stands still
+    assert "4 model calls" in second  # level 1's proposal and three values
