@@ -251,17 +251,64 @@ def test_unreadable_replies_give_no_candidate_and_no_traceback() -> None:
     assert state["messages"][-1].content
 
 
-def test_an_unreadable_verdict_scores_nothing_but_keeps_the_candidate() -> None:
-    reply = responder({(): [("Only", True)]})
+def garbled_for(unreadable: set[str], reply: Callable[[list[BaseMessage]], Any]) -> Any:
+    """``reply``, but a value request about a candidate in ``unreadable`` gets no verdict."""
 
-    def garbled_values(messages: list[BaseMessage]) -> Any:
-        return "maybe?" if VALUE_MARK in messages[-1].text else reply(messages)
+    def replies(messages: list[BaseMessage]) -> Any:
+        text = messages[-1].text
+        if VALUE_MARK in text:
+            candidate = text.split(VALUE_MARK, 1)[1].split("\n", 1)[0].strip()
+            if candidate in unreadable:
+                return "maybe?"
+        return reply(messages)
 
-    state = build_graph(model_of(garbled_values), breadth=1, depth=1).invoke(ask())
+    return replies
 
-    kept = levels(state)[0]["kept"]
-    assert state["search"]["thoughts"][kept[0]]["score"] == 0.0
-    assert answer_of(state) == "Only"
+
+def test_an_unreadable_verdict_ranks_below_every_candidate_read_as_possible() -> None:
+    reply = garbled_for({"A"}, responder(verdicts={"B": "likely", "C": "impossible"}))
+
+    state = build_graph(model_of(reply), breadth=3, depth=1, beam=2).invoke(ask())
+
+    kept = texts(state, levels(state)[0]["kept"])
+    assert kept == ["B", "A"]  # A, unread, after B, read as likely; C, impossible, dropped
+    narrow = build_graph(model_of(reply), breadth=3, depth=1, beam=1).invoke(ask())
+    assert texts(narrow, levels(narrow)[0]["kept"]) == ["B"]
+
+
+def test_an_unreadable_verdict_is_never_kept_alone() -> None:
+    reply = garbled_for({"A"}, responder(verdicts={"B": "impossible", "C": "impossible"}))
+
+    state = build_graph(model_of(reply), breadth=3, depth=2, beam=2).invoke(ask())
+
+    assert levels(state)[0]["kept"] == []  # the only possible ones were read impossible
+    assert state["outcome"]["status"] == "incomplete"
+
+
+def test_a_level_none_of_whose_evaluations_is_read_ends_the_search_honestly() -> None:
+    reply = garbled_for({"A", "B", "C"}, responder())
+
+    state = build_graph(model_of(reply), breadth=3, depth=2, beam=2).invoke(ask())
+
+    (level,) = levels(state)  # no second level grows from unjudged thoughts
+    assert level["kept"] == []
+    outcome = state["outcome"]
+    assert outcome["status"] == "incomplete"
+    assert "level 1" in outcome["reason"]
+    assert answer_of(state) not in {"A", "B", "C"}  # no answer rests on an unjudged thought
+
+
+def test_a_vote_with_no_ballot_read_ends_the_search_honestly() -> None:
+    reply = responder()
+
+    def garbled_votes(messages: list[BaseMessage]) -> Any:
+        return "all of them" if VOTE_MARK in messages[-1].text else reply(messages)
+
+    graph = build_graph(model_of(garbled_votes), breadth=3, depth=2, evaluator="vote", votes=2)
+    state = graph.invoke(ask())
+
+    assert len(levels(state)) == 1
+    assert state["outcome"]["status"] == "incomplete"
 
 
 def test_a_resumed_search_redoes_no_finished_level() -> None:

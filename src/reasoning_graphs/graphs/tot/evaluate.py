@@ -4,10 +4,11 @@
 correct solution — sure, likely or impossible — scored 1, 0.5 and 0; an
 impossible candidate is later dropped. ``vote`` shows every candidate of the
 level, numbered, to ``votes`` calls that each choose the most promising; a
-candidate scores the votes it won. An unreadable verdict scores 0 without
-dropping the candidate, and an unreadable or out-of-range ballot counts for no
-one: neither passes for a good grade. A spent budget scores nothing and ends
-the search.
+candidate scores the votes it won. An unreadable verdict scores 0 and ranks the
+candidate below every one read as possible, and an unreadable or out-of-range
+ballot counts for no one: neither passes for a good grade. A level none of whose
+evaluations could be read ends the search, incomplete (``select``). A spent
+budget scores nothing and ends the search.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.tot.prompts import PATH_JOIN, STEP_LINE, VALUE_REQUEST, VOTE_REQUEST
 from reasoning_graphs.graphs.tot.replies import Ballot, Valuation
 from reasoning_graphs.graphs.tot.search import (
+    UNREADABLE,
     VERDICT_SCORES,
     Search,
     Thought,
@@ -36,9 +38,6 @@ from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.tokens import estimate_tokens
 from reasoning_graphs.question import latest_request
 from reasoning_graphs.state import ThoughtEvent
-
-UNREADABLE = "unreadable"
-"""The verdict recorded for a value reply that could not be read."""
 
 Scores = dict[int, tuple[float, str]]
 
@@ -124,5 +123,6 @@ def _votes(
     for ballot, _ in gathered.finished:
         if ballot is not None and 1 <= ballot.choice <= len(level):
             won[ballot.choice - 1] += 1
-    scores: Scores = {t["id"]: (float(count), "") for t, count in zip(level, won, strict=True)}
+    verdict = UNREADABLE if gathered.finished and not any(won) else ""  # no ballot was read
+    scores: Scores = {t["id"]: (float(count), verdict) for t, count in zip(level, won, strict=True)}
     return scores, [event for _, event in gathered.finished], gathered.records

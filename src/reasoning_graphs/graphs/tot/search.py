@@ -28,6 +28,9 @@ Verdict = Literal["sure", "likely", "impossible"]
 
 VERDICT_SCORES: dict[str, float] = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
 """The value evaluator's verdicts as scores; an impossible candidate is dropped."""
+UNREADABLE = "unreadable"
+"""The verdict of a candidate whose evaluation could not be read (a value reply, or every
+ballot of a vote): it ranks below every candidate whose evaluation was read."""
 
 Status = Literal["root", "candidate", "frontier", "reserve", "expanded", "dropped"]
 
@@ -171,28 +174,39 @@ class Step:
         search: The search after it.
         kept: The new frontier's ids, best first.
         backtracked: Every candidate was dropped, and the frontier came from reserve.
+        unjudged: No evaluation of the level could be read: the level is dropped and the
+            search ends there, since nothing it holds was judged.
     """
 
     search: Search
     kept: list[int]
     backtracked: bool
+    unjudged: bool = False
 
 
 def choose_beam(search: Search, beam: int) -> Step:
     """Keep the best ``beam`` candidates as the next frontier and the rest in reserve.
 
-    Impossible candidates are dropped. When none is left, the frontier comes
-    from the deepest level that still has states in reserve, best first; when
-    there is none, the frontier is empty and the search is over.
+    Impossible candidates are dropped, and one whose evaluation was unreadable ranks below
+    every candidate read as possible (it is kept only when none was, and never alone). When
+    none is left, the frontier comes from the deepest level that still has states in
+    reserve, best first; when there is none, the frontier is empty and the search is over.
+    A level none of whose evaluations could be read is dropped whole, with no frontier.
     """
     level = candidates(search)
-    alive = [t for t in level if t["verdict"] != "impossible"]
-    backtracked = not alive
+    readable = [t for t in level if t["verdict"] != UNREADABLE]
+    unjudged = bool(level) and not readable
+    alive = [t for t in readable if t["verdict"] != "impossible"]
+    if alive:
+        alive += [t for t in level if t["verdict"] == UNREADABLE]
+    backtracked = not alive and not unjudged
     if backtracked:
         waiting = [t for t in search["thoughts"] if t["status"] == "reserve"]
         deepest = max((t["depth"] for t in waiting), default=0)
         alive = [t for t in waiting if t["depth"] == deepest]
-    ranked = sorted(alive, key=lambda t: (-(t["score"] or 0.0), t["id"]))
+    ranked = sorted(
+        alive, key=lambda t: (t["verdict"] == UNREADABLE, -(t["score"] or 0.0), t["id"])
+    )
     kept = [t["id"] for t in ranked[:beam]]
     waiting_ids = {t["id"] for t in ranked[beam:]}
     status: dict[int, Status] = {t["id"]: "dropped" for t in level}
@@ -202,7 +216,7 @@ def choose_beam(search: Search, beam: int) -> Step:
     thoughts: list[Thought] = [
         {**t, "status": status.get(t["id"], t["status"])} for t in search["thoughts"]
     ]
-    return Step({**search, "thoughts": thoughts}, kept, backtracked)
+    return Step({**search, "thoughts": thoughts}, kept, backtracked, unjudged)
 
 
 def best_solution(search: Search, kept: list[int]) -> int | None:
@@ -215,7 +229,9 @@ def best_state(search: Search) -> Thought | None:
     deepest best-scored thought found (``None`` before any)."""
     if search["solution"] is not None:
         return search["thoughts"][search["solution"]]
-    scored_ones = [t for t in search["thoughts"] if t["score"] is not None]
+    scored_ones = [
+        t for t in search["thoughts"] if t["score"] is not None and t["verdict"] != UNREADABLE
+    ]
     ahead = frontier(search) or scored_ones
     ahead = [t for t in ahead if t["id"] != ROOT]
     return min(ahead, key=lambda t: (-t["depth"], -(t["score"] or 0.0), t["id"]), default=None)

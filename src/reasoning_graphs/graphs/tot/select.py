@@ -31,6 +31,10 @@ from reasoning_graphs.question import model_calls_used, question_number
 from reasoning_graphs.state import Node, Outcome
 
 NOTHING_LEFT = "no thought of the level could be kept, and none was left in reserve to go back to"
+UNJUDGED = (
+    "no evaluation of level {level}'s thoughts could be read, so none of them could be kept "
+    "on merit; the answer rests on the levels before"
+)
 
 
 class LevelEvent(TypedDict):
@@ -78,7 +82,9 @@ def make_select(setup: AgentSetup, settings: TotSettings) -> Node[TotState]:
         deepest = min((step.search["thoughts"][i]["depth"] for i in step.kept), default=0)
         done = solution is not None or (bool(step.kept) and deepest >= tot.depth)
         outcome: Outcome | None = None
-        if not step.kept:
+        if step.unjudged:
+            outcome = {"status": "incomplete", "reason": UNJUDGED.format(level=level)}
+        elif not step.kept:
             outcome = {"status": "incomplete", "reason": NOTHING_LEFT}
         elif not done:
             outcome = budget_stop(state, run.limits)
