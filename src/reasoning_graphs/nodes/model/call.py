@@ -32,7 +32,7 @@ from typing import Any, cast
 from langchain.agents.middleware import ModelRequest as LangChainRequest
 from langchain.agents.middleware import ModelResponse
 from langchain.agents.structured_output import AutoStrategy
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.runtime import get_runtime
 
 from reasoning_graphs.context import Limits
@@ -74,6 +74,7 @@ from reasoning_graphs.nodes.model.streamed import named_calls, schema_name, type
 from reasoning_graphs.nodes.model.tokens import estimate_tokens
 from reasoning_graphs.nodes.model.trajectory import thought_event
 from reasoning_graphs.nodes.model.watch import (
+    KEPT_REPLIES,
     CallAllowance,
     CallStopped,
     SharedTokens,
@@ -289,6 +290,8 @@ def budgeted(call: ModelCall, then: Next) -> Body[ModelReply]:
         closing=call.closing,
         shared=request.shared_tokens,
     )
+    if request.reply_tokens is not None:
+        allowance = replace(allowance, reply_tokens=request.reply_tokens)
     return (yield from then(call.allowed(allowance)))
 
 
@@ -345,10 +348,12 @@ def ask(call: ModelCall) -> Body[ModelReply]:
         result = yield Watched(runnable, prompt, watch)
     except CallStopped as stop:
         logger.info("model call stopped: %s", stop.reason)
-        halt = stop.kind in HALTS
-        raise stop_record(
-            call, stop.reason, stop.elapsed_ms, text=stop.text, tokens=stop.tokens, halt=halt
-        ) from None
+        if stop.kind not in KEPT_REPLIES:
+            halt = stop.kind in HALTS
+            raise stop_record(
+                call, stop.reason, stop.elapsed_ms, text=stop.text, tokens=stop.tokens, halt=halt
+            ) from None
+        result = _kept_reply(stop, request)
     latency_ms = (time.perf_counter() - started) * 1000
     parsed, unparsed = None, None
     if request.schema is not None:
@@ -366,6 +371,15 @@ def ask(call: ModelCall) -> Body[ModelReply]:
         if parsed is None:
             event["unread"] = str(unparsed)[:UNREAD_LIMIT] if unparsed else NO_TYPED_CALL
     return ModelReply(message, parsed, unparsed, latency_ms, event, cut=cut)
+
+
+def _kept_reply(stop: CallStopped, request: ModelRequest) -> Any:
+    """What a reply ended by its watch (a repetition, its cap) said, as the call's result:
+    text for a text request; for a typed one, no object (its arguments are unfinished)."""
+    message = AIMessage(stop.text, response_metadata={"finish_reason": stop.kind})
+    if request.schema is None:
+        return message
+    return {"raw": message, "parsed": None, "parsing_error": ValueError(stop.reason)}
 
 
 def summariser(

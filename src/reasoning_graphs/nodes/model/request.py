@@ -52,6 +52,8 @@ class ModelRequest:
         shared_tokens: The tokens this call shares with the other calls of its batch
             (:mod:`~reasoning_graphs.nodes.model.batch`), instead of the question's budget
             left all to itself.
+        reply_tokens: Tokens the reply may stream before it ends there, what it said so
+            far kept as the reply (the closing answer's cap).
     """
 
     prompt: Sequence[BaseMessage]
@@ -62,6 +64,7 @@ class ModelRequest:
     stop: Sequence[str] | None = None
     grammar: str | None = None
     shared_tokens: SharedTokens | None = None
+    reply_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -56,14 +57,27 @@ from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.model.tokens import RunningEstimate
 from reasoning_graphs.private_names import StreamingCallbackHandler
 
-StopKind = Literal["budget", "deadline", "timeout", "idle"]
+StopKind = Literal["budget", "deadline", "timeout", "idle", "repetition", "cap"]
 """Why a call was stopped: a token allowance spent while it streamed, the question's time
-budget reached, the per-call timeout, or no chunk for the idle timeout."""
+budget reached, the per-call timeout, no chunk for the idle timeout, the reply saying the
+same thing over and over, or the reply reaching its own length cap."""
+KEPT_REPLIES: frozenset[StopKind] = frozenset({"repetition", "cap"})
+"""Stops that end the reply, not the question: what it said so far is its reply."""
+REPEATS = 4
+"""A reply is cut once the same passage ends it this many times in a row."""
+SHORTEST_REPEAT = 16
+"""Characters a repeated passage has at least: shorter runs (``no, no, no``) are speech."""
+LONGEST_REPEAT = 400
+_SENTENCE_END = re.compile(r"[.!?…。！？\n]")
+REPEAT_CHECK_CHARS = 32
+"""Characters a reply grows by between two looks for a repetition."""
 
 CALL_TIMED_OUT = "the model did not finish its reply within {seconds:g} s"
 CALL_IDLE = "the model sent nothing for {seconds:g} s"
 TIME_SPENT = "the question's time budget ran out while the model was replying"
 TOKENS_SPENT = "the question's token budget ran out while the model was replying"
+REPEATED = "the model said the same passage {times} times in a row; its reply ends after the first"
+CAPPED = "the reply reached its cap of {tokens} tokens"
 
 
 class SharedTokens:
@@ -108,6 +122,8 @@ class CallAllowance:
         timeout_s: Seconds the call may take (the per-call timeout).
         idle_s: Seconds the call may go without sending anything.
         shared_tokens: Tokens the reply shares with the other calls of its batch.
+        reply_tokens: Tokens the reply may stream before it ends there, kept as the reply
+            (the closing answer's cap, for a model with no length limit of its own).
     """
 
     output_tokens: int | None = None
@@ -115,6 +131,7 @@ class CallAllowance:
     timeout_s: float | None = None
     idle_s: float | None = None
     shared_tokens: SharedTokens | None = None
+    reply_tokens: int | None = None
 
     def after(self, elapsed: float) -> CallAllowance:
         """This allowance for a try that starts ``elapsed`` seconds into the call."""
@@ -135,7 +152,11 @@ class CallAllowance:
     @property
     def counts_tokens(self) -> bool:
         """Whether the reply's tokens are limited (it is then streamed and counted)."""
-        return self.output_tokens is not None or self.shared_tokens is not None
+        return (
+            self.output_tokens is not None
+            or self.shared_tokens is not None
+            or self.reply_tokens is not None
+        )
 
 
 class CallStopped(Exception):
@@ -172,6 +193,9 @@ class CallWatch(BaseCallbackHandler):
         self.allowance = allowance
         self.started = self.last_seen = time.monotonic()
         self.text, self._count = "", RunningEstimate()
+        self.said = ""
+        """The reply's own text (no call arguments), where a repetition is looked for."""
+        self._looked_at = 0
         self.arguments: dict[Any, str] = {}
         """The argument text of each streamed call, by its index, as it arrived."""
         self.stop: CallStopped | None = None
@@ -193,13 +217,33 @@ class CallWatch(BaseCallbackHandler):
                 self._note_arguments(chunk)
                 piece = _chunk_text(token, chunk)
                 self.text += piece
-                if self._tokens_spent(self._count.add(piece)):
+                self.said += _said(token, chunk)
+                added = self._count.add(piece)
+                if self._tokens_spent(added):
                     self.stop = self._stopped("budget", TOKENS_SPENT)
-                    if self.wake is not None:
-                        self.wake()
+                else:
+                    self.stop = self._reply_ended()
+                if self.stop is not None and self.wake is not None:
+                    self.wake()
             stop = self.stop
         if stop is not None and self.raises:
             raise _StopStreaming(stop)
+
+    def _reply_ended(self) -> CallStopped | None:
+        """The stop that keeps the reply as it stands: at its cap, or once it repeats."""
+        cap = self.allowance.reply_tokens
+        if cap is not None and self.streamed_tokens >= cap:
+            return self._kept("cap", CAPPED.format(tokens=cap), self.said)
+        if len(self.said) - self._looked_at < REPEAT_CHECK_CHARS:
+            return None
+        self._looked_at = len(self.said)
+        first = first_saying(self.said)
+        if first is None:
+            return None
+        return self._kept("repetition", REPEATED.format(times=REPEATS), first)
+
+    def _kept(self, kind: StopKind, reason: str, text: str) -> CallStopped:
+        return CallStopped(kind, reason, text, self.streamed_tokens, self.elapsed_ms())
 
     def _note_arguments(self, chunk: Any) -> None:
         message = getattr(chunk, "message", None)
@@ -430,6 +474,53 @@ def _chunk_text(token: Any, chunk: Any) -> str:
     return text + args
 
 
+def _said(token: Any, chunk: Any) -> str:
+    """A streamed chunk's own text, without any call's arguments."""
+    message = getattr(chunk, "message", None)
+    if isinstance(message, AIMessageChunk):
+        return token if isinstance(token, str) and token else message.text
+    return token if isinstance(token, str) else ""
+
+
+def first_saying(text: str) -> str | None:
+    """``text`` up to the end of the first saying of a passage that it then repeats to its
+    end (:data:`REPEATS` times or more in a row), or ``None`` when it does not end so.
+
+    The passage is the text's shortest period at its end, so a last copy cut off in the
+    middle, or copies that start mid-sentence, are found alike. A period shorter than
+    :data:`SHORTEST_REPEAT` (a rule of dashes, ``ha ha ha``) is no passage.
+
+    Examples:
+        >>> first_saying("Paris is the capital of France. " * 4)
+        'Paris is the capital of France.'
+        >>> first_saying("It is Paris. " + "Paris is the capital of France. " * 5 + "Paris")
+        'It is Paris. Paris is the capital of France.'
+        >>> first_saying("Paris is the capital of France. " * 3) is None
+        True
+        >>> first_saying("-" * 200) is None
+        True
+    """
+    size = len(text)
+    for period in range(1, min(LONGEST_REPEAT, size // REPEATS) + 1):
+        span = max(period * REPEATS, SHORTEST_REPEAT * REPEATS)
+        if span > size:
+            return None
+        tail = text[size - span :]
+        if tail[period:] != tail[:-period]:
+            continue
+        if period < SHORTEST_REPEAT:
+            return None
+        start = size - span
+        while start > 0 and text[start - 1] == text[start - 1 + period]:
+            start -= 1
+        end = start + period  # a copy may begin mid-sentence: cut at the nearest sentence end
+        near = range(max(start, end - period // 2), min(size, end + period // 2))
+        ends = [i + 1 for i in near if _SENTENCE_END.match(text, i)]
+        cut = min(ends, key=lambda i: abs(i - end), default=end)
+        return text[:cut].rstrip()
+    return None
+
+
 def _complete_json(text: str) -> bool:
     """Whether ``text`` is empty (a call without arguments) or one whole JSON value."""
     if not text.strip():
@@ -441,4 +532,4 @@ def _complete_json(text: str) -> bool:
     return True
 
 
-own_texts(CALL_TIMED_OUT, CALL_IDLE, TIME_SPENT, TOKENS_SPENT)
+own_texts(CALL_TIMED_OUT, CALL_IDLE, TIME_SPENT, TOKENS_SPENT, REPEATED, CAPPED)

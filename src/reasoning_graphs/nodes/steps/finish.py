@@ -38,6 +38,11 @@ AskFinal = Callable[[RunScope, State, str], Body[ModelReply]]
 """How a pattern asks its model for a last answer: (run, state, instruction) → reply."""
 
 
+CLOSING_ANSWER_TOKENS = 1000
+"""Tokens the closing answer may stream, whatever the model's own limit (many have none):
+an answer, not a flood; what it said by then is kept."""
+
+
 def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
     """Native tool calling: the conversation so far, the instruction, and tool_choice "none"."""
     prompt = [
@@ -46,7 +51,12 @@ def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Bo
         HumanMessage(instruction),
     ]
     tools = run.usable_tools(state)
-    request = ModelRequest(prompt=prompt, tools=tools, tool_choice="none" if tools else None)
+    request = ModelRequest(
+        prompt=prompt,
+        tools=tools,
+        tool_choice="none" if tools else None,
+        reply_tokens=CLOSING_ANSWER_TOKENS,
+    )
     return (yield from call_model(run, request, state))
 
 
