@@ -461,8 +461,14 @@ def test_the_verify_reply_is_read_from_the_server(openai_server: OpenAIServer) -
 
     (thought, *_) = [r for r in records if r["kind"] == "thought"]
     assert thought["typed"] == "AnswerCheck"
-    assert "unread" not in thought, thought
-    assert verification["status"] == "checked", verification
+    # read, or cut by the reply cap and said so: what the 135M model writes depends on the
+    # CPU's kernels (it stays within the cap on AVX2, not on AVX-512); never misread
+    if "unread" in thought:
+        assert thought["unread"] == CUT_REPLY, thought
+        assert verification["status"] == "failed", verification
+        assert CUT_REPLY in verification["reason"]
+    else:
+        assert verification["status"] == "checked", verification
 
 
 def test_a_reflection_reply_is_read_from_the_server(openai_server: OpenAIServer) -> None:

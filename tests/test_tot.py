@@ -440,3 +440,12 @@ def test_the_level_progress_counts_only_finished_levels() -> None:
     first, second = (report["text"] for report in reports)
     assert "model calls" not in first  # none finished yet: no count of 0 that stands still
     assert "4 model calls" in second  # level 1's proposal and three values
+
+
+def test_a_step_of_punctuation_alone_is_no_thought() -> None:
+    proposals = {(): [("]}, {", True), ("][", False), ("A", False)], ("A",): [("A1", True)]}
+
+    state = build_graph(model_of(responder(proposals)), breadth=3, depth=2).invoke(ask())
+
+    assert [t["text"] for t in state["search"]["thoughts"][1:]] == ["A", "A1"]
+    assert answer_of(state) == "A1"

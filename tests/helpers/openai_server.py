@@ -121,6 +121,11 @@ def server_command(model_path: str, port: int) -> list[str]:
         "1",
         "--n_threads_batch",
         "2",
+        # By default the server drops the reply it is writing when another request comes
+        # in: a batch's calls (samples, candidates, judges) would then cut one another off,
+        # at moments that depend on the CPU's speed. Queued, each reply is whole.
+        "--interrupt_requests",
+        "False",
     ]
 
 

@@ -475,7 +475,10 @@ def _line(event: str, text: str) -> str:
 def _indented(text: str) -> str:
     """Text whose every line after the first is indented: a line a model or a tool wrote
     never reads as a line of ours (``Action:`` of a call that did not run, ``Answer:``)."""
-    return "\n  ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    if "\n" not in text and "\r" not in text:
+        return text
+    first, *rest = text.splitlines()
+    return "\n".join([first, *(f"  {line}" if line else "" for line in rest)])
 
 
 def _kept_thoughts(event: Mapping[str, Any], search: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -92,10 +92,13 @@ def make_generate(
 
 
 def _candidates(parent: int, reply: BaseModel | None, breadth: int) -> list[Candidate]:
-    """The steps a reply gives, at most ``breadth`` (none when it could not be read)."""
+    """The steps a reply gives, at most ``breadth`` (none when it could not be read). A step
+    without a letter or a digit (``]}, {``: a small model's JSON punctuation written as a
+    value) says nothing and is no thought."""
     steps = reply.steps if isinstance(reply, Proposals) else []
     if isinstance(reply, NextStep):
         steps = [reply]
+    said = [step for step in steps if any(char.isalnum() for char in step.step)]
     return [
-        Candidate(parent=parent, text=step.step, solves=step.solves) for step in steps[:breadth]
+        Candidate(parent=parent, text=step.step, solves=step.solves) for step in said[:breadth]
     ]

@@ -101,6 +101,11 @@ logger = logging.getLogger(__name__)
 NO_STATE: Mapping[str, Any] = {"messages": []}
 NO_TYPED_CALL = "the reply carried no call of the schema, or its arguments were not JSON"
 CUT_REPLY = "the reply was cut by the length limit before it was complete"
+DROPPED_REPLY = (
+    "the reply ended before it said anything, with no finish reason (the server dropped it: "
+    "llama.cpp's Python server does when another request comes in, unless started with "
+    "--interrupt_requests False)"
+)
 UNREAD_LIMIT = 300
 """Characters of a parsing error an event keeps."""
 own_texts(CUT_REPLY)  # a reply of it is no answer
@@ -369,8 +374,19 @@ def ask(call: ModelCall) -> Body[ModelReply]:
         event["tool_calls"] = []
         event["typed"] = schema_name(request.schema)
         if parsed is None:
-            event["unread"] = str(unparsed)[:UNREAD_LIMIT] if unparsed else NO_TYPED_CALL
+            event["unread"] = _why_unread(message, unparsed)
     return ModelReply(message, parsed, unparsed, latency_ms, event, cut=cut)
+
+
+def _why_unread(message: AIMessage, unparsed: Exception | None) -> str:
+    """Why a typed reply could not be read, in a line: the parser's error, a reply that
+    ended before it said anything (a server that dropped it), or no call of the schema."""
+    if unparsed is not None:
+        return str(unparsed)[:UNREAD_LIMIT]
+    said = message.content or message.tool_calls or message.invalid_tool_calls
+    if not said and not message.response_metadata.get("finish_reason"):
+        return DROPPED_REPLY
+    return NO_TYPED_CALL
 
 
 def _kept_reply(stop: CallStopped, request: ModelRequest) -> Any:

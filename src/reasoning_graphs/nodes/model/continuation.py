@@ -14,6 +14,7 @@ import logging
 from dataclasses import replace
 
 from langchain_core.messages import AIMessage, HumanMessage, InvalidToolCall
+from langchain_core.utils.json import parse_partial_json
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.guards.honest import own_texts
@@ -68,11 +69,30 @@ def was_cut(message: AIMessage) -> bool:
     """Whether the provider stopped the reply at its length limit.
 
     OpenAI and llama.cpp say ``finish_reason: "length"``; Anthropic
-    ``stop_reason: "max_tokens"``; Gemini ``finish_reason: "MAX_TOKENS"``.
+    ``stop_reason: "max_tokens"``; Gemini ``finish_reason: "MAX_TOKENS"``. llama.cpp's
+    server says ``tool_calls`` of a call whose arguments the limit cut, so a call whose
+    arguments are the start of a JSON value but not a whole one counts as cut too.
     """
     metadata = message.response_metadata
     reason = metadata.get("finish_reason") or metadata.get("stop_reason")
-    return isinstance(reason, str) and reason.lower() in LENGTH_REASONS
+    if isinstance(reason, str) and reason.lower() in LENGTH_REASONS:
+        return True
+    return any(_unfinished_json(call.get("args")) for call in message.invalid_tool_calls)
+
+
+def _unfinished_json(text: object) -> bool:
+    """Whether ``text`` is the start of a JSON value that stops before its end (not a
+    malformed one: that is the model's error, not the limit's)."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        try:
+            return parse_partial_json(text) is not None
+        except ValueError:
+            return False
+    return False
 
 
 def proposes_calls(message: AIMessage) -> bool:

@@ -379,15 +379,25 @@ class Watched(Effect):
 
     def run(self) -> Any:
         try:
-            return self._run()
+            result = self._run()
         except _StopStreaming as streaming:
             raise streaming.stop from None
+        return self._unless_stopped(result)
 
     async def arun(self) -> Any:
         try:
-            return await self._arun()
+            result = await self._arun()
         except _StopStreaming as streaming:
             raise streaming.stop from None
+        return self._unless_stopped(result)
+
+    def _unless_stopped(self, result: Any) -> Any:
+        """``result``, unless the watch stopped the stream: a provider's client that catches
+        the stop inside its stream hands back what it had (an empty reply, no finish
+        reason), which is a stopped call, not a reply."""
+        if self.watch.stop is not None:
+            raise self.watch.stop
+        return result
 
     def _run(self) -> Any:
         if not self.watch.allowance.limited:  # nothing to count or stop: no handler to call
