@@ -322,79 +322,65 @@ def test_the_journal_counts_in_a_store_too() -> None:
     assert run_journal(InMemorySaver(), None) is None
 
 
+class CancelledPayment:
+    """A thread whose approved ``pay(5)`` is cancelled while it runs (as LangGraph Server's
+    run cancel does: the call's thread goes on and pays, its result is lost), then resumed."""
+
+    def __init__(self, store: InMemoryStore | None) -> None:
+        self.paid: list[int] = []
+        self.started = threading.Event()
+
+        def pay(amount: int) -> str:
+            """Pay an amount."""
+            self.started.set()
+            time.sleep(0.3)
+            self.paid.append(amount)
+            return "paid"
+
+        self.graph = react.build_graph(
+            ScriptedChatModel(script=[tool_call("pay", amount=5), "Done."]),
+            tools=[tool_spec(pay, dangerous=True)],
+            checkpointer=InMemorySaver(),
+            store=store,
+        )
+        self.config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
+
+    def resumed(self) -> dict[str, Any]:
+        """Ask, approve, cancel mid-call, let the call finish, and resume: the state."""
+        return asyncio.run(self._scenario())
+
+    async def _scenario(self) -> dict[str, Any]:
+        first = await self.graph.ainvoke({"messages": [("user", "Pay 5.")]}, self.config)
+        assert not first["__interrupt__"][0].value["calls"][0].get("possibly_ran")
+        run = asyncio.create_task(self.graph.ainvoke(Command(resume="approve"), self.config))
+        await asyncio.to_thread(self.started.wait, 5)
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        await asyncio.sleep(0.5)  # the cut-off call pays meanwhile
+        return await self.graph.ainvoke(None, self.config)
+
+
 def test_a_run_cancelled_mid_call_on_a_store_puts_the_call_to_the_person_again() -> None:
     """A LangGraph Server run stopped while its approved call runs: the saver keeps no
     journal, the run's store does, so the resumed run asks again instead of paying twice."""
-    paid: list[int] = []
-    started = threading.Event()
+    payment = CancelledPayment(InMemoryStore())
 
-    def pay(amount: int) -> str:
-        """Pay an amount."""
-        started.set()
-        time.sleep(0.5)
-        paid.append(amount)
-        return "paid"
+    (request,) = payment.resumed()["__interrupt__"]
 
-    graph = react.build_graph(
-        ScriptedChatModel(script=[tool_call("pay", amount=5), "Done."]),
-        tools=[tool_spec(pay, dangerous=True)],
-        checkpointer=InMemorySaver(),
-        store=InMemoryStore(),
-    )
-    config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
-
-    async def scenario() -> dict[str, Any]:
-        first = await graph.ainvoke({"messages": [("user", "Pay 5.")]}, config)
-        assert not first["__interrupt__"][0].value["calls"][0].get("possibly_ran")
-        run = asyncio.create_task(graph.ainvoke(Command(resume="approve"), config))
-        await asyncio.to_thread(started.wait, 5)
-        run.cancel()  # the server's run cancel: the call's thread goes on, its result is lost
-        with contextlib.suppress(asyncio.CancelledError):
-            await run
-        await asyncio.sleep(0.7)
-        return await graph.ainvoke(None, config)
-
-    again = asyncio.run(scenario())
-
-    (request,) = again["__interrupt__"]
     (call,) = request.value["calls"]
     assert call["possibly_ran"] is True
-    assert paid == [5]
-    final = graph.invoke(Command(resume={"type": "reject", "reason": "it went through"}), config)
-    assert "__interrupt__" not in final
-    assert paid == [5]
+    assert payment.paid == [5]
+    reject = Command(resume={"type": "reject", "reason": "it went through"})
+    assert "__interrupt__" not in payment.graph.invoke(reject, payment.config)
+    assert payment.paid == [5]
 
 
 def test_a_run_on_a_saver_in_memory_without_a_store_runs_a_cut_call_again() -> None:
     """Without a journal anywhere, a cancelled call runs again (at least once, as documented)."""
-    paid: list[int] = []
-    started = threading.Event()
+    payment = CancelledPayment(None)
 
-    def pay(amount: int) -> str:
-        """Pay an amount."""
-        started.set()
-        time.sleep(0.3)
-        paid.append(amount)
-        return "paid"
-
-    graph = react.build_graph(
-        ScriptedChatModel(script=[tool_call("pay", amount=5), "Done."]),
-        tools=[tool_spec(pay, dangerous=True)],
-        checkpointer=InMemorySaver(),
-    )
-    config: RunnableConfig = {"configurable": {"thread_id": "stopped"}}
-
-    async def scenario() -> dict[str, Any]:
-        await graph.ainvoke({"messages": [("user", "Pay 5.")]}, config)
-        run = asyncio.create_task(graph.ainvoke(Command(resume="approve"), config))
-        await asyncio.to_thread(started.wait, 5)
-        run.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await run
-        await asyncio.sleep(0.5)
-        return await graph.ainvoke(None, config)
-
-    final = asyncio.run(scenario())
+    final = payment.resumed()
 
     assert "__interrupt__" not in final
-    assert paid == [5, 5]
+    assert payment.paid == [5, 5]
