@@ -175,3 +175,22 @@ def test_every_call_a_hook_makes_while_a_reply_is_continued_is_counted() -> None
     assert state["messages"][-1].text == "The answer is 395."
     assert len(model.calls) == 4
     assert question_spending(state).calls == 4  # each call the hook made is spent
+
+
+def test_a_call_whose_arguments_stop_mid_value_is_cut_even_when_the_server_says_finished() -> None:
+    """llama.cpp's server reports ``finish_reason: tool_calls`` for a call its length limit
+    cut; the arguments, begun and unfinished, say so. Malformed ones are the model's."""
+    from langchain_core.messages import AIMessage
+
+    from reasoning_graphs.nodes.model.continuation import was_cut
+
+    def reply(args: str) -> AIMessage:
+        call = {"name": "AnswerCheck", "args": args, "id": "c", "error": "not JSON"}
+        return AIMessage(
+            "", invalid_tool_calls=[call], response_metadata={"finish_reason": "tool_calls"}
+        )
+
+    assert was_cut(reply('{"claims": [{"claim": "23*17+4", "quote": "&lt;&lt'))
+    assert was_cut(reply("[1, 2"))
+    assert not was_cut(reply("{oops"))
+    assert not was_cut(reply('{"a": 1,, }'))

@@ -81,17 +81,19 @@ def was_cut(message: AIMessage) -> bool:
 
 
 def _unfinished_json(text: object) -> bool:
-    """Whether ``text`` is the start of a JSON value that stops before its end (not a
-    malformed one: that is the model's error, not the limit's)."""
+    """Whether ``text`` is the start of a JSON object or array that already holds something
+    and stops before its end. A malformed one (``{oops``: nothing readable before the
+    fault) is the model's error, not the limit's."""
     if not isinstance(text, str) or not text.strip():
         return False
     try:
         json.loads(text)
     except ValueError:
         try:
-            return parse_partial_json(text) is not None
+            begun = parse_partial_json(text)
         except ValueError:
             return False
+        return isinstance(begun, (dict, list)) and bool(begun)
     return False
 
 
