@@ -66,7 +66,7 @@ UNDECLARED = (
     "{builder}.build_graph must take the option {name!r} its run-option class declares, as a "
     "keyword without a default (the default is the declaration's)"
 )
-SECTIONS = ("Raises:", "Returns:", "Example:")
+SECTIONS = ("Raises:", "Returns:", "Examples:")
 """Docstring sections that follow ``Args:``."""
 INDENT = "    "
 
