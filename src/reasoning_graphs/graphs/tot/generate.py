@@ -99,6 +99,4 @@ def _candidates(parent: int, reply: BaseModel | None, breadth: int) -> list[Cand
     if isinstance(reply, NextStep):
         steps = [reply]
     said = [step for step in steps if any(char.isalnum() for char in step.step)]
-    return [
-        Candidate(parent=parent, text=step.step, solves=step.solves) for step in said[:breadth]
-    ]
+    return [Candidate(parent=parent, text=step.step, solves=step.solves) for step in said[:breadth]]

@@ -294,9 +294,8 @@ def budgeted(call: ModelCall, then: Next) -> Body[ModelReply]:
         call.prompt,
         closing=call.closing,
         shared=request.shared_tokens,
+        reply_tokens=request.reply_tokens,
     )
-    if request.reply_tokens is not None:
-        allowance = replace(allowance, reply_tokens=request.reply_tokens)
     return (yield from then(call.allowed(allowance)))
 
 
@@ -307,12 +306,14 @@ def call_allowance(
     *,
     closing: bool,
     shared: SharedTokens | None = None,
+    reply_tokens: int | None = None,
 ) -> CallAllowance:
     """What the next call may spend while it runs: what the question's token and time
     budgets have left after ``spending`` (a closing call past them gets
     :data:`CLOSING_TOKENS` and :data:`CLOSING_SECONDS`), the per-call timeout and the
     idle timeout. A call of a batch streams its reply from the tokens it ``shared``
-    (its batch paid its prompt there before it started)."""
+    (its batch paid its prompt there before it started). ``reply_tokens`` caps the reply
+    itself, what it said by then kept (the closing answer's cap)."""
     tokens = seconds = None
     if closing:
         tokens = None if limits.token_budget is None else CLOSING_TOKENS
@@ -331,6 +332,7 @@ def call_allowance(
         timeout_s=limits.model_timeout,
         idle_s=limits.idle_timeout,
         shared_tokens=shared,
+        reply_tokens=reply_tokens,
     )
 
 

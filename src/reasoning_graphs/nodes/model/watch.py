@@ -68,9 +68,10 @@ REPEATS = 4
 SHORTEST_REPEAT = 16
 """Characters a repeated passage has at least: shorter runs (``no, no, no``) are speech."""
 LONGEST_REPEAT = 400
-_SENTENCE_END = re.compile(r"[.!?…。！？\n]")
+"""Characters a repeated passage has at most (a longer loop is left to the caps)."""
 REPEAT_CHECK_CHARS = 32
 """Characters a reply grows by between two looks for a repetition."""
+_SENTENCE_END = re.compile(r"[.!?…。！？\n]")
 
 CALL_TIMED_OUT = "the model did not finish its reply within {seconds:g} s"
 CALL_IDLE = "the model sent nothing for {seconds:g} s"
@@ -215,9 +216,10 @@ class CallWatch(BaseCallbackHandler):
             self.last_seen = time.monotonic()
             if self.stop is None:
                 self._note_arguments(chunk)
-                piece = _chunk_text(token, chunk)
+                said = _said(token, chunk)
+                piece = said + _arguments(chunk)
                 self.text += piece
-                self.said += _said(token, chunk)
+                self.said += said
                 added = self._count.add(piece)
                 if self._tokens_spent(added):
                     self.stop = self._stopped("budget", TOKENS_SPENT)
@@ -233,17 +235,14 @@ class CallWatch(BaseCallbackHandler):
         """The stop that keeps the reply as it stands: at its cap, or once it repeats."""
         cap = self.allowance.reply_tokens
         if cap is not None and self.streamed_tokens >= cap:
-            return self._kept("cap", CAPPED.format(tokens=cap), self.said)
+            return self._stopped("cap", CAPPED.format(tokens=cap), self.said)
         if len(self.said) - self._looked_at < REPEAT_CHECK_CHARS:
             return None
         self._looked_at = len(self.said)
         first = first_saying(self.said)
         if first is None:
             return None
-        return self._kept("repetition", REPEATED.format(times=REPEATS), first)
-
-    def _kept(self, kind: StopKind, reason: str, text: str) -> CallStopped:
-        return CallStopped(kind, reason, text, self.streamed_tokens, self.elapsed_ms())
+        return self._stopped("repetition", REPEATED.format(times=REPEATS), first)
 
     def _note_arguments(self, chunk: Any) -> None:
         message = getattr(chunk, "message", None)
@@ -314,8 +313,10 @@ class CallWatch(BaseCallbackHandler):
     def elapsed_ms(self) -> float:
         return (time.monotonic() - self.started) * 1000
 
-    def _stopped(self, kind: StopKind, reason: str) -> CallStopped:
-        return CallStopped(kind, reason, self.text, self.streamed_tokens, self.elapsed_ms())
+    def _stopped(self, kind: StopKind, reason: str, text: str | None = None) -> CallStopped:
+        """The stop, with ``text`` as what the call said (all it streamed by default)."""
+        said = self.text if text is None else text
+        return CallStopped(kind, reason, said, self.streamed_tokens, self.elapsed_ms())
 
 
 class StreamingWatch(CallWatch):
@@ -474,22 +475,20 @@ def _may_stream(runnable: Runnable, watch: CallWatch) -> bool:
     return getattr(runnable, "streaming", False) is True
 
 
-def _chunk_text(token: Any, chunk: Any) -> str:
-    """What a streamed chunk adds: its text, and the argument text of any tool call."""
-    message = getattr(chunk, "message", None)
-    if not isinstance(message, AIMessageChunk):
-        return token if isinstance(token, str) else ""
-    args = "".join(part.get("args") or "" for part in message.tool_call_chunks)
-    text = token if isinstance(token, str) and token else message.text
-    return text + args
-
-
 def _said(token: Any, chunk: Any) -> str:
     """A streamed chunk's own text, without any call's arguments."""
     message = getattr(chunk, "message", None)
     if isinstance(message, AIMessageChunk):
         return token if isinstance(token, str) and token else message.text
     return token if isinstance(token, str) else ""
+
+
+def _arguments(chunk: Any) -> str:
+    """The argument text a streamed chunk adds to its tool calls."""
+    message = getattr(chunk, "message", None)
+    if not isinstance(message, AIMessageChunk):
+        return ""
+    return "".join(part.get("args") or "" for part in message.tool_call_chunks)
 
 
 def first_saying(text: str) -> str | None:
