@@ -98,18 +98,12 @@ def decide(
         decision = automatic(call, mode) or _ask(call, read)
         decisions.append(decision)
         fields: dict[str, Any] = {"decision": decision["type"], "call_id": call["id"]}
-        if decision["type"] == "edit":
+        line: str = decision["type"]
+        if decision["type"] == "edit":  # read back as the call that will run
             fields["args"] = edited_args(call, decision["args"])
-        printer.emit("decision", _decision_line(call, decision), **fields)
+            line = f"edit → {describe_call(call['name'], fields['args'])}"
+        printer.emit("decision", line, **fields)
     return decisions
-
-
-def _decision_line(call: PendingCall, decision: ReviewDecision) -> str:
-    """The decision as the person reads it back; an edit with the call as it will be asked
-    to run (the changed arguments over the proposed ones, as the graph merges them)."""
-    if decision["type"] != "edit":
-        return decision["type"]
-    return f"edit → {describe_call(call['name'], edited_args(call, decision['args']))}"
 
 
 def automatic(call: PendingCall, mode: Mode) -> ReviewDecision | None:
@@ -142,7 +136,8 @@ def _ask(call: PendingCall, read: Callable[[str], str]) -> ReviewDecision:
         if kind == "approve":
             return {"type": "approve"}
         if kind == "reject":
-            return {"type": "reject", "reason": _read_optional(read, "Reason (optional): ").strip()}
+            reason = _read(read, "Reason (optional): ", optional=True)
+            return {"type": "reject", "reason": reason.strip()}
         if kind == "respond":
             return {"type": "respond", "content": _read(read, "Observation for the model: ")}
         if kind == "edit":
@@ -162,17 +157,12 @@ def _read_arguments(call: PendingCall, read: Callable[[str], str]) -> dict[str, 
         prompt = NOT_AN_OBJECT
 
 
-def _read(read: Callable[[str], str], prompt: str) -> str:
+def _read(read: Callable[[str], str], prompt: str, *, optional: bool = False) -> str:
+    """The person's line. At the end of input, an ``optional`` one (a follow-up they may
+    leave empty) is empty and the decision it follows stands; any other is no answer."""
     try:
         return read(prompt)
     except EOFError:
+        if optional:
+            return ""
         raise NoAnswer from None
-
-
-def _read_optional(read: Callable[[str], str], prompt: str) -> str:
-    """A follow-up the person may leave empty: end of input leaves it empty, and the
-    decision it follows stands."""
-    try:
-        return read(prompt)
-    except EOFError:
-        return ""

@@ -53,13 +53,12 @@ from reasoning_graphs.graphs import PATTERNS, graph_builder
 from reasoning_graphs.models.resolve import check_available, default_model_spec, resolve_model
 from reasoning_graphs.nodes.grounding.report import final_answer
 from reasoning_graphs.option_bounds import renamed_options
-from reasoning_graphs.question import question_number
+from reasoning_graphs.question import latest_request, question_number
 from reasoning_graphs.response_format import as_json, check_json_schema
 from reasoning_graphs.review import ApprovalError, is_approval_request, parse_decisions
 from reasoning_graphs.state import GroundingReport, Outcome
 from reasoning_graphs.thread_lock import hold
 from reasoning_graphs.tools.builtins import DOCS_ENV, default_tools, workspace_folder
-from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.spec import ToolSpec
 
 DEFAULT_PATTERN = "react"
@@ -251,11 +250,8 @@ def resume(store: Store, args: argparse.Namespace) -> int:
 
 def _latest_question(snapshot: StateSnapshot, record: ThreadRecord | None) -> str:
     """The question the thread works on: its latest person's message, else the index's."""
-    messages = snapshot.values.get("messages") or []
-    latest = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-    if latest is not None:
-        return content_text(latest.content)
-    return record.question if record is not None else ""
+    asked = latest_request(snapshot.values.get("messages") or [])
+    return asked or (record.question if record is not None else "")
 
 
 def _proposed_calls(snapshot: StateSnapshot) -> list[Mapping[str, Any]]:

@@ -188,7 +188,7 @@ def choose_beam(search: Search, beam: int) -> Step:
     """Keep the best ``beam`` candidates as the next frontier and the rest in reserve.
 
     Impossible candidates are dropped, and one whose evaluation was unreadable ranks below
-    every candidate read as possible (it is kept only when none was, and never alone). When
+    every candidate read as possible (it is kept only behind one of them, never alone). When
     none is left, the frontier comes from the deepest level that still has states in
     reserve, best first; when there is none, the frontier is empty and the search is over.
     A level none of whose evaluations could be read is dropped whole, with no frontier.
