@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from langchain_core.tools import InjectedToolCallId, StructuredTool
 from langgraph.prebuilt import InjectedStore
 from langgraph.runtime import get_runtime
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import Item
 from pydantic import Field
 
 from reasoning_graphs.context import DEFAULT_MEMORY_USER
@@ -67,11 +67,11 @@ def memory_tools(user: str = DEFAULT_MEMORY_USER) -> list[ToolSpec]:
     return [_remember(user), _recall(user)]
 
 
-def _notes(store: BaseStore, user: str, kind: str = NOTES) -> tuple[BaseStore, tuple[str, ...]]:
-    """The store, and the namespace of the run's user's memories of ``kind``."""
+def _namespace(user: str, kind: str = NOTES) -> tuple[str, ...]:
+    """The namespace of the run's user's memories of ``kind``."""
     runtime = get_runtime()
     context = runtime.context if runtime is not None else None
-    return store, namespace(run_user(chosen_user(context, user)), kind)
+    return namespace(run_user(chosen_user(context, user)), kind)
 
 
 def _remember(user: str) -> ToolSpec:
@@ -81,8 +81,7 @@ def _remember(user: str) -> ToolSpec:
         call_id: Annotated[str, InjectedToolCallId],
     ) -> str:
         """Save ``note`` under a key made from the call id."""
-        store, where = _notes(store, user)
-        store.put(where, _key(call_id), {"text": note})
+        store.put(_namespace(user), _key(call_id), {"text": note})
         return SAVED
 
     async def arun(
@@ -90,8 +89,7 @@ def _remember(user: str) -> ToolSpec:
         store: Annotated[Any, InjectedStore()],
         call_id: Annotated[str, InjectedToolCallId],
     ) -> str:
-        store, where = _notes(store, user)
-        await store.aput(where, _key(call_id), {"text": note})
+        await store.aput(_namespace(user), _key(call_id), {"text": note})
         return SAVED
 
     tool = StructuredTool.from_function(
@@ -108,8 +106,7 @@ def _recall(user: str) -> ToolSpec:
     ) -> str:
         """The notes and lessons BM25 ranks best for ``query``."""
         notes, lessons = (
-            store.search(_notes(store, user, kind)[1], limit=SCANNED_NOTES)
-            for kind in (NOTES, LESSONS)
+            store.search(_namespace(user, kind), limit=SCANNED_NOTES) for kind in (NOTES, LESSONS)
         )
         return _found(notes, lessons, query, k)
 
@@ -120,7 +117,7 @@ def _recall(user: str) -> ToolSpec:
     ) -> str:
         notes, lessons = await asyncio.gather(
             *(
-                store.asearch(_notes(store, user, kind)[1], limit=SCANNED_NOTES)
+                store.asearch(_namespace(user, kind), limit=SCANNED_NOTES)
                 for kind in (NOTES, LESSONS)
             )
         )
