@@ -22,6 +22,7 @@ from langgraph.types import Command
 from reasoning_graphs.graphs import llm_compiler, plan_execute, react, react_text, reflexion, rewoo
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.nodes.steps.judge import Judgement
+from reasoning_graphs.nodes.steps.prompts import REPEATS_ANSWERED
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 from tests.helpers.tool_log import ToolLog, sleeping_tool
@@ -232,19 +233,75 @@ class Converter:
         return tool_spec(to_fahrenheit, pure=True)
 
 
-def test_rounds_made_only_of_a_pure_tools_repeats_end_the_question_after_the_limit() -> None:
-    converter = Converter()
-    script = [*[tool_call("to_fahrenheit", celsius=20) for _ in range(3)], "It is 68 F."]
+REPEAT = {
+    "react": tool_call("to_fahrenheit", celsius=20),
+    "react_text": 'Thought: convert\nAction: to_fahrenheit\nAction Input: {"celsius": 20}',
+    "structured": {
+        "thought": "to_fahrenheit converts it.",
+        "action": "to_fahrenheit",
+        "input": {"celsius": 20},
+        "answer": "",
+        "confidence": 0.9,
+    },
+}
+ANSWER = {
+    "react": "It is 68 F.",
+    "react_text": "Final Answer: It is 68 F.",
+    "structured": {
+        "thought": "The tool gave it.",
+        "action": "final_answer",
+        "input": {},
+        "answer": "It is 68 F.",
+        "confidence": 0.9,
+    },
+}
+
+
+def repeating_graph(way: str, script: list[Any], converter: Converter) -> Any:
     model = ScriptedChatModel(script=script)
-    graph = react.build_graph(model, tools=[converter.spec()])
+    if way == "react_text":
+        return model, react_text.build_graph(model, tools=[converter.spec()])
+    structured = {"step_format": "structured"} if way == "structured" else {}
+    return model, react.build_graph(model, tools=[converter.spec()], **structured)
+
+
+@pytest.mark.parametrize("way", list(REPEAT))
+def test_rounds_made_only_of_a_pure_tools_repeats_make_the_next_call_an_answer_turn(
+    way: str,
+) -> None:
+    converter = Converter()
+    script = [REPEAT[way]] * 3 + [ANSWER[way]]
+    model, graph = repeating_graph(way, script, converter)
+
+    state = graph.invoke(ask("20 C in F?"))
+
+    assert converter.runs == 1
+    assert state["outcome"] == {"status": "answered"}
+    assert state["messages"][-1].content == "It is 68 F."
+    assert len(model.calls) == 4  # one run, two rounds of answered repeats, the answer turn
+    last = model.calls[-1]
+    assert any(REPEATS_ANSWERED in str(m.content) for m in last.messages)
+    assert all(REPEATS_ANSWERED not in str(m.content) for m in model.calls[-2].messages)
+    if way == "react":
+        assert last.tool_choice == "none"
+
+
+@pytest.mark.parametrize("way", ["react", "react_text"])
+def test_an_answer_turn_that_calls_all_the_same_runs_nothing_and_ends_incomplete(
+    way: str,
+) -> None:
+    converter = Converter()
+    wordless = {"react": REPEAT["react"], "react_text": REPEAT["react_text"].split("\n", 1)[1]}
+    script = [REPEAT[way]] * 3 + [wordless[way], ANSWER[way]]
+    model, graph = repeating_graph(way, script, converter)
 
     state = graph.invoke(ask("20 C in F?"))
 
     assert converter.runs == 1
     assert state["outcome"]["status"] == "incomplete"
     assert "to_fahrenheit(celsius=20)" in state["outcome"]["reason"]
-    assert len(model.calls) == 4  # one run, two rounds of answered repeats, the closing call
-    assert state["messages"][-1].content == "It is 68 F."  # the closing reply
+    assert len(model.calls) == 5  # the answer turn's call dropped, then the closing call
+    assert "It is 68 F." in state["messages"][-1].content
 
 
 def test_one_round_of_a_pure_tools_repeats_between_others_ends_nothing() -> None:

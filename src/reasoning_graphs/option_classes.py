@@ -140,8 +140,8 @@ class AgentOptions(TypedDict, total=False):
         stale_round_limit: Rounds that bring no new information before the model is asked to
             summarise and answer. Default 5.
         repeat_round_limit: Rounds in a row made only of pure tools' calls answered from an
-            earlier identical call (nothing ran, nothing could change) before the model is
-            asked to answer. Default 2.
+            earlier identical call (nothing ran, nothing could change) before the model's
+            next call is made with tools off, for its answer. Default 2.
         context_strategy: How the prompt is kept within the model's window: 'none', 'window'
             (last messages), 'summary', 'protective' (question and recent steps verbatim,
             the middle summarised) or 'hybrid' (each as the prompt grows; active wherever

@@ -258,7 +258,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "repeat_round_limit",
         "Rounds in a row made only of pure tools' calls answered from an earlier identical "
-        "call (nothing ran, nothing could change) before the model is asked to answer.",
+        "call (nothing ran, nothing could change) before the model's next call is made with "
+        "tools off, for its answer.",
         build="int",
         bound=LowerOnly(least=1),
         limit="int",

@@ -27,10 +27,10 @@ from reasoning_graphs.graphs.react_text.think import TextFormat, is_format_error
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_step
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.steps.answer_turn import wants_tools
 from reasoning_graphs.nodes.steps.finish import after_outcome
 from reasoning_graphs.nodes.steps.model_turn import around_turn
 from reasoning_graphs.nodes.steps.step_rules import StepRule
-from reasoning_graphs.nodes.steps.think import wants_tools
 from reasoning_graphs.nodes.steps.typed_think import StepFormatting, with_step_format
 from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder

@@ -24,13 +24,11 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import FORMAT_ERROR, RAW, format_error_of
 from reasoning_graphs.models.local import LocalChatModel
 from reasoning_graphs.nodes.guards.advice import advice_for, advised, with_note
-from reasoning_graphs.nodes.guards.budget import rounds_spent
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.view import model_view
-from reasoning_graphs.nodes.steps.prompts import ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.answer_turn import answer_turn, answer_without_calls
 from reasoning_graphs.nodes.steps.reflect import with_reflection
-from reasoning_graphs.nodes.steps.think import answer_without_calls
 from reasoning_graphs.question import request_index
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 from reasoning_graphs.text_format import (
@@ -137,9 +135,10 @@ def make_think_text(
     def think(state: AgentState) -> Body[AgentUpdate]:
         run = setup.for_run()
         specs = run.usable_specs(state)
-        if specs and rounds_spent(state, run.limits):  # the rounds are made: the answer now
-            final = yield from text_format.ask_final(run, state, ROUNDS_SPENT)
-            return answer_without_calls(final, run.limits.max_tool_rounds)
+        turn = answer_turn(state, run.limits) if specs else None
+        if turn is not None:  # the answer now, tools off
+            final = yield from text_format.ask_final(run, state, turn.advice)
+            return answer_without_calls(final, turn)
         messages = state["messages"]
         shown = model_view(messages, run.registry)
         prompt = with_reflection(text_format.prompt(run, specs, shown), state)

@@ -15,8 +15,10 @@ question; their thresholds are run options (:class:`~reasoning_graphs.context.Li
   ends the loop and ``finish`` asks the model once to summarise and answer.
 - :func:`repeat_stop` (``repeat_round_limit``): the latest rounds in a row were
   made only of calls of pure tools answered from an earlier identical call —
-  nothing ran, and nothing could change — so the model is going round in
-  circles; it ends the same way. One such round alone ends nothing.
+  nothing ran, and nothing could change — so the model asks for what it already
+  has; its next call is made with tools off, for its answer
+  (:mod:`~reasoning_graphs.nodes.steps.answer_turn`). One such round alone
+  changes nothing.
 
 Every other call the model makes runs, repeats included, so the guards judge
 progress by what calls return, not by what they ask: a status polled until it

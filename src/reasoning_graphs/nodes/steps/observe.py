@@ -5,10 +5,11 @@ record (:func:`round_update`); a round that ends in nothing but its
 observations goes straight back to the model, which checks the budgets again
 before its call.
 
-Two progress guards read the rounds here (:mod:`~reasoning_graphs.nodes.guards.loops`):
-after ``stale_round_limit`` rounds in a row with no new information, or
-``repeat_round_limit`` rounds in a row made only of pure tools' calls answered
-from earlier results, the loop ends and ``finish`` asks the model to answer. The other
+A progress guard reads the rounds here (:mod:`~reasoning_graphs.nodes.guards.loops`):
+after ``stale_round_limit`` rounds in a row with no new information, the loop ends and
+``finish`` asks the model to answer. ``repeat_round_limit`` rounds in a row made only of
+pure tools' calls answered from earlier results make the model's next call an answer
+turn instead (:mod:`~reasoning_graphs.nodes.steps.answer_turn`). The other
 guards' advice (empty results in a row, a repeat that returned the same result, a pure
 call answered from an earlier one) goes to
 the model's next prompt, never into an observation (:mod:`~reasoning_graphs.nodes.guards.advice`).
@@ -32,7 +33,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import RETURN_DIRECT, answered, is_direct_result
 from reasoning_graphs.nodes.grounding.report import gives_answer, with_report
 from reasoning_graphs.nodes.guards.budget import budget_stop
-from reasoning_graphs.nodes.guards.loops import repeat_stop, stale_stop
+from reasoning_graphs.nodes.guards.loops import stale_stop
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.verify import with_direct_answer
 from reasoning_graphs.question import last_ai_message, question_answers, runtime_id
@@ -69,11 +70,7 @@ def round_update(state: AgentState, limits: Limits) -> AgentUpdate | None:
     answer = direct_answer(state)
     if answer is not None:
         return {"to_run": [], "outcome": ANSWERED, "messages": [answer]}
-    outcome = (
-        budget_stop(state, limits)
-        or stale_stop(state, limits.stale_round_limit)
-        or repeat_stop(state, limits.repeat_round_limit)
-    )
+    outcome = budget_stop(state, limits) or stale_stop(state, limits.stale_round_limit)
     if outcome is None:
         return None
     return {"to_run": [], "outcome": outcome}

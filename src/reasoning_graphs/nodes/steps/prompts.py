@@ -26,6 +26,12 @@ ROUNDS_SPENT = (
     "the observations show."
 )
 
+REPEATS_ANSWERED = (
+    "Your latest tool rounds only repeated calls whose results you already have, and a "
+    "repeat cannot change them: tools are off for this reply. Answer now from what the "
+    "observations show."
+)
+
 # The tool catalogue that planning patterns show their planner.
 TOOL_ENTRY = "- {name}: {description}\n  arguments (JSON schema): {schema}"
 NO_TOOLS = "(none: give an empty plan)"
@@ -56,6 +62,7 @@ own_texts(
     REACT_SYSTEM,
     ANSWER_NOW,
     ROUNDS_SPENT,
+    REPEATS_ANSWERED,
     NO_TOOLS,
     CANNOT_RUN_NOTE,
     PLAN_FAILED_REPORT,

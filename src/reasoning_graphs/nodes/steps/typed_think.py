@@ -21,12 +21,13 @@ from reasoning_graphs.context import StepFormat
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.guards.advice import advice_for, advised, with_note
-from reasoning_graphs.nodes.guards.budget import budget_stop, rounds_spent
+from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.model.call import NO_TYPED_CALL, ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.view import model_view
-from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM, ROUNDS_SPENT
+from reasoning_graphs.nodes.steps.answer_turn import answer_turn
+from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
 from reasoning_graphs.nodes.steps.reflect import with_reflection
 from reasoning_graphs.nodes.steps.step_rules import RuleHit, StepRule, rule_hit
 from reasoning_graphs.nodes.steps.typed_step import (
@@ -85,17 +86,18 @@ def think_typed(
 ) -> Body[AgentUpdate]:
     """One typed step: asked, checked against the rules, and turned into the turn's message.
 
-    Once the question has made its rounds, the schema offers ``final_answer`` alone.
+    In an answer turn (:mod:`~reasoning_graphs.nodes.steps.answer_turn`) the schema offers
+    ``final_answer`` alone.
     """
     spent = budget_stop(state, run.limits)
     if spent:  # a question whose budget was spent before this step: straight to finish
         return {"outcome": spent, "to_run": []}
     specs = run.usable_specs(state)
-    last_call = bool(specs) and rounds_spent(state, run.limits)
-    if last_call:
+    turn = answer_turn(state, run.limits) if specs else None
+    if turn is not None:
         specs = []
     messages = state["messages"]
-    advice = [*advice_for(messages, run.limits), *([ROUNDS_SPENT] if last_call else [])]
+    advice = [*advice_for(messages, run.limits), *([turn.advice] if turn else [])]
     system = SystemMessage(f"{system_prompt}\n\n{step_instructions(specs)}")
     shown = with_reflection([system, *model_view(messages, run.registry)], state)
     prompt = advised(shown, advice)

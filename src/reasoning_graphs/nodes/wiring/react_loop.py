@@ -25,10 +25,11 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.guards.stop import model_node, model_step
 from reasoning_graphs.nodes.model.setup import AgentOptions, AgentSetup, agent_setup
 from reasoning_graphs.nodes.steps.act import ACT
+from reasoning_graphs.nodes.steps.answer_turn import wants_tools
 from reasoning_graphs.nodes.steps.finish import after_outcome
 from reasoning_graphs.nodes.steps.model_turn import around_turn
 from reasoning_graphs.nodes.steps.prompts import REACT_SYSTEM
-from reasoning_graphs.nodes.steps.think import make_think, wants_tools
+from reasoning_graphs.nodes.steps.think import make_think
 from reasoning_graphs.nodes.steps.verify import verified
 from reasoning_graphs.nodes.wiring.tool_loop import (
     Detour,
