@@ -11,7 +11,7 @@ import pytest
 
 from reasoning_graphs.graphs import react
 from reasoning_graphs.nodes.model.watch import REPEATS
-from reasoning_graphs.nodes.steps.finish import CLOSING_ANSWER_TOKENS
+from reasoning_graphs.nodes.steps.answer_turn import ANSWER_TOKENS
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.builtins import calculator
 
@@ -49,6 +49,11 @@ def test_a_reply_that_repeats_itself_in_a_turn_is_cut_too() -> None:
     assert answer("Well. " + SENTENCE * 25) == "Well. " + SENTENCE.strip()
 
 
+def test_a_reply_stuck_on_a_short_passage_is_cut_once_it_runs_long() -> None:
+    assert answer("No, " + "I'm sorry, " * 90) == "No, I'm sorry"
+    assert answer("144." + "0" * 900) == "144.0"
+
+
 def test_a_right_reply_that_repeats_a_little_is_kept_whole() -> None:
     some = "Yes. " + SENTENCE * (REPEATS - 1) + "That is all."
     ruled = "Results\n" + "-" * 120 + "\n42\n" + "-" * 120 + "\nend"
@@ -60,7 +65,7 @@ def test_a_right_reply_that_repeats_a_little_is_kept_whole() -> None:
 
 @pytest.mark.parametrize("face", ["sync", "async"])
 def test_the_closing_answer_stops_at_its_cap_and_keeps_what_it_said(face: str) -> None:
-    flood = " ".join(f"step{n}" for n in range(4 * CLOSING_ANSWER_TOKENS))
+    flood = " ".join(f"step{n}" for n in range(4 * ANSWER_TOKENS))
 
     state = closing_answer(flood, face)
 

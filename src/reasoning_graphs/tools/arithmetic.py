@@ -62,7 +62,10 @@ UNARY_OPERATORS: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg,
 }
 
-EMPTY_EXPRESSION = "The expression is empty: pass arithmetic such as '23*17+4'."
+EXAMPLE = "2*(3+4)"
+"""The expression the calculator's texts show a model. Not a question anyone asks: a small
+model copies the example it is shown, whatever it was asked."""
+EMPTY_EXPRESSION = f"The expression is empty: pass arithmetic such as '{EXAMPLE}'."
 EXPRESSION_TOO_LONG = (
     "The expression has {length} characters; the limit is {limit}. "
     "Split the calculation into smaller steps."

@@ -27,7 +27,11 @@ from reasoning_graphs.nodes.guards.advice import advice_for, advised, with_note
 from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.view import model_view
-from reasoning_graphs.nodes.steps.answer_turn import answer_turn, answer_without_calls
+from reasoning_graphs.nodes.steps.answer_turn import (
+    ANSWER_TOKENS,
+    answer_turn,
+    answer_without_calls,
+)
 from reasoning_graphs.nodes.steps.reflect import with_reflection
 from reasoning_graphs.question import request_index
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
@@ -107,11 +111,13 @@ class TextFormat:
         return parse_step(text, schemas, self.labels)
 
     def ask_final(self, run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
-        """A last answer in the text format (``finish``): the answer text, not the raw reply."""
+        """A last answer in the text format (an answer turn, or ``finish``): the answer text,
+        not the raw reply, capped as every answer asked with tools off is."""
         specs = run.usable_specs(state)
         shown = model_view(state["messages"], run.registry)
         prompt = [*self.prompt(run, specs, shown), HumanMessage(instruction)]
-        request = ModelRequest(prompt=prompt, stop=stop_sequences(self.labels))
+        stop = stop_sequences(self.labels)
+        request = ModelRequest(prompt=prompt, stop=stop, reply_tokens=ANSWER_TOKENS)
         reply = yield from call_model(run, request, state)
         step = self.parse(reply.message.text, specs)
         if step.kind == "final" and step.answer:

@@ -67,6 +67,9 @@ REPEATS = 4
 """A reply is cut once the same passage ends it this many times in a row."""
 SHORTEST_REPEAT = 16
 """Characters a repeated passage has at least: shorter runs (``no, no, no``) are speech."""
+SHORT_RUN_CHARS = 240
+"""Characters over which a shorter passage repeating itself is no longer speech but a
+stuck reply (``I'm sorry, I'm sorry, …``, ``144.0000…``); a rule of dashes stays shorter."""
 LONGEST_REPEAT = 400
 """Characters a repeated passage has at most (a longer loop is left to the caps)."""
 REPEAT_CHECK_CHARS = 32
@@ -497,7 +500,8 @@ def first_saying(text: str) -> str | None:
 
     The passage is the text's shortest period at its end, so a last copy cut off in the
     middle, or copies that start mid-sentence, are found alike. A period shorter than
-    :data:`SHORTEST_REPEAT` (a rule of dashes, ``ha ha ha``) is no passage.
+    :data:`SHORTEST_REPEAT` (a rule of dashes, ``ha ha ha``) is a passage only once its
+    copies fill the last :data:`SHORT_RUN_CHARS` characters.
 
     Examples:
         >>> first_saying("Paris is the capital of France. " * 4)
@@ -508,6 +512,10 @@ def first_saying(text: str) -> str | None:
         True
         >>> first_saying("-" * 200) is None
         True
+        >>> first_saying("No, " + "I'm sorry, " * 30)
+        "No, I'm sorry"
+        >>> first_saying("144." + "0" * 300)
+        '144.0'
     """
     size = len(text)
     for period in range(1, min(LONGEST_REPEAT, size // REPEATS) + 1):
@@ -517,7 +525,7 @@ def first_saying(text: str) -> str | None:
         tail = text[size - span :]
         if tail[period:] != tail[:-period]:
             continue
-        if period < SHORTEST_REPEAT:
+        if period < SHORTEST_REPEAT and not _runs_on(text, period):
             return None
         start = size - span
         while start > 0 and text[start - 1] == text[start - 1 + period]:
@@ -528,6 +536,14 @@ def first_saying(text: str) -> str | None:
         cut = min(ends, key=lambda i: abs(i - end), default=end)
         return text[:cut].rstrip()
     return None
+
+
+def _runs_on(text: str, period: int) -> bool:
+    """Whether ``text``'s last :data:`SHORT_RUN_CHARS` characters repeat with ``period``."""
+    if len(text) < SHORT_RUN_CHARS:
+        return False
+    tail = text[-SHORT_RUN_CHARS:]
+    return tail[period:] == tail[:-period]
 
 
 def _complete_json(text: str) -> bool:

@@ -31,6 +31,10 @@ from reasoning_graphs.nodes.steps.prompts import REPEATS_ANSWERED, ROUNDS_SPENT
 from reasoning_graphs.state import AgentUpdate
 
 ROUND_LIMIT = "reached the limit of {limit} tool round(s)"
+ANSWER_TOKENS = 1000
+"""Tokens an answer asked with tools off (an answer turn, the closing call) may stream,
+whatever the model's own limit (many have none): an answer, not a flood; what it said by
+then is kept."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_mod
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import thought_event
 from reasoning_graphs.nodes.model.view import model_view
+from reasoning_graphs.nodes.steps.answer_turn import ANSWER_TOKENS
 from reasoning_graphs.nodes.steps.prompts import ANSWER_NOW
 from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome, ThoughtEvent
@@ -36,11 +37,6 @@ State = TypeVar("State", bound=AgentState)
 
 AskFinal = Callable[[RunScope, State, str], Body[ModelReply]]
 """How a pattern asks its model for a last answer: (run, state, instruction) → reply."""
-
-
-CLOSING_ANSWER_TOKENS = 1000
-"""Tokens the closing answer may stream, whatever the model's own limit (many have none):
-an answer, not a flood; what it said by then is kept."""
 
 
 def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
@@ -55,7 +51,7 @@ def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Bo
         prompt=prompt,
         tools=tools,
         tool_choice="none" if tools else None,
-        reply_tokens=CLOSING_ANSWER_TOKENS,
+        reply_tokens=ANSWER_TOKENS,
     )
     return (yield from call_model(run, request, state))
 

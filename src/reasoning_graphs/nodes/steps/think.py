@@ -14,6 +14,7 @@ tools off and its reply is the answer (:mod:`~reasoning_graphs.nodes.steps.answe
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from langchain_core.messages import SystemMessage
 
@@ -23,7 +24,12 @@ from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.model.call import ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.view import model_view
-from reasoning_graphs.nodes.steps.answer_turn import answer_turn, answer_without_calls, wants_tools
+from reasoning_graphs.nodes.steps.answer_turn import (
+    ANSWER_TOKENS,
+    answer_turn,
+    answer_without_calls,
+    wants_tools,
+)
 from reasoning_graphs.nodes.steps.reflect import with_reflection
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 
@@ -45,8 +51,9 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
         if turn is not None:
             advice = [*advice, turn.advice]
         prompt = advised(with_reflection([system, *shown], state), advice)
-        choice = None if turn is None else "none"
-        request = ModelRequest(prompt=prompt, tools=tools, tool_choice=choice)
+        request = ModelRequest(prompt=prompt, tools=tools)
+        if turn is not None:
+            request = replace(request, tool_choice="none", reply_tokens=ANSWER_TOKENS)
         reply = yield from call_model(run, request, state)
         if turn is not None:
             return answer_without_calls(reply, turn)

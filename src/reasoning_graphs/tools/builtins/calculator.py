@@ -14,7 +14,7 @@ from typing import Annotated
 from langchain_core.tools import StructuredTool
 from pydantic import Field
 
-from reasoning_graphs.tools.arithmetic import evaluate
+from reasoning_graphs.tools.arithmetic import EXAMPLE, MAX_EXPRESSION_CHARS, evaluate
 from reasoning_graphs.tools.isolated import acall_isolated, call_isolated
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 
@@ -23,20 +23,22 @@ TIME_LIMIT_SECONDS = 5.0
 
 DESCRIPTION = (
     "Evaluate an arithmetic expression exactly and return the number, e.g. "
-    "'23*17+4' or 'sqrt(2)*pi'. Use it for every calculation instead of doing "
+    f"'{EXAMPLE}' or 'sqrt(2)*pi'. Use it for every calculation instead of doing "
     "arithmetic in your head. Understands + - * / // % **, parentheses, numbers, "
     "the functions sqrt, log, sin, cos, abs, round, min, max and the constants pi "
     "and e. Do not use it for facts, look-ups, dates, unit conversions or "
     "anything that is not a pure numeric expression: it knows no variables or words."
 )
-EXPRESSION_HELP = "The arithmetic expression, at most 200 characters, e.g. '23*17+4'."
+EXPRESSION_HELP = (
+    f"The arithmetic expression, at most {MAX_EXPRESSION_CHARS} characters, e.g. '{EXAMPLE}'."
+)
 
 
 def calculator() -> ToolSpec:
     """The ``calculator`` tool: a pure function of its expression, so it may run alongside
     other calls, and an identical call of a question is answered from the first one."""
 
-    def run(expression: Annotated[str, Field(description=EXPRESSION_HELP)]) -> str:
+    def run(expression: Annotated[str, Field(min_length=1, description=EXPRESSION_HELP)]) -> str:
         """Evaluate ``expression`` in a worker process (see :func:`evaluate`)."""
         return call_isolated(evaluate, expression, limit=TIME_LIMIT_SECONDS)
 
