@@ -361,11 +361,13 @@ class LocalChatModel(BaseChatModel):
             chat = _with_instructions(chat, allowed, may_answer, brief=tiny)
             schema = _action_schema(allowed, may_answer, plain=tiny)
             grammar = _compile_grammar(json.dumps(schema))
-        sampling = {
+        sampling: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+        if tools:
+            sampling["logits_processor"] = [_BlankMask(llama)]
         return _Request(
             llama, lock, chat, grammar, stop or [], sampling | kwargs, bool(tools), allowed
         )
@@ -534,6 +536,56 @@ class _ChunkMaker:
     def last(self, message: AIMessage) -> ChatGenerationChunk:
         """The chunk that completes ``message`` (see :func:`_last_chunk`)."""
         return _last_chunk(message, self.text, call_streamed=self.call_streamed, tokens=self.tokens)
+
+
+class _BlankMask:
+    """A logits processor that keeps a JSON action's blank tokens out of its structure.
+
+    Outside strings the grammar allows a space, and the model may write it as a token of
+    its own (`` ``) where it meant the merged `` "`` that opens a value: the two are
+    near-tied. After a lone space it no longer expects a quote, and SmolLM2-135M opened
+    its calculator expression with ``".`` (``.12 * 12`` for ``12*12``) or ``",`` instead.
+    Blanks outside strings are only layout, so they are masked there; inside a string
+    every token stays allowed.
+    """
+
+    def __init__(self, llama: Llama) -> None:
+        self.llama = llama
+        self.blank = _blank_tokens(llama)
+        self.started = self.inside = self.escaped = self.off = False
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.off:
+            return scores
+        try:
+            if self.started:  # JSON's structure is ASCII: a character cut in two changes nothing
+                self._read(self.llama.detokenize([int(input_ids[-1])]))
+            self.started = True  # the first call sees the prompt alone
+            if not self.inside:
+                scores[self.blank] = -float("inf")
+        except Exception:  # called from llama.cpp's sampler: never break the reply
+            self.off = True
+        return scores
+
+    def _read(self, piece: bytes) -> None:
+        for char in piece.decode("utf-8", errors="ignore"):
+            if self.escaped:
+                self.escaped = False
+            elif self.inside and char == "\\":
+                self.escaped = True
+            elif char == '"':
+                self.inside = not self.inside
+
+
+@functools.lru_cache(maxsize=4)
+def _blank_tokens(llama: Llama) -> list[int]:
+    """The model's tokens made only of whitespace."""
+    blank = []
+    for token in range(llama.n_vocab()):
+        text = llama.detokenize([token]).decode("utf-8", errors="ignore")
+        if text and text.isspace():
+            blank.append(token)
+    return blank
 
 
 class _TokenTap:

@@ -67,9 +67,10 @@ REPEATS = 4
 """A reply is cut once the same passage ends it this many times in a row."""
 SHORTEST_REPEAT = 16
 """Characters a repeated passage has at least: shorter runs (``no, no, no``) are speech."""
-SHORT_RUN_CHARS = 240
+SHORT_RUN_CHARS = 200
 """Characters over which a shorter passage repeating itself is no longer speech but a
-stuck reply (``I'm sorry, I'm sorry, …``, ``144.0000…``); a rule of dashes stays shorter."""
+stuck reply (``I'm sorry, I'm sorry, …``, ``144.0000…``); a rule of dashes stays shorter.
+Looked for as the reply grows, it is found in any run :data:`REPEAT_CHECK_CHARS` longer."""
 LONGEST_REPEAT = 400
 """Characters a repeated passage has at most (a longer loop is left to the caps)."""
 REPEAT_CHECK_CHARS = 32
@@ -510,7 +511,7 @@ def first_saying(text: str) -> str | None:
         'It is Paris. Paris is the capital of France.'
         >>> first_saying("Paris is the capital of France. " * 3) is None
         True
-        >>> first_saying("-" * 200) is None
+        >>> first_saying("-" * 120) is None
         True
         >>> first_saying("No, " + "I'm sorry, " * 30)
         "No, I'm sorry"
