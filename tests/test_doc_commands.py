@@ -12,7 +12,9 @@ in a reader's terminal:
 - ``python benchmarks/….py …`` by the script's own parser, stopped once it has parsed;
 - ``pip install ….[extras]`` against the extras the installed project declares;
 - a JSON block by :func:`~reasoning_graphs.tools.mcp.read_servers` when it names MCP
-  servers (their ``approve`` setting too), else by ``json.loads``.
+  servers (their ``approve`` setting too), else by ``json.loads``;
+- a YAML block (a Compose file) by PyYAML (LangChain's own dependency), each service
+  naming its image.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+import yaml
 
 from reasoning_graphs.cli.main import build_parser
 from reasoning_graphs.tools.mcp import APPROVALS, read_servers
@@ -142,3 +145,10 @@ def test_every_json_block_reads(page: str, body: str) -> None:
         assert read_servers(value)
         for entry in value["mcpServers"].values():
             assert entry.get("approve", APPROVALS[0]) in APPROVALS
+
+
+@pytest.mark.parametrize(("page", "body"), blocks("yaml"))
+def test_every_yaml_block_reads(page: str, body: str) -> None:
+    services = yaml.safe_load(body)["services"]
+    assert services
+    assert all(service.get("image") for service in services.values()), page
