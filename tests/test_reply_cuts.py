@@ -49,9 +49,16 @@ def test_a_reply_that_repeats_itself_in_a_turn_is_cut_too() -> None:
     assert answer("Well. " + SENTENCE * 25) == "Well. " + SENTENCE.strip()
 
 
-def test_a_reply_stuck_on_a_short_passage_is_cut_once_it_runs_long() -> None:
-    assert answer("No, " + "I'm sorry, " * 90) == "No, I'm sorry"
-    assert answer("144." + "0" * 900) == "144.0"
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_closing_answer_stuck_on_a_short_passage_is_cut_once_it_runs_long(face: str) -> None:
+    stuck = {"No, " + "I'm sorry, " * 90: "No, I'm sorry", "144." + "0" * 900: "144.0"}
+    for reply, kept in stuck.items():
+        assert closing_answer(reply, face)["messages"][-1].content == kept
+
+
+def test_a_reply_asked_with_tools_on_keeps_a_long_short_run() -> None:
+    zeros = "[" + ", ".join(["0"] * 120) + "]"
+    assert answer(zeros) == zeros
 
 
 def test_a_right_reply_that_repeats_a_little_is_kept_whole() -> None:

@@ -69,8 +69,10 @@ SHORTEST_REPEAT = 16
 """Characters a repeated passage has at least: shorter runs (``no, no, no``) are speech."""
 SHORT_RUN_CHARS = 200
 """Characters over which a shorter passage repeating itself is no longer speech but a
-stuck reply (``I'm sorry, I'm sorry, …``, ``144.0000…``); a rule of dashes stays shorter.
-Looked for as the reply grows, it is found in any run :data:`REPEAT_CHECK_CHARS` longer."""
+stuck answer (``I'm sorry, I'm sorry, …``, ``144.0000…``). Looked for only in an answer
+asked with tools off (a reply with a cap): any other reply may hold data that runs so
+(a row of zeros, a wide table's rule). Looked for as the reply grows, it is found in any
+run :data:`REPEAT_CHECK_CHARS` longer."""
 LONGEST_REPEAT = 400
 """Characters a repeated passage has at most (a longer loop is left to the caps)."""
 REPEAT_CHECK_CHARS = 32
@@ -243,7 +245,7 @@ class CallWatch(BaseCallbackHandler):
         if len(self.said) - self._looked_at < REPEAT_CHECK_CHARS:
             return None
         self._looked_at = len(self.said)
-        first = first_saying(self.said)
+        first = first_saying(self.said, short_runs=cap is not None)
         if first is None:
             return None
         return self._stopped("repetition", REPEATED.format(times=REPEATS), first)
@@ -495,14 +497,14 @@ def _arguments(chunk: Any) -> str:
     return "".join(part.get("args") or "" for part in message.tool_call_chunks)
 
 
-def first_saying(text: str) -> str | None:
+def first_saying(text: str, *, short_runs: bool = False) -> str | None:
     """``text`` up to the end of the first saying of a passage that it then repeats to its
     end (:data:`REPEATS` times or more in a row), or ``None`` when it does not end so.
 
     The passage is the text's shortest period at its end, so a last copy cut off in the
     middle, or copies that start mid-sentence, are found alike. A period shorter than
-    :data:`SHORTEST_REPEAT` (a rule of dashes, ``ha ha ha``) is a passage only once its
-    copies fill the last :data:`SHORT_RUN_CHARS` characters.
+    :data:`SHORTEST_REPEAT` (a rule of dashes, ``ha ha ha``) is no passage, unless
+    ``short_runs`` and its copies fill the last :data:`SHORT_RUN_CHARS` characters.
 
     Examples:
         >>> first_saying("Paris is the capital of France. " * 4)
@@ -513,10 +515,12 @@ def first_saying(text: str) -> str | None:
         True
         >>> first_saying("-" * 120) is None
         True
-        >>> first_saying("No, " + "I'm sorry, " * 30)
+        >>> first_saying("No, " + "I'm sorry, " * 30, short_runs=True)
         "No, I'm sorry"
-        >>> first_saying("144." + "0" * 300)
+        >>> first_saying("144." + "0" * 300, short_runs=True)
         '144.0'
+        >>> first_saying("144." + "0" * 300) is None
+        True
     """
     size = len(text)
     for period in range(1, min(LONGEST_REPEAT, size // REPEATS) + 1):
@@ -526,7 +530,7 @@ def first_saying(text: str) -> str | None:
         tail = text[size - span :]
         if tail[period:] != tail[:-period]:
             continue
-        if period < SHORTEST_REPEAT and not _runs_on(text, period):
+        if period < SHORTEST_REPEAT and not (short_runs and _runs_on(text, period)):
             return None
         start = size - span
         while start > 0 and text[start - 1] == text[start - 1 + period]:
