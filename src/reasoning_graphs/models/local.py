@@ -552,15 +552,17 @@ class _BlankMask:
     def __init__(self, llama: Llama) -> None:
         self.llama = llama
         self.blank = _blank_tokens(llama)
-        self.started = self.inside = self.escaped = self.off = False
+        self.read: int | None = None  # tokens read so far, the prompt's first
+        self.inside = self.escaped = self.off = False
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if self.off:
             return scores
         try:
-            if self.started:  # JSON's structure is ASCII: a character cut in two changes nothing
-                self._read(self.llama.detokenize([int(input_ids[-1])]))
-            self.started = True  # the first call sees the prompt alone
+            if self.read is not None:  # JSON's structure is ASCII: a character cut in two
+                for token in input_ids[self.read :]:  # changes nothing here
+                    self._read(self.llama.detokenize([int(token)]))
+            self.read = len(input_ids)  # the first call sees the prompt alone
             if not self.inside:
                 scores[self.blank] = -float("inf")
         except Exception:  # called from llama.cpp's sampler: never break the reply
