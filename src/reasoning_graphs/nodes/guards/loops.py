@@ -288,7 +288,8 @@ def stale_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
 def repeat_stop(state: Mapping[str, Any], limit: int) -> Outcome | None:
     """An incomplete outcome once the latest ``limit`` rounds in a row were made only of
     calls of pure tools answered from an earlier identical call: nothing ran and nothing
-    could change."""
+    could change. Its reason is the answer turn's, should that turn give no words
+    (:mod:`~reasoning_graphs.nodes.steps.answer_turn`)."""
     rounds = tool_rounds(state["messages"])
     streak = 0
     for round_ in reversed(rounds):
