@@ -546,14 +546,16 @@ class _BlankMask:
     near-tied. After a lone space it no longer expects a quote, and SmolLM2-135M opened
     its calculator expression with ``".`` (``.12 * 12`` for ``12*12``) or ``",`` instead.
     Blanks outside strings are only layout, so they are masked there; inside a string
-    every token stays allowed.
+    every token stays allowed. Where the reply stands is read by :class:`AnswerReader`,
+    the reader of the action's text as it streams.
     """
 
     def __init__(self, llama: Llama) -> None:
         self.llama = llama
         self.blank = _blank_tokens(llama)
+        self.reader = AnswerReader()
         self.read: int | None = None  # tokens read so far, the prompt's first
-        self.inside = self.escaped = self.off = False
+        self.off = False
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if self.off:
@@ -561,22 +563,14 @@ class _BlankMask:
         try:
             if self.read is not None:  # JSON's structure is ASCII: a character cut in two
                 for token in input_ids[self.read :]:  # changes nothing here
-                    self._read(self.llama.detokenize([int(token)]))
+                    piece = self.llama.detokenize([int(token)])
+                    self.reader.feed(piece.decode("utf-8", errors="ignore"))
             self.read = len(input_ids)  # the first call sees the prompt alone
-            if not self.inside:
+            if not self.reader.in_string:
                 scores[self.blank] = -float("inf")
         except Exception:  # called from llama.cpp's sampler: never break the reply
             self.off = True
         return scores
-
-    def _read(self, piece: bytes) -> None:
-        for char in piece.decode("utf-8", errors="ignore"):
-            if self.escaped:
-                self.escaped = False
-            elif self.inside and char == "\\":
-                self.escaped = True
-            elif char == '"':
-                self.inside = not self.inside
 
 
 @functools.lru_cache(maxsize=4)
@@ -727,6 +721,11 @@ class AnswerReader:
             return ""
         delta, self.shown = self.answer[self.shown :], len(self.answer)
         return delta
+
+    @property
+    def in_string(self) -> bool:
+        """Whether the text read so far ends inside a JSON string."""
+        return self.role is not None
 
     def arguments(self) -> str:
         """The tool call's argument text read since the last time, once the action is known
