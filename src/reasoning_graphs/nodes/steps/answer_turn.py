@@ -17,16 +17,17 @@ the question ends incomplete for that reason, and ``finish`` asks once more.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import BaseTool
 
 from reasoning_graphs.context import Limits
 from reasoning_graphs.nodes.guards.budget import rounds_spent
 from reasoning_graphs.nodes.guards.loops import repeat_stop
-from reasoning_graphs.nodes.model.call import ModelReply
+from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest
 from reasoning_graphs.nodes.steps.prompts import REPEATS_ANSWERED, ROUNDS_SPENT
 from reasoning_graphs.state import AgentUpdate
 
@@ -58,6 +59,17 @@ def answer_turn(state: Mapping[str, Any], limits: Limits) -> AnswerTurn | None:
     if repeated is not None:
         return AnswerTurn(REPEATS_ANSWERED, repeated["reason"])
     return None
+
+
+def tools_off(prompt: Sequence[BaseMessage], tools: Sequence[BaseTool]) -> ModelRequest:
+    """The request for an answer asked with tools off: the tools stay described, none may
+    be called, and the reply is capped at :data:`ANSWER_TOKENS`."""
+    return ModelRequest(
+        prompt=prompt,
+        tools=tools,
+        tool_choice="none" if tools else None,
+        reply_tokens=ANSWER_TOKENS,
+    )
 
 
 def wants_tools(message: AIMessage) -> bool:

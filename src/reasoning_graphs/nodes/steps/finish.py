@@ -21,11 +21,11 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
 from reasoning_graphs.nodes.guards.budget import may_conclude
 from reasoning_graphs.nodes.guards.honest import incomplete_note
-from reasoning_graphs.nodes.model.call import ModelReply, ModelRequest, call_model
+from reasoning_graphs.nodes.model.call import ModelReply, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import thought_event
 from reasoning_graphs.nodes.model.view import model_view
-from reasoning_graphs.nodes.steps.answer_turn import ANSWER_TOKENS
+from reasoning_graphs.nodes.steps.answer_turn import tools_off
 from reasoning_graphs.nodes.steps.prompts import ANSWER_NOW
 from reasoning_graphs.question import successful_observations
 from reasoning_graphs.state import AgentState, AgentUpdate, Outcome, ThoughtEvent
@@ -46,14 +46,7 @@ def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Bo
         *model_view(state["messages"], run.registry),
         HumanMessage(instruction),
     ]
-    tools = run.usable_tools(state)
-    request = ModelRequest(
-        prompt=prompt,
-        tools=tools,
-        tool_choice="none" if tools else None,
-        reply_tokens=ANSWER_TOKENS,
-    )
-    return (yield from call_model(run, request, state))
+    return (yield from call_model(run, tools_off(prompt, run.usable_tools(state)), state))
 
 
 Evidence = Callable[[State], list[tuple[str, str]]]

@@ -14,7 +14,6 @@ tools off and its reply is the answer (:mod:`~reasoning_graphs.nodes.steps.answe
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from langchain_core.messages import SystemMessage
 
@@ -25,9 +24,9 @@ from reasoning_graphs.nodes.model.call import ModelRequest, call_model
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.answer_turn import (
-    ANSWER_TOKENS,
     answer_turn,
     answer_without_calls,
+    tools_off,
     wants_tools,
 )
 from reasoning_graphs.nodes.steps.reflect import with_reflection
@@ -51,9 +50,10 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
         if turn is not None:
             advice = [*advice, turn.advice]
         prompt = advised(with_reflection([system, *shown], state), advice)
-        request = ModelRequest(prompt=prompt, tools=tools)
-        if turn is not None:
-            request = replace(request, tool_choice="none", reply_tokens=ANSWER_TOKENS)
+        if turn is None:
+            request = ModelRequest(prompt=prompt, tools=tools)
+        else:
+            request = tools_off(prompt, tools)
         reply = yield from call_model(run, request, state)
         if turn is not None:
             return answer_without_calls(reply, turn)
