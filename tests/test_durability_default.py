@@ -134,13 +134,25 @@ def test_each_checkpoint_is_saved_before_the_next_step_starts(face: str) -> None
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])
-def test_a_run_may_still_choose_async_durability(face: str) -> None:
-    # Also shows the check above can fail: without waiting, steps overtake the saves.
+def test_the_check_can_fail_on_a_graph_run_with_async_durability(face: str) -> None:
+    # without waiting, steps overtake the saves: a plain LangGraph graph shows it
     saver = SlowSaver()
+    graph = with_sync_durability(_three_steps().compile(checkpointer=saver))
 
-    starts = _run(_tiny_graph(saver), saver, face, {"n": 0}, durability="async")
+    starts = _run(graph, saver, face, {"n": 0}, durability="async")
 
     assert starts.late, "async durability waited for every save; the check above proves nothing"
+
+
+@pytest.mark.parametrize("durability", ["async", "exit"])
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_run_may_not_choose_a_weaker_durability(face: str, durability: str) -> None:
+    # an engine lets its clients pick the durability of a run; ours stays "sync"
+    saver = SlowSaver()
+
+    starts = _run(_tiny_graph(saver), saver, face, {"n": 0}, durability=durability)
+
+    assert not starts.late, f"steps {sorted(starts.late)} started before the last save"
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])

@@ -19,10 +19,13 @@ With no list, a served run cannot change the model. Any other spec gets one
 refusal, the same whatever it names: specs are compared as strings and the
 file system is never looked at.
 
-The server refuses such a run at its door (:mod:`reasoning_graphs.server_checks`);
-a graph refuses it too when it runs under the server, which marks every run it
-starts (:data:`SERVER_RUN_MARK` in the run's metadata, set by the server after
-the client's own metadata, so a client cannot leave it out).
+The graph refuses such a run as it starts, whichever engine runs it: the served
+graph (the one ``langgraph.json`` names, made by
+:func:`~reasoning_graphs.nodes.wiring.pattern_builder.served`) always, and any
+other graph of ours when langgraph-api started the run (:data:`SERVER_RUN_MARK`
+in the run's metadata, set by that server after the client's own metadata, so a
+client cannot leave it out). Under langgraph-api the server refuses it at its
+door too, before the run is stored (:mod:`reasoning_graphs.server_checks`).
 """
 
 from __future__ import annotations

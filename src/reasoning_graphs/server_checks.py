@@ -33,6 +33,12 @@ keys, ``__*`` keys, and the request headers it copies in (``x-*``,
 
 Why at the door: a dropped option passes unnoticed (a misspelt ``max_step``),
 and a run that fails on its input has already been queued and stored.
+
+Which engines: the door reads langgraph-api's registry of graphs, so it checks
+requests under ``langgraph dev`` and LangGraph Server. Under another engine that
+mounts the app (Aegra) requests pass it untouched, and the same checks refuse the
+run as it starts, inside the graph (:meth:`CheckedGraph.check_run`): the run ends
+in an error with the same reason, and its thread is left as it was.
 Requests for graphs that are not ours, or that the server will refuse anyway
 (no such assistant, a body that is not JSON), pass through untouched.
 """
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Literal
 
@@ -49,7 +56,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import compile_path
 
 from reasoning_graphs.nodes.wiring.checked_graph import CheckedGraph
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph
+from reasoning_graphs.nodes.wiring.pattern_builder import is_served_factory
 from reasoning_graphs.run_input import RunInputError
 from reasoning_graphs.served_models import check_served_model
 
@@ -257,15 +264,14 @@ class RunChecks:
 
     async def _graph(self, assistant_id: Any) -> CheckedGraph | None:
         """The graph an assistant id (or a graph name) runs, when it is one of ours."""
-        if not isinstance(assistant_id, str):
+        # the server's registry of its graphs, loaded when langgraph-api serves this app
+        registry = sys.modules.get("langgraph_api.graph")
+        if not isinstance(assistant_id, str) or registry is None:
             return None
-        try:
-            from langgraph_api.graph import GRAPHS  # the server's registry of its graphs
-        except ImportError:
-            return None
-        graph_id = assistant_id if assistant_id in GRAPHS else await self._graph_id(assistant_id)
-        graph = GRAPHS.get(graph_id) if graph_id else None
-        if isinstance(graph, ServedGraph):  # built on first use: off the event loop
+        graphs = registry.GRAPHS
+        graph_id = assistant_id if assistant_id in graphs else await self._graph_id(assistant_id)
+        graph = graphs.get(graph_id) if graph_id else None
+        if is_served_factory(graph):  # built on first use: off the event loop
             graph = await asyncio.to_thread(graph)
         return graph if isinstance(graph, CheckedGraph) else None
 

@@ -6,14 +6,17 @@ on its thread for as long as it runs, and the lock lives where the thread does:
 
 - a SQLite file: an OS file lock (``flock``) on a file named by a hash of the
   thread id in the folder ``<database>.thread-locks`` next to it;
-- PostgreSQL (a saver on one ``psycopg`` connection): a session-level advisory
-  lock keyed by a hash of the thread id, taken on the saver's connection;
+- PostgreSQL (LangGraph's ``PostgresSaver`` or ``AsyncPostgresSaver``, on a
+  connection or a pool, whichever engine built it): a session-level advisory lock
+  keyed by a hash of the thread id, held on a connection of the lock's own to the
+  saver's database for as long as the run goes;
 - the in-memory saver, or SQLite in memory: a lock in this process.
 
 The kernel drops a file lock when its process dies, and PostgreSQL drops an
 advisory lock when its connection closes, so a crashed holder never keeps a
-thread locked. A saver of any other kind gets no lock (LangGraph Server, for
-one, runs one run per thread itself).
+thread locked. So the lock holds across every process that shares the
+database, whatever engine runs the graph (LangGraph Server, Aegra, the CLI).
+A saver of any other kind gets no lock.
 
 A run that finds its thread held fails at once with :class:`ThreadBusyError`,
 or waits for it when its config says so::
@@ -165,9 +168,8 @@ def thread_lock(saver: Any, thread_id: str) -> ThreadLock | None:
         return ProcessLock(("sqlite", id(saver.conn), thread_id))
     if isinstance(saver, InMemorySaver):
         return ProcessLock(("memory", id(saver.storage), thread_id))
-    if _on_one_postgres_connection(saver):
-        return AdvisoryLock(saver, thread_id)
-    return None
+    conninfo = postgres_conninfo(saver)
+    return AdvisoryLock(conninfo, thread_id) if conninfo is not None else None
 
 
 class FileLock:
@@ -219,41 +221,72 @@ class ProcessLock:
 
 
 class AdvisoryLock:
-    """A session-level PostgreSQL advisory lock on the saver's connection.
+    """A session-level PostgreSQL advisory lock, on a connection of its own.
 
-    A session's advisory locks nest (the same session takes one twice), so a lock
-    in this process keeps two runs that share the connection apart.
+    The saver's connections are not used: a pool hands out a different session
+    each time (and an engine's pool is sized for its own queries), and an async
+    connection belongs to its event loop. The lock's connection lives as long as
+    the lock is held, so the server lets the lock go when its holder dies.
     """
 
-    def __init__(self, saver: Any, thread_id: str) -> None:
-        self._conn, self._saver_lock = saver.conn, saver.lock
+    def __init__(self, conninfo: str, thread_id: str) -> None:
+        self._conninfo = conninfo
         self._number = int.from_bytes(
             bytes.fromhex(thread_digest(thread_id))[:8], "big", signed=True
         )
-        self._local = ProcessLock(("postgres", id(saver.conn), thread_id))
-        self.key = self._local.key
+        self.key: Hashable = ("postgres", conninfo, thread_id)
+        self._conn: Any = None
 
     def try_acquire(self) -> bool:
-        if not self._local.try_acquire():
-            return False
-        taken = False
+        import psycopg
+
+        conn = psycopg.connect(self._conninfo, autocommit=True)
         try:
-            taken = bool(self._query("SELECT pg_try_advisory_lock(%s) AS taken"))
-        finally:
-            if not taken:
-                self._local.release()
-        return taken
+            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (self._number,)).fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        if not (row and row[0]):
+            conn.close()
+            return False
+        self._conn = conn
+        return True
 
     def release(self) -> None:
-        try:
-            if not (self._conn.closed or self._conn.broken):  # else the server dropped it
-                self._query("SELECT pg_advisory_unlock(%s) AS taken")
-        finally:
-            self._local.release()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()  # closing the session drops its advisory locks
 
-    def _query(self, sql: str) -> Any:
-        with self._saver_lock:
-            return self._conn.execute(sql, (self._number,)).fetchone()["taken"]
+
+def postgres_conninfo(saver: Any) -> str | None:
+    """The connection string of a LangGraph PostgreSQL saver's database, password
+    included; ``None`` for a saver of another kind."""
+    postgres = sys.modules.get("langgraph.checkpoint.postgres")
+    postgres_aio = sys.modules.get("langgraph.checkpoint.postgres.aio")
+    kinds = tuple(
+        kind
+        for kind in (
+            getattr(postgres, "PostgresSaver", None),
+            getattr(postgres_aio, "AsyncPostgresSaver", None),
+        )
+        if kind is not None
+    )
+    if not kinds or not isinstance(saver, kinds):
+        return None
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    conn = saver.conn
+    if isinstance(conn, psycopg.Connection | psycopg.AsyncConnection):
+        info = conn.info
+        return make_conninfo(info.dsn, password=info.password) if info.password else info.dsn
+    conninfo, kwargs = getattr(conn, "conninfo", None), getattr(conn, "kwargs", None) or {}
+    if not isinstance(conninfo, str):
+        return None
+    named = {
+        key: kwargs[key] for key in ("host", "port", "dbname", "user", "password") if key in kwargs
+    }
+    return make_conninfo(conninfo, **named)
 
 
 def _run_thread(config: RunnableConfig | None, nested: bool) -> tuple[str | None, bool]:
@@ -314,13 +347,3 @@ def _sqlite_file(saver: SqliteSaver) -> str:
 
 _sqlite_files: WeakKeyDictionary[SqliteSaver, str] = WeakKeyDictionary()
 _files_lock = threading.Lock()
-
-
-def _on_one_postgres_connection(saver: Any) -> bool:
-    """A LangGraph ``PostgresSaver`` on one connection (not a pool, whose sessions vary)."""
-    postgres = sys.modules.get("langgraph.checkpoint.postgres")
-    if postgres is None or not isinstance(saver, postgres.PostgresSaver):
-        return False
-    import psycopg
-
-    return isinstance(saver.conn, psycopg.Connection)

@@ -3,8 +3,8 @@
 
 Asked "add A B" the model calls the server's ``add``; asked "delete TITLE" its
 destructive ``delete_note``; once it sees the observation it answers by quoting it.
-The graph is built as the repo's own served graphs are (``ServedGraph``, which gives it
-``server_tools()``).
+The graph is built as the repo's own served graphs are (``pattern_builder.served``, which
+gives it ``server_tools()``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from reasoning_graphs.graphs.react import build_graph
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph
+from reasoning_graphs.nodes.wiring import pattern_builder
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.output import content_text
 
@@ -35,4 +35,6 @@ def reply(messages: list[BaseMessage]) -> AIMessage | str:
     return "Ask me to 'add A B' or 'delete TITLE'."
 
 
-served = ServedGraph(functools.partial(build_graph, ScriptedChatModel(script=[reply], cycle=True)))
+served = pattern_builder.served(
+    functools.partial(build_graph, ScriptedChatModel(script=[reply], cycle=True))
+)

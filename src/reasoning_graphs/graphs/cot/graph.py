@@ -26,7 +26,7 @@ from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_sto
 from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.finish import make_finish
 from reasoning_graphs.nodes.steps.verify import verified
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
 
@@ -68,4 +68,4 @@ def build_graph(shared: SharedArgs, *, samples: int) -> CompiledStateGraph:
     return shared.compile(builder, "cot", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

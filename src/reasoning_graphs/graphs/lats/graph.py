@@ -47,7 +47,7 @@ from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.steps.progress import with_progress
 from reasoning_graphs.nodes.steps.verify import verified
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
 
@@ -135,4 +135,4 @@ def build_graph(
     return shared.compile(builder, "lats", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

@@ -46,7 +46,7 @@ from reasoning_graphs.graphs.llm_compiler.schedule import make_schedule, round_s
 from reasoning_graphs.graphs.llm_compiler.state import LlmCompilerState
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.steps.finish import after_outcome, make_finish
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
 MODEL_CALLS_PER_ROUND = 4
@@ -114,4 +114,4 @@ def build_graph(shared: SharedArgs, *, max_rounds: int) -> CompiledStateGraph:
     return shared.compile(builder, "llm_compiler", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

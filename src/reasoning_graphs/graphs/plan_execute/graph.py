@@ -26,7 +26,7 @@ from reasoning_graphs.graphs.plan_execute.plan import make_plan, make_replan
 from reasoning_graphs.graphs.plan_execute.state import PlanExecuteState
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
 from reasoning_graphs.nodes.steps.finish import after_outcome
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
@@ -100,4 +100,4 @@ def build_graph(
     return shared.compile(builder, "plan_execute", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

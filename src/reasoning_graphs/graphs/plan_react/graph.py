@@ -25,7 +25,7 @@ from reasoning_graphs.graphs.plan_react.think import may_replan, plan_think
 from reasoning_graphs.graphs.plan_react.update_tool import UPDATE_PLAN_SPEC
 from reasoning_graphs.nodes.steps.step_rules import StepRule
 from reasoning_graphs.nodes.steps.typed_think import StepFormatting
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.react_loop import LoopParts, react_loop
 from reasoning_graphs.nodes.wiring.tool_loop import Detour
 from reasoning_graphs.state import AgentInput, AgentState
@@ -94,4 +94,4 @@ def build_graph(
     )
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

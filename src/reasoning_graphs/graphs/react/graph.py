@@ -25,7 +25,7 @@ from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.step_rules import StepRule
 from reasoning_graphs.nodes.steps.think import make_think
 from reasoning_graphs.nodes.steps.typed_think import StepBody, StepFormatting, with_step_format
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.react_loop import LoopParts, react_loop
 from reasoning_graphs.state import AgentInput
 
@@ -70,4 +70,4 @@ def build_graph(
     )
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

@@ -33,7 +33,7 @@ from reasoning_graphs.nodes.steps.model_turn import around_turn
 from reasoning_graphs.nodes.steps.step_rules import StepRule
 from reasoning_graphs.nodes.steps.typed_think import StepFormatting, with_step_format
 from reasoning_graphs.nodes.steps.verify import verified
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
@@ -128,4 +128,4 @@ def build_graph(
     return shared.compile(builder, "react_text", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

@@ -28,7 +28,7 @@ from reasoning_graphs.graphs.reflexion.lessons import make_recall
 from reasoning_graphs.graphs.reflexion.reflect import make_reflect
 from reasoning_graphs.graphs.reflexion.state import ReflexionState
 from reasoning_graphs.nodes.guards.stop import call_stopped, model_node
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.react_loop import build_step_graph
 from reasoning_graphs.nodes.wiring.tool_loop import add_report, agent_graph_builder
 
@@ -112,4 +112,4 @@ def build_graph(
     return shared.compile(builder, "reflexion", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

@@ -60,7 +60,7 @@ from reasoning_graphs.nodes.guards.stop import call_stopped, model_node, not_sto
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.steps.act import ACT
 from reasoning_graphs.nodes.steps.verify import verified
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
@@ -136,4 +136,4 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     return shared.compile(builder, "rewoo", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

@@ -42,7 +42,7 @@ from reasoning_graphs.nodes.guards.stop import model_node, not_stopped
 from reasoning_graphs.nodes.model.setup import agent_setup
 from reasoning_graphs.nodes.steps.progress import with_progress
 from reasoning_graphs.nodes.steps.verify import verified
-from reasoning_graphs.nodes.wiring.pattern_builder import ServedGraph, SharedArgs, pattern_builder
+from reasoning_graphs.nodes.wiring.pattern_builder import SharedArgs, pattern_builder, served
 from reasoning_graphs.nodes.wiring.tool_loop import agent_graph_builder
 
 
@@ -124,4 +124,4 @@ def build_graph(
     return shared.compile(builder, "tot", setup)
 
 
-graph = ServedGraph(build_graph)
+graph = served(build_graph)

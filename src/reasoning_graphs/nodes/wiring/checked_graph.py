@@ -3,11 +3,14 @@
 - A new input and the run's options are checked first
   (:mod:`reasoning_graphs.run_input`), so a malformed run fails with a clear
   error and writes nothing to its thread.
-- A resume is addressed to the pending interrupts by id (:mod:`.resume`).
+- A resume is addressed to the pending interrupts by id, and answers only the
+  question it was given for (:mod:`.resume`).
 - A client's state write or command may touch only the conversation
   (:mod:`reasoning_graphs.state_writes`).
-- A run the LangGraph server started may choose only the models its deployment
-  allows (:mod:`reasoning_graphs.served_models`).
+- A run of the served graph (the one ``langgraph.json`` names), or any run the
+  LangGraph server started, may choose only the models its deployment allows
+  (:mod:`reasoning_graphs.served_models`), whichever engine runs it.
+- No run is less durable than ``"sync"`` (:func:`durable`).
 - The run options' schema, which Studio draws as a form, lists the graph's own
   tool names for the options that name tools.
 """
@@ -25,7 +28,7 @@ from langgraph.types import Command, StateUpdate
 
 from reasoning_graphs.nodes.grounding.report import state_after
 from reasoning_graphs.nodes.wiring.fresh_read import cheap_fresh_reads
-from reasoning_graphs.nodes.wiring.resume import addressed, is_resume
+from reasoning_graphs.nodes.wiring.resume import addressed, is_resume, still_pending
 from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed_write
 from reasoning_graphs.run_input import (
     TOOL_OPTIONS,
@@ -42,11 +45,16 @@ from reasoning_graphs.thread_lock import arun_held, run_held
 class CheckedGraph(CompiledStateGraph):
     """A compiled graph whose runs are checked first; see the module docstring."""
 
-    def __init__(self, *, tool_names: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(
+        self, *, tool_names: Sequence[str] = (), served: bool = False, **kwargs: Any
+    ) -> None:
         """``tool_names``: the tools the graph was built with, all that a run's options may
-        name. (LangGraph's copies, e.g. ``with_config``, pass every attribute back in.)"""
+        name; ``served``: the graph ``langgraph.json`` names, whose runs may choose only
+        the models the deployment allows. (LangGraph's copies, e.g. ``with_config``, pass
+        every attribute back in.)"""
         super().__init__(**kwargs)
         self.tool_names = tuple(tool_names)
+        self.served = served
 
     def check_run(
         self, input: Any, context: Any = None, config: RunnableConfig | None = None
@@ -63,7 +71,7 @@ class CheckedGraph(CompiledStateGraph):
             else:
                 check_input(input, self.input_fields)
         check_context(context, self.context_schema, self.tool_names)
-        if is_server_run(config) and not _nested(config):
+        if (self.served or is_server_run(config)) and not _nested(config):
             check_served_model(context)
 
     def check_write(self, values: Any, as_node: str | None = None) -> None:
@@ -164,15 +172,19 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
+        kwargs = durable(kwargs)
         stream = super().stream
-        thread_held = run_held(self.checkpointer, config, nested=_nested(config))
+        nested = _nested(config)
+        thread_held = run_held(self.checkpointer, config, nested=nested)
 
         def held_run() -> Iterator[Any]:
-            # one run at a time on the thread; its state is read once the run holds it
-            with thread_held:
-                command = input if _nested(config) else with_message_ids(input)
-                if is_resume(input):
-                    command = addressed(input, self.get_state(config or {}))
+            # a resume answers what was pending as its run started (read before the lock)...
+            command = input if nested else with_message_ids(input)
+            if is_resume(input):
+                command = addressed(input, self.get_state(config or {}))
+            with thread_held:  # one run at a time on the thread
+                if is_resume(input):  # ...if that is still pending once the run holds it
+                    command = still_pending(command, self.get_state(config or {}))
                 yield from stream(command, config, **kwargs)
 
         return held_run()
@@ -181,12 +193,16 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        # one run at a time on the thread; its state is read once the run holds it
+        kwargs = durable(kwargs)
+        resume = is_resume(input)
+        # a resume answers what was pending as its run started (read before the lock)...
+        if resume:
+            input = addressed(input, await self.aget_state(config or {}))
+        elif not _nested(config):
+            input = with_message_ids(input)
         async with arun_held(self.checkpointer, config, nested=_nested(config)):
-            if is_resume(input):
-                input = addressed(input, await self.aget_state(config or {}))
-            elif not _nested(config):
-                input = with_message_ids(input)
+            if resume:  # ...if that is still pending once the run holds the thread
+                input = still_pending(input, await self.aget_state(config or {}))
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
 
@@ -202,11 +218,25 @@ class CheckedGraph(CompiledStateGraph):
         return schema
 
 
+def durable(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A run's keyword arguments with no durability weaker than ``"sync"``.
+
+    The call journal and the one-question-per-decision rule count on each step's
+    checkpoint being saved before the next step starts; an engine lets its clients
+    choose ``"async"`` or ``"exit"`` per run (Aegra, LangGraph Server), and a run may
+    tighten the graph's guarantees, never loosen them.
+    """
+    if kwargs.get("durability") in (None, "sync"):
+        return kwargs
+    return {**kwargs, "durability": "sync"}
+
+
 def checked(graph: CompiledStateGraph, tool_names: Sequence[str] = ()) -> CheckedGraph:
     """``graph`` as a :class:`CheckedGraph` (same nodes, channels and config)."""
     graph.__class__ = CheckedGraph
     checked_graph: CheckedGraph = graph  # type: ignore[assignment]  # its class, changed above
     checked_graph.tool_names = tuple(tool_names)
+    checked_graph.served = False
     cheap_fresh_reads(checked_graph)
     return checked_graph
 

@@ -18,7 +18,7 @@ parameters' Args lines in its docstring and its signature (``help()`` and
 ``inspect.signature`` show them). An option that a run may set too (``candidates``) is
 declared once, in the pattern's run-option class (:mod:`reasoning_graphs.pattern_options`):
 its default, its Args line and its check come from there, and the keyword only gives
-its type. :class:`ServedGraph` is the other face: the checkpointer-free graph that
+its type. :func:`served` is the other face: the checkpointer-free graph that
 ``langgraph.json`` names, built when the server first asks for it.
 """
 
@@ -29,7 +29,7 @@ import inspect
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast, overload
+from typing import Any, TypeGuard, cast, overload
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -218,22 +218,37 @@ def _signature(own: list[inspect.Parameter]) -> inspect.Signature:
     return inspect.Signature([*positional, *own, *keywords], return_annotation=CompiledStateGraph)
 
 
-class ServedGraph:
-    """The checkpointer-free graph that ``langgraph.json`` names, built on first use.
+SERVED_MARK = "reasoning_graphs_served_factory"
+"""The attribute that marks a factory :func:`served` made."""
 
-    langgraph-api calls a graph factory for each request and copies what it returns
-    with its own persistence; this one builds the pattern's graph, with
-    :func:`~reasoning_graphs.tools.builtins.server_tools` (a folder per thread), once.
-    Importing a pattern's ``graph`` module therefore builds nothing.
+
+def served(build: Callable[..., CompiledStateGraph]) -> Callable[[], CompiledStateGraph]:
+    """The factory of the checkpointer-free graph that ``langgraph.json`` names.
+
+    A plain function of no arguments, the one form every engine reads (LangGraph
+    Server and ``langgraph dev`` call it per run, Aegra once, after reading its type
+    hints). It builds the pattern's graph with
+    :func:`~reasoning_graphs.tools.builtins.server_tools` (a folder per thread) on
+    first use, so importing a pattern's ``graph`` module builds nothing, and marks it
+    served: its runs may name only the models the deployment allows, whichever engine
+    starts them (:mod:`reasoning_graphs.served_models`).
     """
+    built: list[CompiledStateGraph] = []
+    lock = threading.Lock()
 
-    def __init__(self, build: Callable[..., CompiledStateGraph]) -> None:
-        self._build = build
-        self._graph: CompiledStateGraph | None = None
-        self._lock = threading.Lock()
+    def graph() -> CompiledStateGraph:
+        """The served graph, built on the first call."""
+        with lock:
+            if not built:
+                compiled = build(tools=server_tools())
+                compiled.served = True  # type: ignore[attr-defined]  # a CheckedGraph's flag
+                built.append(compiled)
+            return built[0]
 
-    def __call__(self) -> CompiledStateGraph:
-        with self._lock:
-            if self._graph is None:
-                self._graph = self._build(tools=server_tools())
-            return self._graph
+    setattr(graph, SERVED_MARK, True)
+    return graph
+
+
+def is_served_factory(value: Any) -> TypeGuard[Callable[[], CompiledStateGraph]]:
+    """Whether ``value`` is a factory :func:`served` made (an engine's registry holds it)."""
+    return callable(value) and getattr(value, SERVED_MARK, False) is True

@@ -14,9 +14,23 @@ So a run of our graphs (:class:`~reasoning_graphs.nodes.wiring.checked_graph.Che
 addresses each resume to the pending interrupts by id
 before LangGraph sees it: a bare value goes to each pending interrupt, ``None``
 becomes :data:`~reasoning_graphs.review.NO_ANSWER` (asked again, with an
-``error``), and nothing is left behind for a later interrupt to pick up. A
-resume with nothing pending is refused with
-:class:`~reasoning_graphs.review.ApprovalError`.
+``error``), and nothing is left behind for a later interrupt to pick up.
+
+A decision answers only the question it was given for. A resume is addressed
+when its run starts (:func:`addressed`), before it waits for its thread, and
+checked again once the run holds the thread (:func:`still_pending`): a resume
+delivered twice (an engine that runs a run again after its worker died, a
+double click, a client's retry, two at once) finds its question answered, and
+
+- on a thread with no question pending and steps left (the run that answered it
+  was cut short) it runs on with no answer, so a call that may already have run
+  is put to a person again, and waits for a decision given to that question;
+- otherwise it is refused with :class:`~reasoning_graphs.review.ApprovalError`,
+  as is a resume when nothing is pending at all.
+
+A bare value sent while another question is pending answers that one: clients
+that name the question they answer send ``{interrupt_id: value}``, as the
+command line and the page do.
 """
 
 from __future__ import annotations
@@ -30,6 +44,10 @@ from langgraph.types import Command, StateSnapshot
 from reasoning_graphs.review import NO_ANSWER, ApprovalError
 
 NOTHING_PENDING = "This thread waits for no decision, so there is nothing to resume."
+ANSWERED_BEFORE = (
+    "This decision was given for a question that has been answered since; "
+    "read the thread's pending question and decide on that one."
+)
 INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -44,13 +62,28 @@ def is_resume(value: Any) -> bool:
 
 
 def addressed(command: Command, snapshot: StateSnapshot) -> Command:
-    """The resume as a mapping from each interrupt id it answers to a value that is not None."""
+    """The resume as a mapping from each interrupt id it answers to a value that is not None
+    (empty when nothing was pending as the run started)."""
     resume = command.resume
     if _by_interrupt_id(resume):
         return Command(resume={key: _answer(value) for key, value in resume.items()})
-    if not snapshot.interrupts:
-        raise ApprovalError(NOTHING_PENDING)
     return Command(resume={pending.id: _answer(resume) for pending in snapshot.interrupts})
+
+
+def still_pending(command: Command, snapshot: StateSnapshot) -> Command | None:
+    """The addressed resume, checked on the thread's state once the run holds it: the
+    command to run, or ``None`` to run on with no answer (see the module docstring).
+
+    Raises:
+        ApprovalError: The questions it answers are not pending, and no step is left.
+    """
+    pending = {interrupt.id for interrupt in snapshot.interrupts}
+    answered = set(command.resume) if isinstance(command.resume, Mapping) else set()
+    if answered and answered <= pending:
+        return command
+    if not pending and snapshot.next:
+        return None
+    raise ApprovalError(ANSWERED_BEFORE if answered and pending else NOTHING_PENDING)
 
 
 def _by_interrupt_id(resume: Any) -> TypeGuard[Mapping[str, Any]]:
