@@ -166,3 +166,27 @@ def test_a_malformed_answer_inside_a_plan_step_is_asked_again_not_taken_from_ear
     (again,) = state["__interrupt__"]
     assert again.value["error"]
     assert [run["args"]["item"] for run in log.runs] == ["a"]
+
+
+@pytest.mark.parametrize("pattern", ["react", "plan_execute"])
+def test_a_decision_sent_again_never_answers_the_next_question(log, thread, pattern) -> None:
+    """A double click or a client's retry: the same decision, named for the question it
+    was given for, arrives once that question is answered and the next one waits."""
+    if pattern == "plan_execute":
+        graph = plan_step_graph(log, "ab")
+    else:
+        tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
+        script = [tool_call("deploy", item="a"), tool_call("deploy", item="b"), "done"]
+        graph = build_graph(
+            ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+        )
+    (first,) = graph.invoke(ASK, thread)["__interrupt__"]
+    decision = Command(resume={first.id: "approve"})
+    (second,) = graph.invoke(decision, thread)["__interrupt__"]
+    assert [call["args"] for call in second.value["calls"]] == [{"item": "b"}]
+
+    with pytest.raises(ApprovalError, match="answered since"):
+        graph.invoke(decision, thread)
+
+    assert [run["args"]["item"] for run in log.runs] == ["a"]
+    assert graph.get_state(thread).interrupts[0].value["calls"][0]["args"] == {"item": "b"}

@@ -60,11 +60,11 @@ class Thread:
         """Run (or resume, with ``resume``) to the end or to the next interrupt."""
         return run_agent(AGENT, *self.args, *self._resume(resume), **self.env, **env)
 
-    def killed(self, resume: Any = ..., *, at: str = "after_effect") -> None:
+    def killed(self, resume: Any = ..., *, at: str = "after_effect", **env: str) -> None:
         """Run (or resume) and kill the process at ``at`` (see the driver)."""
         done = subprocess.run(
             [sys.executable, str(AGENT), *self.args, *self._resume(resume)],
-            env=agent_env(**self.env, KILL=at),
+            env=agent_env(**self.env, **env, KILL=at),
             capture_output=True,
             text=True,
             timeout=120,
@@ -112,6 +112,28 @@ def test_a_dangerous_call_cut_short_is_put_to_the_person_again(
     final = thread.run("approve")  # the person chose to run it once more
     assert final["interrupts"] == []
     assert final["outcome"]["status"] == "answered"
+    assert len(thread.effects()) == 2
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+@pytest.mark.parametrize("pattern", ["react", "plan_execute", "llm_compiler"])
+def test_a_resume_run_again_after_a_crash_answers_nothing_it_was_not_given_for(
+    store: str, tmp_path: Path, pattern: str, face: str
+) -> None:
+    # an engine whose worker died runs the run again, same run id, with its original input:
+    # the approval given for the first question must not answer the one the crash raises
+    thread = Thread(store, tmp_path, pattern, "dangerous", FACE=face)
+    assert not pending_call(thread.run()).get("possibly_ran")
+    thread.killed("approve", RUN_ID="run-2")
+    assert len(thread.effects()) == 1
+
+    for _ in range(2):  # the engine tries the run again, and once more
+        asked = pending_call(thread.run("approve", RUN_ID="run-2"))
+        assert asked["possibly_ran"] is True
+        assert len(thread.effects()) == 1  # nothing ran on the old approval
+    # the person's decision on the re-ask, in a run of its own, runs the call once more
+    final = thread.run("approve", RUN_ID="run-3")
+    assert final["interrupts"] == []
     assert len(thread.effects()) == 2
 
 

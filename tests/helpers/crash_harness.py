@@ -44,8 +44,12 @@ def command_line() -> tuple[str, Path, list[str]]:
 
 
 def thread_config(default: str) -> dict[str, Any]:
-    """The run config for the thread ``$THREAD_ID`` (``default`` when unset)."""
-    return {"configurable": {"thread_id": os.environ.get("THREAD_ID", default)}}
+    """The run config for the thread ``$THREAD_ID`` (``default`` when unset); with
+    ``$RUN_ID``, the run carries that id as an engine's runs do (in its metadata)."""
+    config: dict[str, Any] = {"configurable": {"thread_id": os.environ.get("THREAD_ID", default)}}
+    if os.environ.get("RUN_ID"):
+        config["metadata"] = {"run_id": os.environ["RUN_ID"]}
+    return config
 
 
 def logging_tool(log: Path, name: str, *, slow: bool, **options: Any) -> ToolSpec:

@@ -43,7 +43,6 @@ from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import ToolSpec, tool_spec
 from tests.helpers.crash_harness import command_line, open_checkpointer, report, thread_config
 
-THREAD = thread_config("unknown-outcome")
 SNIPPET = Path(__file__).with_name("dedupe_transfer.py")
 DONE = "all done"
 KINDS = {
@@ -138,9 +137,9 @@ def main() -> None:
     else:
         payload = {"messages": [("user", "Send 100.")]}
     if os.environ.get("FACE") == "async":
-        state = asyncio.run(graph.ainvoke(payload, THREAD))
+        state = asyncio.run(graph.ainvoke(payload, thread_config("unknown-outcome")))
     else:
-        state = graph.invoke(payload, THREAD)
+        state = graph.invoke(payload, thread_config("unknown-outcome"))
     observations = [
         {"status": event["status"], "decision": event["decision"]}
         for event in state.get("trajectory") or []

@@ -184,7 +184,8 @@ class CheckedGraph(CompiledStateGraph):
                 command = addressed(input, self.get_state(config or {}))
             with thread_held:  # one run at a time on the thread
                 if is_resume(input):  # ...if that is still pending once the run holds it
-                    command = still_pending(command, self.get_state(config or {}))
+                    snapshot = self.get_state(config or {}, subgraphs=True)
+                    command = still_pending(command, snapshot, _run_id(config))
                 yield from stream(command, config, **kwargs)
 
         return held_run()
@@ -202,7 +203,8 @@ class CheckedGraph(CompiledStateGraph):
             input = with_message_ids(input)
         async with arun_held(self.checkpointer, config, nested=_nested(config)):
             if resume:  # ...if that is still pending once the run holds the thread
-                input = still_pending(input, await self.aget_state(config or {}))
+                snapshot = await self.aget_state(config or {}, subgraphs=True)
+                input = still_pending(input, snapshot, _run_id(config))
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
 
@@ -251,3 +253,9 @@ def _check_supersteps(supersteps: Sequence[Sequence[StateUpdate]]) -> None:
 def _nested(config: RunnableConfig | None) -> bool:
     """Whether the run is part of another graph's step (its checkpoints have a namespace)."""
     return bool(ensure_config(config).get("configurable", {}).get("checkpoint_ns"))
+
+
+def _run_id(config: RunnableConfig | None) -> Any:
+    """The engine's id of this run (LangGraph Server and Aegra give one), if any."""
+    config = ensure_config(config)
+    return config.get("metadata", {}).get("run_id") or config.get("configurable", {}).get("run_id")

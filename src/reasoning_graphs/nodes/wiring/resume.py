@@ -18,9 +18,11 @@ becomes :data:`~reasoning_graphs.review.NO_ANSWER` (asked again, with an
 
 A decision answers only the question it was given for. A resume is addressed
 when its run starts (:func:`addressed`), before it waits for its thread, and
-checked again once the run holds the thread (:func:`still_pending`): a resume
-delivered twice (an engine that runs a run again after its worker died, a
-double click, a client's retry, two at once) finds its question answered, and
+checked again once the run holds the thread (:func:`still_pending`). A run that
+an engine starts again after its worker died (same run id as the thread's last
+checkpoint) delivered its resume already: it runs on with no answer. Any other
+resume delivered twice (a double click, a client's retry, two at once) finds its
+question answered, and
 
 - on a thread with no question pending and steps left (the run that answered it
   was cut short) it runs on with no answer, so a call that may already have run
@@ -70,13 +72,20 @@ def addressed(command: Command, snapshot: StateSnapshot) -> Command:
     return Command(resume={pending.id: _answer(resume) for pending in snapshot.interrupts})
 
 
-def still_pending(command: Command, snapshot: StateSnapshot) -> Command | None:
+def still_pending(command: Command, snapshot: StateSnapshot, run_id: Any) -> Command | None:
     """The addressed resume, checked on the thread's state once the run holds it: the
     command to run, or ``None`` to run on with no answer (see the module docstring).
+
+    ``run_id`` is the engine's id of this run, if it gives one: a thread whose last
+    checkpoint (its own, or a step's running as a subgraph) this run wrote has been
+    resumed by it already, before its worker died. ``snapshot`` is read with its
+    subgraphs.
 
     Raises:
         ApprovalError: The questions it answers are not pending, and no step is left.
     """
+    if run_id is not None and run_id in _writers(snapshot):
+        return None
     pending = {interrupt.id for interrupt in snapshot.interrupts}
     answered = set(command.resume) if isinstance(command.resume, Mapping) else set()
     if answered and answered <= pending:
@@ -97,3 +106,12 @@ def _by_interrupt_id(resume: Any) -> TypeGuard[Mapping[str, Any]]:
 
 def _answer(value: Any) -> Any:
     return NO_ANSWER if value is None else value
+
+
+def _writers(snapshot: StateSnapshot) -> set[Any]:
+    """The run ids that wrote the thread's last checkpoint and its running subgraphs' last."""
+    writers = {(snapshot.metadata or {}).get("run_id")}
+    for task in snapshot.tasks:
+        if isinstance(task.state, StateSnapshot):
+            writers |= _writers(task.state)
+    return writers
