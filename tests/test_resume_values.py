@@ -190,3 +190,15 @@ def test_a_decision_sent_again_never_answers_the_next_question(log, thread, patt
 
     assert [run["args"]["item"] for run in log.runs] == ["a"]
     assert graph.get_state(thread).interrupts[0].value["calls"][0]["args"] == {"item": "b"}
+
+
+def test_a_resume_an_engine_builds_with_goto_none_is_addressed_too(log, thread, sync_saver) -> None:
+    """Aegra builds a client's resume as ``Command(goto=None, ...)``: still only a resume."""
+    graph = deploy_graph(log, sync_saver)
+    graph.invoke(ASK, thread)
+
+    state = graph.invoke(Command(resume=None, goto=None), thread)  # type: ignore[arg-type]
+
+    (again,) = state["__interrupt__"]
+    assert again.value["error"]
+    assert log.runs == []

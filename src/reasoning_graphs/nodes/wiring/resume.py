@@ -54,10 +54,11 @@ INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def is_resume(value: Any) -> bool:
-    """A command that only resumes (an update or a goto is LangGraph's to handle)."""
+    """A command that only resumes (an update or a goto is LangGraph's to handle). Engines
+    build it their own way: Aegra's has ``goto=None`` where LangGraph's default is ``()``."""
     return (
         isinstance(value, Command)
-        and value.goto == ()
+        and not value.goto
         and value.update is None
         and value.graph is None
     )
