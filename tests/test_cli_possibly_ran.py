@@ -1,4 +1,5 @@
-"""The command line and a call that may already have run: never approved unseen.
+"""The command line and a call that may already have run: never approved unseen, with the
+threads in SQLite or in PostgreSQL.
 
 A thread of :mod:`possibly_ran_graph` is started with ``--approve-all`` in a
 process of its own, which the approved ``transfer`` kills right after its side
@@ -27,10 +28,16 @@ from tests.helpers.scripted_cli import run_process
 GRAPH = f"{HELPERS / 'possibly_ran_graph.py'}:transfer"
 
 
-@pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The transfer's log, with the thread store beside it, for this process and its children."""
-    monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "threads.sqlite"))
+@pytest.fixture(params=["sqlite", "postgres"])
+def log(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The transfer's log, for this process and its children, with the thread store: a
+    SQLite file beside it, or a fresh PostgreSQL database (skipped without a server)."""
+    store = (
+        str(tmp_path / "threads.sqlite")
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres_url")
+    )
+    monkeypatch.setenv(cli.DB_ENV, store)
     monkeypatch.setenv(LOG_ENV, str(tmp_path / "transfers.log"))
     return tmp_path / "transfers.log"
 

@@ -20,6 +20,7 @@ from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.models.local import local_model_available
 from tests.helpers.dev_server import (
     APP_CONFIG,
+    AT_REST,
     QUESTION,
     REPO,
     DevServer,
@@ -250,7 +251,7 @@ async def test_every_pattern_runs_on_the_server_with_the_embedded_model(
     await client.runs.join(thread["thread_id"], created["run_id"])
 
     finished = await client.runs.get(thread["thread_id"], created["run_id"])
-    assert finished["status"] == "success", repo_server.output()
+    assert finished["status"] in AT_REST, repo_server.output()
     state = await client.threads.get_state(thread["thread_id"])
     if state["next"]:  # stopped for a person: the approval request is well formed
         assert approval_of(state)["calls"]
