@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from reasoning_graphs.cli import exits
@@ -25,7 +26,17 @@ def list_threads(store: Store, *, as_json: bool) -> int:
     """Print the threads of ``store``, each with its status read from its latest checkpoint."""
     records = store.threads.all()
     return print_threads(
-        [(record, thread_status(record, store.latest(record.thread_id))) for record in records],
+        [
+            (
+                record,
+                thread_status(
+                    record,
+                    store.latest(record.thread_id),
+                    partial(store.step_latest, record.thread_id),
+                ),
+            )
+            for record in records
+        ],
         as_json=as_json,
     )
 

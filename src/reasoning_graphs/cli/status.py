@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from reasoning_graphs.cli.threads import ThreadRecord
@@ -66,19 +66,26 @@ def waiting_for(questions: Sequence[Any]) -> str:
     return WAITING if any(map(is_approval_request, questions)) else WAITING_FOR_ANSWER
 
 
-def thread_status(record: ThreadRecord, saved: Any) -> str:
+def thread_status(
+    record: ThreadRecord, saved: Any, step: Callable[[str], Any] = lambda task_id: None
+) -> str:
     """The thread's status: the index's word where the latest checkpoint bears it out.
 
     Args:
         record: The thread's entry in the index.
         saved: Its latest checkpoint tuple (``checkpointer.get_tuple``), or ``None``.
+        step: The latest checkpoint tuple of the step a task id runs as a subgraph
+            (``None`` for a task that runs none): a plan step or a trial whose question
+            was answered goes on in its own checkpoints while the thread's still show
+            the question, until the step ends.
     """
     pending = (saved.pending_writes or []) if saved is not None else []
     writes = {write[1] for write in pending}
-    if INTERRUPT_WRITE in writes and RESUME_WRITE not in writes:
-        return waiting_for(
-            [item.value for write in pending if write[1] == INTERRUPT_WRITE for item in write[2]]
-        )
+    asked = [
+        write for write in pending if write[1] == INTERRUPT_WRITE and _still_asked(write, step)
+    ]
+    if asked and RESUME_WRITE not in writes:
+        return waiting_for([item.value for write in asked for item in write[2]])
     if is_alive(record.owner):
         return RUNNING
     if ERROR_WRITE in writes:
@@ -88,3 +95,9 @@ def thread_status(record: ThreadRecord, saved: Any) -> str:
     if record.ended is not None and record.ended != checkpoint_id(saved):
         return INTERRUPTED  # a run since the recorded end stopped part-way
     return record.status
+
+
+def _still_asked(write: Any, step: Callable[[str], Any]) -> bool:
+    """Whether a task's interrupt write still asks: its step, if it runs one, asks too."""
+    inner = step(write[0])
+    return inner is None or any(w[1] == INTERRUPT_WRITE for w in inner.pending_writes or [])

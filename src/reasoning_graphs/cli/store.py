@@ -25,6 +25,8 @@ from platformdirs import user_data_dir
 from reasoning_graphs.cli.threads import ThreadIndex
 
 DB_ENV = "REASONING_GRAPHS_DB"
+STEP_LOOKBACK = 20
+"""How many of a thread's newest checkpoints are searched for a running step's."""
 CANNOT_OPEN = "cannot open the thread store {where}: {error}"
 NO_STORE = "no thread store at {where}: it does not exist (a `run` creates it)"
 NOT_A_DATABASE = (
@@ -104,6 +106,23 @@ class Store:
     def latest(self, thread_id: str) -> Any:
         """The thread's latest checkpoint tuple, pending writes included (``None``: no thread)."""
         return self.checkpointer.get_tuple({"configurable": {"thread_id": thread_id}})
+
+    def step_latest(self, thread_id: str, task_id: str) -> Any:
+        """The latest checkpoint tuple of the subgraph that task ``task_id`` runs (a plan
+        step, a trial), ``None`` for a task that runs none. Its checkpoints are the
+        thread's newest while it runs, so the newest few are looked at."""
+        newest = self.checkpointer.list(
+            {"configurable": {"thread_id": thread_id}}, limit=STEP_LOOKBACK
+        )
+        suffix = f":{task_id}"
+        return next(
+            (
+                t
+                for t in newest
+                if t.config["configurable"].get("checkpoint_ns", "").endswith(suffix)
+            ),
+            None,
+        )
 
     def memory(self) -> Any:
         """The LangGraph store in the same database (its own tables, its own connection),

@@ -4,7 +4,8 @@
   (:mod:`reasoning_graphs.run_input`), so a malformed run fails with a clear
   error and writes nothing to its thread.
 - A resume is addressed to the pending interrupts by id, and answers only the
-  question it was given for (:mod:`.resume`).
+  question it was given for (:mod:`.resume`); the thread's state lists only the
+  questions really pending (:mod:`.open_questions`).
 - A client's state write or command may touch only the conversation
   (:mod:`reasoning_graphs.state_writes`).
 - A run of the served graph (the one ``langgraph.json`` names), or any run the
@@ -24,10 +25,11 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, StateUpdate
+from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from reasoning_graphs.nodes.grounding.report import state_after
 from reasoning_graphs.nodes.wiring.fresh_read import cheap_fresh_reads
+from reasoning_graphs.nodes.wiring.open_questions import may_be_stale, open_only
 from reasoning_graphs.nodes.wiring.resume import addressed, is_resume, still_pending
 from reasoning_graphs.nodes.wiring.routed import Router, in_config, routed_write
 from reasoning_graphs.run_input import (
@@ -207,6 +209,22 @@ class CheckedGraph(CompiledStateGraph):
                 input = still_pending(input, snapshot, _run_id(config))
             async for chunk in super().astream(input, config, **kwargs):
                 yield chunk
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        """The thread's state, listing only the questions really pending (see
+        :mod:`.open_questions`)."""
+        snapshot = super().get_state(config, subgraphs=subgraphs)
+        if not may_be_stale(snapshot):
+            return snapshot
+        nested = snapshot if subgraphs else super().get_state(config, subgraphs=True)
+        return open_only(snapshot, nested)
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        snapshot = await super().aget_state(config, subgraphs=subgraphs)
+        if not may_be_stale(snapshot):
+            return snapshot
+        nested = snapshot if subgraphs else await super().aget_state(config, subgraphs=True)
+        return open_only(snapshot, nested)
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         schema = super().get_context_jsonschema()

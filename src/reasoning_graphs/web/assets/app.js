@@ -215,7 +215,8 @@ async function showEnd(view, state) {
   view.end.replaceChildren();
   if (pending.length) {
     for (const waiting of pending) {
-      const answer = (value) => go(view, { command: { resume: pending.length > 1 ? { [waiting.id]: value } : value } });
+      // named for its question: a second click, or a retry, never answers the next one
+      const answer = (value) => go(view, { command: { resume: { [waiting.id]: value } } });
       const value = waiting.value;
       const panel = value && value.kind === "approval" && Array.isArray(value.calls) ? decisionPanel(value, answer) : questionPanel(value, answer);
       view.end.append(panel);
