@@ -393,3 +393,31 @@ def test_a_second_page_joins_a_running_thread_and_sees_it_end(
         expect(seen.locator('[data-kind="observation"]')).to_contain_text("paid 5 to Ann")
     assert len(paid_lines(server)) == made
     other.context.close()
+
+
+def test_a_plan_step_stopped_after_its_question_was_answered_asks_nothing_more(
+    page: Page, server: DevServer
+) -> None:
+    """A rejected payment, then the run is stopped while the step goes on (a slow lookup):
+    the thread is stopped, not waiting, and nothing is asked again (the plan step is one
+    task of its graph until it ends, so the graph still lists the answered question)."""
+    ask(page, "slow_planner", "Pay Ann 5")
+    panel = panel_for(page, "pay")
+    decide(panel.locator(".call").first, "reject")
+    panel.locator('[data-field="reason"]').fill("not today")
+    panel.locator("button[type=submit]").click()
+    expect(page.locator("[data-stop]")).to_be_enabled(timeout=WAIT_MS)
+
+    page.click("[data-stop]")
+
+    expect(page.locator('[data-outcome="stopped"]')).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator('form[data-panel="approval"]')).to_have_count(0)
+    page.reload()
+    expect(page.locator('#threads [data-status="stopped"]').first).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator('#threads [data-status="waiting"]')).to_have_count(0)
+    page.locator('#threads [data-status="stopped"]').first.click()
+    expect(page.locator("[data-continue]")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator('form[data-panel="approval"]')).to_have_count(0)
+    (server.workspace / "news").touch()
+    page.click("[data-continue]")
+    expect(answered(page)).to_have_text("Not paid.")

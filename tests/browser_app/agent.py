@@ -13,7 +13,10 @@ Each graph plays one question's script again for every question (``cycle=True``)
 - ``slow_payer``: asks to pay 5 to Ann with a tool that records the payment in the
   workspace's ``payments.log`` and then waits until a ``release`` file appears there
   (which it takes away) or 30 s pass, so a test can act between the payment and its
-  result.
+  result;
+- ``slow_planner``: a plan of one step whose model asks to pay 5 to Ann, then calls a
+  lookup that waits until a ``news`` file appears in the workspace (or 30 s pass),
+  then gives up, so a test can stop the step after its question was answered.
 """
 
 from __future__ import annotations
@@ -56,19 +59,33 @@ def favourite_colour() -> str:
     return f"The person said: {interrupt('Which colour do you like best?')}"
 
 
+def released() -> None:
+    """Wait until the workspace has a ``release`` file (taken away) or 30 s pass."""
+    folder = Path(os.environ[WORKSPACE_ENV])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            (folder / "release").unlink()  # one release lets one wait end
+            return
+        except FileNotFoundError:
+            time.sleep(0.05)
+
+
 def slow_pay(amount: int, to: str) -> str:
     """Pay an amount to someone (slowly)."""
     folder = Path(os.environ[WORKSPACE_ENV])
     with (folder / "payments.log").open("a") as log:
         log.write(f"paid {amount} to {to}\n")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            (folder / "release").unlink()  # one release lets one payment finish
-            break
-        except FileNotFoundError:
-            time.sleep(0.05)
+    released()
     return f"paid {amount} to {to}"
+
+
+def wait_for_news() -> str:
+    """Wait for news (a lookup that takes its time)."""
+    news, deadline = Path(os.environ[WORKSPACE_ENV]) / "news", time.monotonic() + 30
+    while not news.exists() and time.monotonic() < deadline:  # every waiting call sees it
+        time.sleep(0.05)
+    return "no news"
 
 
 def calculation(task_id: int, expression: str) -> dict[str, object]:
@@ -125,4 +142,14 @@ asker = react.build_graph(
 slow_payer = react.build_graph(
     scripted(tool_call("slow_pay", amount=5, to="Ann"), "Paid."),
     tools=[tool_spec(slow_pay, dangerous=True)],
+)
+slow_planner = plan_execute.build_graph(
+    scripted(
+        Plan(steps=["Pay Ann 5."]),
+        tool_call("pay", amount=5, to="Ann"),
+        tool_call("wait_for_news"),
+        "I give up.",
+        Replan(response="Not paid."),
+    ),
+    tools=[tool_spec(pay, dangerous=True), tool_spec(wait_for_news, concurrency_safe=True)],
 )

@@ -15,6 +15,9 @@ asks and what a resume may answer all come from what is really pending.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from langgraph.types import Interrupt, StateSnapshot
 
 
@@ -23,10 +26,10 @@ def open_only(snapshot: StateSnapshot, nested: StateSnapshot) -> StateSnapshot:
     state read with its subgraphs (it may be ``snapshot`` itself)."""
     still = _asked(nested)
     tasks = tuple(
-        task._replace(interrupts=tuple(i for i in task.interrupts if i.id in still))
+        task._replace(interrupts=tuple(i for i in task.interrupts if _id(i) in still))
         for task in snapshot.tasks
     )
-    interrupts = tuple(i for i in snapshot.interrupts if i.id in still)
+    interrupts = tuple(i for i in snapshot.interrupts if _id(i) in still)
     return snapshot._replace(tasks=tasks, interrupts=interrupts)
 
 
@@ -40,13 +43,18 @@ def _asked(snapshot: StateSnapshot) -> set[str]:
     asked: set[str] = set()
     for task in snapshot.tasks:
         if isinstance(task.state, StateSnapshot):
-            asked |= {i.id for i in task.interrupts} & _asked(task.state)
+            asked |= {_id(i) for i in task.interrupts} & _asked(task.state)
         else:
-            asked |= {i.id for i in task.interrupts}
+            asked |= {_id(i) for i in task.interrupts}
     return asked | _own(snapshot)
 
 
 def _own(snapshot: StateSnapshot) -> set[str]:
     """Questions listed on the snapshot with no task of theirs (kept as they are)."""
-    by_tasks = {i.id for task in snapshot.tasks for i in task.interrupts}
-    return {i.id for i in snapshot.interrupts if isinstance(i, Interrupt) and i.id not in by_tasks}
+    by_tasks = {_id(i) for task in snapshot.tasks for i in task.interrupts}
+    return {_id(i) for i in snapshot.interrupts} - by_tasks
+
+
+def _id(interrupt: Interrupt | Mapping[str, Any]) -> Any:
+    """An interrupt's id; a server's saver may hand interrupts back as plain JSON."""
+    return interrupt["id"] if isinstance(interrupt, Mapping) else interrupt.id
