@@ -43,8 +43,6 @@ if [ ! -x "$python" ]; then
     exit 1
   fi
   "$base" -m venv "$venv" >&2
-  # keep the venv out of git without touching the repo's .gitignore
-  echo "*" >"$venv/.gitignore"
 fi
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1

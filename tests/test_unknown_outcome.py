@@ -115,8 +115,10 @@ def test_a_dangerous_call_cut_short_is_put_to_the_person_again(
     assert len(thread.effects()) == 2
 
 
-@pytest.mark.parametrize("face", ["sync", "async"])
-@pytest.mark.parametrize("pattern", ["react", "plan_execute", "llm_compiler"])
+@pytest.mark.parametrize(
+    ("pattern", "face"),
+    [("react", "sync"), ("react", "async"), ("plan_execute", "sync"), ("llm_compiler", "async")],
+)
 def test_a_resume_run_again_after_a_crash_answers_nothing_it_was_not_given_for(
     store: str, tmp_path: Path, pattern: str, face: str
 ) -> None:
