@@ -269,3 +269,32 @@ def test_two_resume_commands_at_once_run_the_approved_call_once(
     else:
         assert [code for code, _ in ended] == [exits.ANSWERED, exits.BUSY]
         assert len(ended[1][1].strip().splitlines()) == 1
+
+
+async def test_savers_on_pools_of_one_database_share_each_threads_lock(postgres_url: str) -> None:
+    """Two engines' savers (Aegra builds an ``AsyncPostgresSaver`` on a pool) are two
+    processes' view of one database: a thread one holds is busy for the other."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg_pool import AsyncConnectionPool
+
+    from reasoning_graphs.thread_lock import thread_lock
+
+    async with (
+        AsyncConnectionPool(postgres_url, open=False) as first_pool,
+        AsyncConnectionPool(postgres_url, open=False) as second_pool,
+    ):
+        first, second = AsyncPostgresSaver(first_pool), AsyncPostgresSaver(second_pool)
+        held, other = thread_lock(first, "t1"), thread_lock(second, "t1")
+        assert held is not None
+        assert other is not None
+        assert await asyncio.to_thread(held.try_acquire)
+        try:
+            assert not await asyncio.to_thread(other.try_acquire)
+            elsewhere = thread_lock(second, "t2")
+            assert elsewhere is not None
+            assert await asyncio.to_thread(elsewhere.try_acquire)
+            await asyncio.to_thread(elsewhere.release)
+        finally:
+            await asyncio.to_thread(held.release)
+        assert await asyncio.to_thread(other.try_acquire)  # let go: the other may take it
+        await asyncio.to_thread(other.release)
