@@ -23,6 +23,7 @@ from reasoning_graphs.cli import main as cli
 from reasoning_graphs.graphs import plan_execute, plan_react, reflexion
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
 from reasoning_graphs.graphs.plan_react.plan import PlanItems
+from reasoning_graphs.nodes.steps.judge import Judgement
 from reasoning_graphs.testing import ScriptedChatModel, tool_call
 from reasoning_graphs.tools.spec import tool_spec
 from tests.helpers.cli_driver import run_cli, thread_id_from
@@ -110,22 +111,23 @@ def test_continuing_the_cut_run_asks_nothing_and_runs_nothing(pattern: str) -> N
     assert deploys.items == []
 
 
+CLI_PLANS: dict[str, tuple[list[Any], list[Any]]] = {
+    "plan_execute": ([Plan(steps=["Write a.txt."])], [Replan(response="done")]),
+    "plan_react": ([PlanItems(items=["Write a.txt."])], []),
+    "reflexion": ([], [Judgement(feedback="fine", score=1.0)]),  # the model judges
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(CLI_PLANS))
 def test_the_command_line_shows_and_asks_only_what_is_pending(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    pattern: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     monkeypatch.setenv(cli.DB_ENV, str(tmp_path / "threads.sqlite"))
     write = tool_call("write_file", path="a.txt", content="x")
-    script = [
-        Plan(steps=["Write a.txt."]),
-        write,
-        write,
-        cut_short,
-        "gave up",
-        Replan(response="done"),
-    ]
-    model = ScriptedChatModel(script=script)
+    before, after = CLI_PLANS[pattern]
+    model = ScriptedChatModel(script=[*before, write, write, cut_short, "gave up", *after])
     monkeypatch.setattr(runs, "resolve_model", lambda spec: model)
-    workspace = ["--pattern", "plan_execute", "--workspace", str(tmp_path)]
+    workspace = ["--pattern", pattern, "--workspace", str(tmp_path)]
 
     code, out, _ = run_cli(monkeypatch, capsys, "run", "Write a.txt.", *workspace, stdin="r\n\n")
     thread_id = thread_id_from(out)
