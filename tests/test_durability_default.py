@@ -134,23 +134,24 @@ def test_each_checkpoint_is_saved_before_the_next_step_starts(face: str) -> None
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])
-def test_the_check_can_fail_on_a_graph_run_with_async_durability(face: str) -> None:
-    # without waiting, steps overtake the saves: a plain LangGraph graph shows it
+def test_a_run_may_still_choose_async_durability(face: str) -> None:
+    # Also shows the check above can fail: without waiting, steps overtake the saves.
     saver = SlowSaver()
-    graph = with_sync_durability(_three_steps().compile(checkpointer=saver))
 
-    starts = _run(graph, saver, face, {"n": 0}, durability="async")
+    starts = _run(_tiny_graph(saver), saver, face, {"n": 0}, durability="async")
 
     assert starts.late, "async durability waited for every save; the check above proves nothing"
 
 
 @pytest.mark.parametrize("durability", ["async", "exit"])
 @pytest.mark.parametrize("face", ["sync", "async"])
-def test_a_run_may_not_choose_a_weaker_durability(face: str, durability: str) -> None:
-    # an engine lets its clients pick the durability of a run; ours stays "sync"
+def test_a_served_run_may_not_choose_a_weaker_durability(face: str, durability: str) -> None:
+    # an engine lets any client pick the durability of a run; a served graph's stays "sync"
     saver = SlowSaver()
+    graph = _tiny_graph(saver)
+    graph.served = True
 
-    starts = _run(_tiny_graph(saver), saver, face, {"n": 0}, durability=durability)
+    starts = _run(graph, saver, face, {"n": 0}, durability=durability)
 
     assert not starts.late, f"steps {sorted(starts.late)} started before the last save"
 

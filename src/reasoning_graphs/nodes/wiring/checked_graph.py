@@ -11,7 +11,7 @@
 - A run of the served graph (the one ``langgraph.json`` names), or any run the
   LangGraph server started, may choose only the models its deployment allows
   (:mod:`reasoning_graphs.served_models`), whichever engine runs it.
-- No run is less durable than ``"sync"`` (:func:`durable`).
+- No served run is less durable than ``"sync"`` (:func:`durable`).
 - The run options' schema, which Studio draws as a form, lists the graph's own
   tool names for the options that name tools.
 """
@@ -75,6 +75,11 @@ class CheckedGraph(CompiledStateGraph):
         check_context(context, self.context_schema, self.tool_names)
         if (self.served or is_server_run(config)) and not _nested(config):
             check_served_model(context)
+
+    def _durable(self, kwargs: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
+        """A served run's keyword arguments at ``"sync"`` durability at least (:func:`durable`);
+        a Python caller's as they are, their own choice."""
+        return durable(kwargs) if self.served or is_server_run(config) else kwargs
 
     def check_write(self, values: Any, as_node: str | None = None) -> None:
         """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's state
@@ -174,7 +179,7 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        kwargs = durable(kwargs)
+        kwargs = self._durable(kwargs, config)
         stream = super().stream
         nested = _nested(config)
         thread_held = run_held(self.checkpointer, config, nested=nested)
@@ -196,7 +201,7 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        kwargs = durable(kwargs)
+        kwargs = self._durable(kwargs, config)
         resume = is_resume(input)
         # a resume answers what was pending as its run started (read before the lock)...
         if resume:
@@ -242,9 +247,9 @@ def durable(kwargs: dict[str, Any]) -> dict[str, Any]:
     """A run's keyword arguments with no durability weaker than ``"sync"``.
 
     The call journal and the one-question-per-decision rule count on each step's
-    checkpoint being saved before the next step starts; an engine lets its clients
-    choose ``"async"`` or ``"exit"`` per run (Aegra, LangGraph Server), and a run may
-    tighten the graph's guarantees, never loosen them.
+    checkpoint being saved before the next step starts. An engine lets any client
+    choose ``"async"`` or ``"exit"`` per run (Aegra, LangGraph Server), and a client
+    may tighten the graph's guarantees, never loosen them.
     """
     if kwargs.get("durability") in (None, "sync"):
         return kwargs
