@@ -26,10 +26,10 @@ def open_only(snapshot: StateSnapshot, nested: StateSnapshot) -> StateSnapshot:
     state read with its subgraphs (it may be ``snapshot`` itself)."""
     still = _asked(nested)
     tasks = tuple(
-        task._replace(interrupts=tuple(i for i in task.interrupts if _id(i) in still))
+        task._replace(interrupts=tuple(i for i in task.interrupts if interrupt_id(i) in still))
         for task in snapshot.tasks
     )
-    interrupts = tuple(i for i in snapshot.interrupts if _id(i) in still)
+    interrupts = tuple(i for i in snapshot.interrupts if interrupt_id(i) in still)
     return snapshot._replace(tasks=tasks, interrupts=interrupts)
 
 
@@ -43,18 +43,18 @@ def _asked(snapshot: StateSnapshot) -> set[str]:
     asked: set[str] = set()
     for task in snapshot.tasks:
         if isinstance(task.state, StateSnapshot):
-            asked |= {_id(i) for i in task.interrupts} & _asked(task.state)
+            asked |= {interrupt_id(i) for i in task.interrupts} & _asked(task.state)
         else:
-            asked |= {_id(i) for i in task.interrupts}
+            asked |= {interrupt_id(i) for i in task.interrupts}
     return asked | _own(snapshot)
 
 
 def _own(snapshot: StateSnapshot) -> set[str]:
     """Questions listed on the snapshot with no task of theirs (kept as they are)."""
-    by_tasks = {_id(i) for task in snapshot.tasks for i in task.interrupts}
-    return {_id(i) for i in snapshot.interrupts} - by_tasks
+    by_tasks = {interrupt_id(i) for task in snapshot.tasks for i in task.interrupts}
+    return {interrupt_id(i) for i in snapshot.interrupts} - by_tasks
 
 
-def _id(interrupt: Interrupt | Mapping[str, Any]) -> Any:
+def interrupt_id(interrupt: Interrupt | Mapping[str, Any]) -> Any:
     """An interrupt's id; a server's saver may hand interrupts back as plain JSON."""
     return interrupt["id"] if isinstance(interrupt, Mapping) else interrupt.id

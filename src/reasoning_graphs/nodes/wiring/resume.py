@@ -30,9 +30,10 @@ question answered, and
 - otherwise it is refused with :class:`~reasoning_graphs.review.ApprovalError`,
   as is a resume when nothing is pending at all.
 
-A bare value sent while another question is pending answers that one: clients
-that name the question they answer send ``{interrupt_id: value}``, as the
-command line and the page do.
+A bare value sent while another question is pending answers that one: a client
+that names the question it answers sends ``{interrupt_id: value}``, as the page
+does (the command line reads the question and answers it under its lock on the
+thread, so nothing comes between).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from typing import Any, TypeGuard
 
 from langgraph.types import Command, StateSnapshot
 
+from reasoning_graphs.nodes.wiring.open_questions import interrupt_id
 from reasoning_graphs.review import NO_ANSWER, ApprovalError
 
 NOTHING_PENDING = "This thread waits for no decision, so there is nothing to resume."
@@ -70,7 +72,9 @@ def addressed(command: Command, snapshot: StateSnapshot) -> Command:
     resume = command.resume
     if _by_interrupt_id(resume):
         return Command(resume={key: _answer(value) for key, value in resume.items()})
-    return Command(resume={pending.id: _answer(resume) for pending in snapshot.interrupts})
+    return Command(
+        resume={interrupt_id(pending): _answer(resume) for pending in snapshot.interrupts}
+    )
 
 
 def still_pending(command: Command, snapshot: StateSnapshot, run_id: Any) -> Command | None:
@@ -87,7 +91,7 @@ def still_pending(command: Command, snapshot: StateSnapshot, run_id: Any) -> Com
     """
     if run_id is not None and run_id in _writers(snapshot):
         return None
-    pending = {interrupt.id for interrupt in snapshot.interrupts}
+    pending = {interrupt_id(interrupt) for interrupt in snapshot.interrupts}
     answered = set(command.resume) if isinstance(command.resume, Mapping) else set()
     if answered and answered <= pending:
         return command
