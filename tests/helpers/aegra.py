@@ -29,6 +29,7 @@ from typing import Literal, NoReturn
 
 import pytest
 
+from tests.helpers.dev_server import stop
 from tests.helpers.openai_server import free_port
 from tests.helpers.postgres_db import POSTGRES_ENV, drop_database, with_database
 
@@ -38,7 +39,6 @@ REQUIRE_ENV = "REASONING_GRAPHS_REQUIRE_AEGRA"
 """Set to 1 where Aegra must run (CI): a missing setting then fails instead of skipping."""
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 90.0
-STOP_TIMEOUT = 20.0
 
 LEASES = {
     "LEASE_DURATION_SECONDS": "6",
@@ -179,7 +179,7 @@ def start_redis(scratch: Path) -> tuple[subprocess.Popen[bytes], str]:
     deadline = time.monotonic() + 10
     while not redis_answers(port):
         if process.poll() is not None or time.monotonic() > deadline:
-            stop(process, 0)
+            stop(process, timeout=0)
             text = log.read_text(errors="replace") if log.exists() else ""
             pytest.fail(f"redis-server did not start on port {port}:\n{text}")
         time.sleep(0.05)
@@ -200,17 +200,6 @@ def migrate(python: str, env: Mapping[str, str], scratch: Path) -> None:
     (scratch / "migrate.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         pytest.fail(f"Aegra's migrations failed ({done.returncode}):\n{done.stderr[-4000:]}")
-
-
-def stop(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
-    """Terminate ``process``'s group (it leads one), killing it if it lingers."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
 
 @dataclass

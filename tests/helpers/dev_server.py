@@ -115,13 +115,13 @@ def wait_until_ready(process: subprocess.Popen[bytes], server: DevServer) -> Non
     pytest.fail(f"langgraph dev did not answer within {STARTUP_TIMEOUT:.0f} s:\n{server.output()}")
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Terminate the server's process group, killing it if it lingers."""
+def stop(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
+    """Terminate a server's process group (it leads one), killing it if it lingers."""
     if process.poll() is not None:
         return
     os.killpg(process.pid, signal.SIGTERM)
     try:
-        process.wait(timeout=STOP_TIMEOUT)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
