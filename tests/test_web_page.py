@@ -395,13 +395,23 @@ def test_a_second_page_joins_a_running_thread_and_sees_it_end(
     other.context.close()
 
 
-def test_a_plan_step_stopped_after_its_question_was_answered_asks_nothing_more(
-    page: Page, server: DevServer
+@pytest.mark.parametrize(
+    ("graph", "answer"),
+    [
+        ("slow_planner", "Not paid."),
+        ("slow_in_context", "I give up."),
+        ("slow_trial", "I give up."),
+    ],
+)
+def test_a_step_stopped_after_its_question_was_answered_asks_nothing_more(
+    page: Page, server: DevServer, graph: str, answer: str
 ) -> None:
     """A rejected payment, then the run is stopped while the step goes on (a slow lookup):
-    the thread is stopped, not waiting, and nothing is asked again (the plan step is one
-    task of its graph until it ends, so the graph still lists the answered question)."""
-    ask(page, "slow_planner", "Pay Ann 5")
+    the thread is stopped, not waiting, and nothing is asked again (a plan step or a trial
+    is one task of its graph until it ends, so the graph still lists the answered
+    question)."""
+    (server.workspace / "news").unlink(missing_ok=True)
+    ask(page, graph, "Pay Ann 5")
     panel = panel_for(page, "pay")
     decide(panel.locator(".call").first, "reject")
     panel.locator('[data-field="reason"]').fill("not today")
@@ -420,4 +430,4 @@ def test_a_plan_step_stopped_after_its_question_was_answered_asks_nothing_more(
     expect(page.locator('form[data-panel="approval"]')).to_have_count(0)
     (server.workspace / "news").touch()
     page.click("[data-continue]")
-    expect(answered(page)).to_have_text("Not paid.")
+    expect(answered(page)).to_have_text(answer)

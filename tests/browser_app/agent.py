@@ -14,9 +14,10 @@ Each graph plays one question's script again for every question (``cycle=True``)
   workspace's ``payments.log`` and then waits until a ``release`` file appears there
   (which it takes away) or 30 s pass, so a test can act between the payment and its
   result;
-- ``slow_planner``: a plan of one step whose model asks to pay 5 to Ann, then calls a
-  lookup that waits until a ``news`` file appears in the workspace (or 30 s pass),
-  then gives up, so a test can stop the step after its question was answered.
+- ``slow_planner``, ``slow_in_context``, ``slow_trial``: Plan-and-Execute, plan-in-context
+  ReAct and Reflexion, whose step (or trial) asks to pay 5 to Ann, then calls a lookup
+  that waits until a ``news`` file appears in the workspace (or 30 s pass), then gives
+  up, so a test can stop the step after its question was answered.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from pathlib import Path
 from langchain_core.tools import tool
 from langgraph.types import interrupt
 
-from reasoning_graphs.graphs import llm_compiler, plan_execute, react
+from reasoning_graphs.graphs import llm_compiler, plan_execute, plan_react, react, reflexion
 from reasoning_graphs.graphs.plan_execute.plan import Plan, Replan
+from reasoning_graphs.graphs.plan_react.plan import PlanItems
 from reasoning_graphs.testing import ScriptedChatModel, tool_call, tool_calls
 from reasoning_graphs.tools.builtins import WORKSPACE_ENV, calculator, write_file
 from reasoning_graphs.tools.spec import tool_spec
@@ -143,13 +145,15 @@ slow_payer = react.build_graph(
     scripted(tool_call("slow_pay", amount=5, to="Ann"), "Paid."),
     tools=[tool_spec(slow_pay, dangerous=True)],
 )
+STEP_TOOLS = [tool_spec(pay, dangerous=True), tool_spec(wait_for_news, concurrency_safe=True)]
+STEP = (tool_call("pay", amount=5, to="Ann"), tool_call("wait_for_news"), "I give up.")
+"""A step that asks to pay, waits for news once the person has answered, and gives up."""
 slow_planner = plan_execute.build_graph(
-    scripted(
-        Plan(steps=["Pay Ann 5."]),
-        tool_call("pay", amount=5, to="Ann"),
-        tool_call("wait_for_news"),
-        "I give up.",
-        Replan(response="Not paid."),
-    ),
-    tools=[tool_spec(pay, dangerous=True), tool_spec(wait_for_news, concurrency_safe=True)],
+    scripted(Plan(steps=["Pay Ann 5."]), *STEP, Replan(response="Not paid.")), tools=STEP_TOOLS
+)
+slow_in_context = plan_react.build_graph(
+    scripted(PlanItems(items=["Pay Ann 5."]), *STEP), tools=STEP_TOOLS
+)
+slow_trial = reflexion.build_graph(
+    scripted(*STEP), tools=STEP_TOOLS, evaluator=lambda task, answer: {"score": 1.0, "feedback": ""}
 )
