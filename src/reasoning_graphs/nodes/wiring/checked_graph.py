@@ -73,13 +73,13 @@ class CheckedGraph(CompiledStateGraph):
             else:
                 check_input(input, self.input_fields)
         check_context(context, self.context_schema, self.tool_names)
-        if (self.served or is_server_run(config)) and not _nested(config):
+        if self._served_run(config) and not _nested(config):
             check_served_model(context)
 
-    def _durable(self, kwargs: dict[str, Any], config: RunnableConfig | None) -> dict[str, Any]:
-        """A served run's keyword arguments at ``"sync"`` durability at least (:func:`durable`);
-        a Python caller's as they are, their own choice."""
-        return durable(kwargs) if self.served or is_server_run(config) else kwargs
+    def _served_run(self, config: RunnableConfig | None) -> bool:
+        """Whether any client may have sent this run: a run of the served graph, or one the
+        LangGraph server started. A Python caller's run is their own choice."""
+        return self.served or is_server_run(config)
 
     def check_write(self, values: Any, as_node: str | None = None) -> None:
         """Raise :class:`~reasoning_graphs.state_writes.StateWriteError` for a client's state
@@ -179,18 +179,20 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        kwargs = self._durable(kwargs, config)
+        if self._served_run(config):
+            kwargs = durable(kwargs)
         stream = super().stream
         nested = _nested(config)
         thread_held = run_held(self.checkpointer, config, nested=nested)
 
         def held_run() -> Iterator[Any]:
             # a resume answers what was pending as its run started (read before the lock)...
+            resume = is_resume(input)
             command = input if nested else with_message_ids(input)
-            if is_resume(input):
+            if resume:
                 command = addressed(input, self.get_state(config or {}))
             with thread_held:  # one run at a time on the thread
-                if is_resume(input):  # ...if that is still pending once the run holds it
+                if resume:  # ...if that is still pending once the run holds it
                     snapshot = self.get_state(config or {}, subgraphs=True)
                     command = still_pending(command, snapshot, _run_id(config))
                 yield from stream(command, config, **kwargs)
@@ -201,7 +203,8 @@ class CheckedGraph(CompiledStateGraph):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         self.check_run(input, kwargs.get("context"), config)
-        kwargs = self._durable(kwargs, config)
+        if self._served_run(config):
+            kwargs = durable(kwargs)
         resume = is_resume(input)
         # a resume answers what was pending as its run started (read before the lock)...
         if resume:
