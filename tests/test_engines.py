@@ -108,7 +108,8 @@ async def settled(engine: Engine, thread_id: str, via: int = 0) -> dict[str, Any
         if runs and all(run["status"] not in ("pending", "running") for run in runs):
             return await client.threads.get_state(thread_id)
         await asyncio.sleep(0.2)
-    raise AssertionError(f"runs of {thread_id} still going after {TAKEOVER_S} s")
+    going = [(run["run_id"], run["status"]) for run in runs]
+    raise AssertionError(f"runs of {thread_id} still going after {TAKEOVER_S} s: {going}")
 
 
 def last_words(state: dict[str, Any]) -> str:

@@ -44,18 +44,24 @@ LEASES = {
     "LEASE_DURATION_SECONDS": "6",
     "HEARTBEAT_INTERVAL_SECONDS": "2",
     "REAPER_INTERVAL_SECONDS": "2",
+    "STUCK_PENDING_THRESHOLD_SECONDS": "10",
 }
 """Short leases: a killed replica's run is taken over within ~8 s, not Aegra's ~50 s.
-Aegra demands a lease longer than two heartbeats."""
+Aegra demands a lease longer than two heartbeats. A queued run no worker ever claimed
+is queued again after 10 s, not Aegra's 120."""
 
 POOLS = {
     "SQLALCHEMY_POOL_SIZE": "4",
     "SQLALCHEMY_MAX_OVERFLOW": "6",
     "LANGGRAPH_MIN_POOL_SIZE": "1",
     "LANGGRAPH_MAX_POOL_SIZE": "8",
+    "WORKER_COUNT": "2",
+    "N_JOBS_PER_WORKER": "3",
 }
-"""Small pools: Aegra's defaults (up to 50 connections a replica) would fill a test
-server's 100 with two replicas."""
+"""Small pools, and few enough runs at once for them: Aegra's defaults (up to 50
+connections and 30 runs a replica) would fill a test server's 100 connections with two
+replicas, and 30 runs on a pool of 10 wait on each other for connections until the pool
+times out and drops the run it was starting (measured: 20 double resumes at once)."""
 
 MIGRATE = """
 import asyncio
