@@ -1,0 +1,1 @@
+"""LangChain's own agent-middleware tests, run against our patterns (see :mod:`.run`)."""
