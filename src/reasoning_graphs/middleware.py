@@ -35,14 +35,18 @@ from typing import Any, cast, get_type_hints
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
+    ExtendedModelResponse,
     HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ModelRequest,
+    ModelResponse,
     ToolCallLimitMiddleware,
 )
+from langchain.agents.middleware.types import OmitFromSchema
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
+from langgraph.types import Command
 
 from reasoning_graphs.effects import Body, Effect, adrive, drive
 
@@ -83,9 +87,9 @@ JUMPS = (
     "the hooks after it are skipped)."
 )
 CLASH = (
-    "The middleware {name!r} adds the state field {field!r}, which the pattern's state "
-    "already has (or another middleware adds with another type): rename it in the "
-    "middleware's state_schema."
+    "The state class {name!r} (a middleware's state_schema, or the graph's) adds the state "
+    "field {field!r}, which the pattern's state already has (or another class adds with another "
+    "type): rename it."
 )
 LANGCHAIN_FIELDS = frozenset(AgentState.__annotations__)
 """Fields of LangChain's agent state a middleware's ``state_schema`` repeats, not adds."""
@@ -135,32 +139,47 @@ def check_turns_run(middleware: Sequence[Any], pattern: str) -> None:
             )
 
 
-def with_middleware_state(schema: type, middleware: Sequence[Any]) -> type:
-    """``schema`` with the fields each middleware's ``state_schema`` adds (LangChain's own
-    agent fields aside), as ``create_agent`` merges them; ``schema`` itself when none do.
+def added_schemas(middleware: Sequence[Any], state_schema: type | None = None) -> list[type]:
+    """The state classes whose fields join a pattern's: each middleware's ``state_schema``
+    and the user's own, in ``create_agent``'s order (the user's last)."""
+    owned = [getattr(m, "state_schema", None) for m in middleware]
+    return [schema for schema in (*owned, state_schema) if schema is not None]
+
+
+def with_added_state(schema: type, added: Sequence[type], omit: str | None = None) -> type:
+    """``schema`` with the fields the ``added`` classes declare (LangChain's own agent fields
+    aside), as ``create_agent`` merges them; ``schema`` itself when none add any. ``omit``
+    (``"input"``): leave out the fields marked ``OmitFromInput``, as an input schema does.
 
     Raises:
         ValueError: A field the state already has.
     """
     known = set(get_type_hints(schema, include_extras=True))
-    added: dict[str, Any] = {}
-    for m in middleware:
-        own = getattr(m, "state_schema", None)
-        if own is None:
-            continue
+    fields: dict[str, Any] = {}
+    for own in added:
         for field, kind in get_type_hints(own, include_extras=True).items():
-            if field in LANGCHAIN_FIELDS or added.get(field) == kind:
-                continue  # LangChain's own, or one two middleware share, as create_agent merges
-            if field in known or field in added:
-                raise ValueError(CLASH.format(name=name_of(m), field=field))
-            added[field] = kind
-    if not added:
+            if field in LANGCHAIN_FIELDS or fields.get(field) == kind:
+                continue  # LangChain's own, or one two classes share, as create_agent merges
+            if field in known or field in fields:
+                raise ValueError(CLASH.format(name=own.__name__, field=field))
+            fields[field] = kind
+    if omit is not None:
+        fields = {field: kind for field, kind in fields.items() if not _omitted(kind, omit)}
+    if not fields:
         return schema
 
     def body(namespace: dict[str, Any]) -> None:
-        namespace.update({"__annotations__": added, "__module__": schema.__module__})
+        namespace.update({"__annotations__": fields, "__module__": schema.__module__})
 
     return types.new_class(f"{schema.__name__}WithMiddleware", (schema,), {}, body)
+
+
+def _omitted(kind: Any, face: str) -> bool:
+    """Whether a field's type is marked to be left out of the ``face`` schema."""
+    return any(
+        isinstance(meta, OmitFromSchema) and getattr(meta, face, False)
+        for meta in getattr(kind, "__metadata__", ())
+    )
 
 
 def _own_state(middleware: Any) -> list[str]:
@@ -206,6 +225,13 @@ class Chain(Effect):
     ) -> None:
         self.middleware, self.hooks, self.request, self.inner = middleware, hooks, request, inner
 
+    @staticmethod
+    def layer(hook: Callable[[Any, Any], Any], inner: Any) -> Any:
+        """One layer of the chain: ``hook`` around what lies inside it."""
+        return lambda request: hook(request, inner)
+
+    alayer = layer
+
     def run(self) -> Any:
         _check_written(self.middleware, self.hooks.sync, self.hooks.async_, "sync")
 
@@ -213,7 +239,7 @@ class Chain(Effect):
             return drive(self.inner(request))
 
         for middleware in reversed(self.middleware):
-            handler = _layer(getattr(middleware, self.hooks.sync), handler)
+            handler = self.layer(getattr(middleware, self.hooks.sync), handler)
         return handler(self.request)
 
     async def arun(self) -> Any:
@@ -223,8 +249,94 @@ class Chain(Effect):
             return await adrive(self.inner(request))
 
         for middleware in reversed(self.middleware):
-            handler = _layer(getattr(middleware, self.hooks.async_), handler)
+            handler = self.alayer(getattr(middleware, self.hooks.async_), handler)
         return await handler(self.request)
+
+
+@dataclass(frozen=True)
+class HookedResponse:
+    """What a chain of ``wrap_model_call`` hooks gave: the model response, and the state
+    updates their ``ExtendedModelResponse`` commands carry, the inner hooks' first."""
+
+    response: ModelResponse
+    commands: tuple[Command, ...] = ()
+
+
+class ModelChain(Chain):
+    """The chain of ``wrap_model_call`` hooks, composed as ``create_agent`` composes them:
+    each hook's handler gives it a ``ModelResponse`` whatever the hook inside returned (an
+    ``AIMessage``, an ``ExtendedModelResponse``), and the commands of an
+    ``ExtendedModelResponse`` are kept apart, from the last handler call only (a retry
+    drops the commands of the tries before it). The result is a :class:`HookedResponse`."""
+
+    def __init__(self, middleware: Sequence[Any], request: Any, inner: Callable[[Any], Any]):
+        super().__init__(middleware, MODEL_HOOKS, request, inner)
+
+    @staticmethod
+    def layer(hook: Callable[[Any, Any], Any], inner: Any) -> Any:
+        def layer(request: Any) -> HookedResponse:
+            below: list[Command] = []
+
+            def handler(asked: Any) -> ModelResponse:
+                below.clear()
+                answer = hooked_response(inner(asked))
+                below.extend(answer.commands)
+                return answer.response
+
+            answer = hooked_response(hook(request, handler))
+            return HookedResponse(answer.response, (*below, *answer.commands))
+
+        return layer
+
+    @staticmethod
+    def alayer(hook: Callable[[Any, Any], Any], inner: Any) -> Any:
+        async def layer(request: Any) -> HookedResponse:
+            below: list[Command] = []
+
+            async def handler(asked: Any) -> ModelResponse:
+                below.clear()
+                answer = hooked_response(await inner(asked))
+                below.extend(answer.commands)
+                return answer.response
+
+            answer = hooked_response(await hook(request, handler))
+            return HookedResponse(answer.response, (*below, *answer.commands))
+
+        return layer
+
+
+def hooked_response(result: Any) -> HookedResponse:
+    """What a ``wrap_model_call`` hook or handler returned, as a :class:`HookedResponse`."""
+    if isinstance(result, HookedResponse):
+        return result
+    if isinstance(result, ExtendedModelResponse):
+        commands = () if result.command is None else (result.command,)
+        return HookedResponse(hooked_response(result.model_response).response, commands)
+    if isinstance(result, AIMessage):
+        return HookedResponse(ModelResponse(result=[result], structured_response=None))
+    if isinstance(result, ModelResponse):
+        return HookedResponse(result)
+    raise TypeError(f"a wrap_model_call hook returned no model response: {result!r}")
+
+
+UNSUPPORTED_COMMAND = (
+    "{part} is not yet supported in a wrap_model_call hook's result, whose Command may only "
+    "update the state (as under create_agent); jump with before_model/after_model hooks."
+)
+
+
+def state_writes(commands: Sequence[Command]) -> tuple[dict[str, Any], ...]:
+    """The state updates of the commands a ``wrap_model_call`` chain gave.
+
+    Raises:
+        NotImplementedError: A command that routes (``goto``), resumes or names a graph, as
+            ``create_agent`` refuses it.
+    """
+    for command in commands:
+        for part in ("goto", "resume", "graph"):
+            if getattr(command, part):
+                raise NotImplementedError(UNSUPPORTED_COMMAND.format(part=f"Command {part}"))
+    return tuple(dict(command.update) for command in commands if command.update)
 
 
 class StateHook(Effect):
@@ -257,11 +369,6 @@ def _check_written(middleware: Sequence[Any], hook: str, other: str, face: str) 
             raise FaceNotWritten(
                 NOT_WRITTEN.format(name=name, written=other, missing=hook, face=face, calls=calls)
             )
-
-
-def _layer(hook: Callable[[Any, Any], Any], inner: Any) -> Any:
-    """One layer of the chain: ``hook`` around what lies inside it."""
-    return lambda request: hook(request, inner)
 
 
 def split_system(prompt: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[AnyMessage]]:

@@ -182,6 +182,11 @@ class AgentOptions(TypedDict, total=False):
             before_model/after_model hooks each model turn, its before_agent/after_agent
             hooks each question's start and end; its tools join the graph's and its state
             fields the pattern's (see reasoning_graphs.middleware).
+        state_schema: A state class (a TypedDict, as create_agent takes it) whose fields
+            join the pattern's state and input, as a middleware's state_schema does.
+        context_schema: The class of what a run's context carries for the user's own code
+            (middleware, tools: runtime.context), as create_agent takes it; the run options
+            of ours then come from the keys of that context that name them.
         reflect_every: Tool rounds between the model's reflections on what the latest
             observations gave (shown in its next prompt). None: no reflections.
         reflect_on_failure: Reflect after a round with a failed call (a tool error, a
@@ -218,5 +223,7 @@ class AgentOptions(TypedDict, total=False):
     system_prompt: str
     memory_tools: bool
     middleware: Sequence[AgentMiddleware]
+    state_schema: type
+    context_schema: type
     reflect_every: int | None
     reflect_on_failure: bool

@@ -398,6 +398,19 @@ OPTIONS: tuple[Option, ...] = (
         build="Sequence[AgentMiddleware]",
     ),
     Option(
+        "state_schema",
+        "A state class (a TypedDict, as create_agent takes it) whose fields join the pattern's "
+        "state and input, as a middleware's state_schema does.",
+        build="type",
+    ),
+    Option(
+        "context_schema",
+        "The class of what a run's context carries for the user's own code (middleware, "
+        "tools: runtime.context), as create_agent takes it; the run options of ours then "
+        "come from the keys of that context that name them.",
+        build="type",
+    ),
+    Option(
         "step_format",
         "How each step is written: 'free' (the pattern's own way: native tool calls in react, "
         "Thought/Action text in react_text) or 'structured' (a typed reply with thought, "

@@ -58,7 +58,7 @@ def build_graph(shared: SharedArgs, *, samples: int) -> CompiledStateGraph:
     shared.options.setdefault("system_prompt", COT_SYSTEM)
     setup = agent_setup(shared.model, (), shared.retry, **shared.options)
 
-    builder = agent_graph_builder(CotState, middleware=setup.middleware, context_schema=CotContext)
+    builder = agent_graph_builder(CotState, setup=setup, context_schema=CotContext)
     reason = verified(setup, make_reason(setup, samples=samples), not_stopped)
     builder.add_node("reason", model_node("reason", reason))
     builder.add_node("finish", effect_node("finish", verified(setup, make_finish(setup), always)))

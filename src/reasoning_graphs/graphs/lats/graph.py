@@ -112,9 +112,7 @@ def build_graph(
     )
 
     progress = search_progress(settings)  # told as each step on the selected leaf starts
-    builder = agent_graph_builder(
-        LatsState, middleware=setup.middleware, context_schema=LatsContext
-    )
+    builder = agent_graph_builder(LatsState, setup=setup, context_schema=LatsContext)
     builder.add_node("select", make_select(settings))
     expand = with_progress(make_expand(setup, settings), progress)
     builder.add_node("expand", model_node("expand", expand))

@@ -96,9 +96,7 @@ def build_graph(shared: SharedArgs, *, max_rounds: int) -> CompiledStateGraph:
     )
     setup = shared.setup()
 
-    builder = agent_graph_builder(
-        LlmCompilerState, middleware=setup.middleware, context_schema=LlmCompilerContext
-    )
+    builder = agent_graph_builder(LlmCompilerState, setup=setup, context_schema=LlmCompilerContext)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("schedule", effect_node("schedule", make_schedule(setup)))
     builder.add_node("join", model_node("join", make_join(setup, max_rounds)))

@@ -82,9 +82,7 @@ def build_graph(
     plan = make_plan(setup, max_plan_steps=max_plan_steps)
     replan = make_replan(setup, max_replans=max_replans, max_plan_steps=max_plan_steps)
 
-    builder = agent_graph_builder(
-        PlanExecuteState, middleware=setup.middleware, context_schema=PlanExecuteContext
-    )
+    builder = agent_graph_builder(PlanExecuteState, setup=setup, context_schema=PlanExecuteContext)
     builder.add_node("plan", model_node("plan", plan))
     builder.add_node("execute", make_execute(step_graph))
     builder.add_node("replan", model_node("replan", replan))

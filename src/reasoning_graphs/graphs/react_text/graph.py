@@ -107,9 +107,7 @@ def build_graph(
     setup = shared.setup()
     text_format = TextFormat(labels_for(language), grammar=grammar)
 
-    builder = agent_graph_builder(
-        AgentState, middleware=setup.middleware, context_schema=ReactTextContext
-    )
+    builder = agent_graph_builder(AgentState, setup=setup, context_schema=ReactTextContext)
     think = with_step_format(
         setup,
         StepFormatting(step_format, tuple(step_rules)),

@@ -90,9 +90,7 @@ def build_graph(
     setup = shared.setup()
     evaluate = make_evaluate(setup, evaluator, threshold=threshold, max_trials=max_trials)
 
-    builder = agent_graph_builder(
-        ReflexionState, middleware=setup.middleware, context_schema=ReflexionContext
-    )
+    builder = agent_graph_builder(ReflexionState, setup=setup, context_schema=ReflexionContext)
     builder.add_node(
         "recall", effect_node("recall", make_recall(setup, recall_lessons=recall_lessons))
     )

@@ -124,7 +124,7 @@ def build_graph(shared: SharedArgs) -> CompiledStateGraph:
     )
     setup = shared.setup()
 
-    builder = agent_graph_builder(RewooState, middleware=setup.middleware)
+    builder = agent_graph_builder(RewooState, setup=setup)
     builder.add_node("plan", model_node("plan", make_plan(setup)))
     builder.add_node("work", make_work(setup))
     builder.add_node("solve", model_node("solve", verified(setup, make_solve(setup), not_stopped)))

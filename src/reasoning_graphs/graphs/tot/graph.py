@@ -106,7 +106,7 @@ def build_graph(
     shared.options.setdefault("system_prompt", TOT_SYSTEM)
     setup = agent_setup(shared.model, (), shared.retry, **shared.options)
 
-    builder = agent_graph_builder(TotState, middleware=setup.middleware, context_schema=TotContext)
+    builder = agent_graph_builder(TotState, setup=setup, context_schema=TotContext)
     generate = with_progress(make_generate(setup, settings), level_progress(settings))
     builder.add_node("generate", model_node("generate", generate))
     builder.add_node("evaluate", model_node("evaluate", make_evaluate(setup, settings)))

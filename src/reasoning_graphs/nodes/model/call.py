@@ -38,12 +38,12 @@ from langgraph.runtime import get_runtime
 from reasoning_graphs.context import Limits
 from reasoning_graphs.effects import Body, chained
 from reasoning_graphs.middleware import (
-    MODEL_HOOKS,
-    Chain,
+    ModelChain,
     bindable_tools,
     message_of,
     prompt_of,
     split_system,
+    state_writes,
 )
 from reasoning_graphs.models.context_size import context_window_of
 from reasoning_graphs.nodes.guards.budget import (
@@ -260,8 +260,13 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
         state=cast(Any, state),
         runtime=get_runtime(),
     )
-    answer = yield Chain(call.run.setup.model_hooks, MODEL_HOOKS, asked, inner)
-    return _turn_of(answer, replies, state, call.prompt)
+    answer = yield ModelChain(call.run.setup.model_hooks, asked, inner)
+    typed = answer.response.structured_response
+    own = typed is not None and not (replies and typed is replies[-1].parsed)
+    # a hook's own structured response is written as create_agent writes it
+    writes = (*([{"structured_response": typed}] if own else []), *state_writes(answer.commands))
+    turn = _turn_of(answer.response, replies, state, call.prompt)
+    return replace(turn, writes=writes) if writes else turn
 
 
 def _turn_of(

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.errors import InvalidUpdateError
 from langgraph.graph.message import add_messages
 
 from reasoning_graphs.effects import Body
@@ -74,6 +75,33 @@ def write_update(seen: dict[str, Any], written: dict[str, Any], update: Mapping[
             written[field] = [*(written.get(field) or []), *value]
         else:
             written[field] = value
+
+
+TWO_WRITES = (
+    "At key {field!r}: a wrap_model_call hook's command writes a key the step (or another "
+    "hook's command) writes too; a key without a reducer takes one value per step."
+)
+
+
+def with_writes(update: Mapping[str, Any], writes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A step's ``update`` followed by the state ``writes`` its model call's hooks returned
+    (:attr:`~.request.ModelReply.writes`), as ``create_agent`` applies their commands after
+    the reply: messages and the trajectory appended, another key written once.
+
+    Raises:
+        InvalidUpdateError: Two writes of one key that has no reducer, as LangGraph raises.
+    """
+    merged = dict(update)
+    for write in writes:
+        for field, value in write.items():
+            if field in APPENDED:
+                added = value if isinstance(value, list) else [value]
+                merged[field] = [*(merged.get(field) or []), *added]
+            elif field in merged and merged[field] is not None:
+                raise InvalidUpdateError(TWO_WRITES.format(field=field))
+            else:
+                merged[field] = value
+    return merged
 
 
 def around_call(call: ModelCall, then: Next) -> Body[ModelReply]:

@@ -85,6 +85,8 @@ class ModelReply:
             calls a middleware hook made before its last.
         cut: Whether the reply stopped at the length limit or its streamed call arguments
             stopped before their JSON was complete.
+        writes: State updates a ``wrap_model_call`` hook returned beside the reply (the
+            commands of an ``ExtendedModelResponse``), for the step to write after it.
     """
 
     message: AIMessage
@@ -94,6 +96,7 @@ class ModelReply:
     event: ThoughtEvent
     preceding: tuple[ThoughtEvent, ...] = ()
     cut: bool = False
+    writes: tuple[dict[str, Any], ...] = ()
 
     @property
     def events(self) -> list[ThoughtEvent]:

@@ -8,7 +8,7 @@ approval lists and the limits through its context (see :mod:`reasoning_graphs.co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -128,7 +128,20 @@ def agent_setup(
         response_format=None if response_format is None else answer_schema(response_format),
         middleware=middleware,
         asking=asking,
+        state_schema=options.get("state_schema"),
+        context_schema=options.get("context_schema"),
     )
+
+
+def options_in(context: Any) -> dict[str, Any] | None:
+    """The run options of ours that a user's run context names (its keys, or its
+    attributes), as a run's options; ``None`` when it names none."""
+    names = {item.name for item in fields(AgentContext)}
+    if isinstance(context, Mapping):
+        found = {name: context[name] for name in names if name in context}
+    else:
+        found = {name: getattr(context, name) for name in names if hasattr(context, name)}
+    return found or None
 
 
 MAX_REGISTRIES = 64
@@ -156,6 +169,10 @@ class AgentSetup:
     response_format: AnswerSchema | None = None
     middleware: tuple[AgentMiddleware, ...] = ()
     asking: Mapping[str, Asking] = field(default_factory=dict)
+    state_schema: type | None = None
+    """A user's state class, whose fields join the pattern's (``create_agent``'s)."""
+    context_schema: type | None = None
+    """A user's class of run context, which runs carry in place of the run options' class."""
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
     # made for runs, never copied: a copy (``dataclasses.replace``) may differ in what they hold
     _registries: dict[tuple[tuple[str, ...] | None, float | None], ToolRegistry] = field(
@@ -215,6 +232,8 @@ class AgentSetup:
         runtime = get_runtime()
         context = runtime.context if runtime is not None else None
         store = runtime.store if runtime is not None else None
+        if context is not None and self.context_schema is not None:
+            context = options_in(context)  # the user's context: our options are its keys
         if context is not None:  # a run's own options (a client may change them in place)
             return RunScope(self, self.limits.apply(context), context, store)
         plain = self._plain_scope  # the graph's own options: its tools and policy made once

@@ -21,6 +21,7 @@ from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.guards.advice import advice_for, advised
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.model.call import ModelRequest, call_model
+from reasoning_graphs.nodes.model.prompt_hooks import with_writes
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.answer_turn import (
@@ -56,13 +57,14 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
             request = tools_off(prompt, tools)
         reply = yield from call_model(run, request, state)
         if turn is not None:
-            return answer_without_calls(reply, turn)
+            return with_writes(answer_without_calls(reply, turn), reply.writes)  # type: ignore[return-value]
         outcome: Outcome | None = None if wants_tools(reply.message) else {"status": "answered"}
-        return {
+        update: AgentUpdate = {
             "messages": [reply.message],
             "trajectory": [reply.event],
             "outcome": outcome,
             "to_run": [],
         }
+        return with_writes(update, reply.writes) if reply.writes else update  # type: ignore[return-value]
 
     return think

@@ -90,7 +90,8 @@ def typed_for_run(
     schema = run.response_format
     after = state_after(state, update)
     if schema is None:
-        return update if after.get("structured_response") is None else _typed(update, None)
+        kept = after.get("structured_response") is None or "structured_response" in update
+        return update if kept else _typed(update, None)  # a hook's own value is this answer's
     message = final_answer(after["messages"])
     answer = models_words(message) if message is not None else ""
     if message is None or no_answer_reason(answer):

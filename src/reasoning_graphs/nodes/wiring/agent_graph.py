@@ -32,6 +32,9 @@ class AgentGraph(StateGraph[Any, Any, Any, Any]):
         super().__init__(*args, **kwargs)
         self.routes: dict[str, Router] = {}
         """The router of each node that routes itself, by node name."""
+        self.unread_input: frozenset[str] = frozenset()
+        """State fields a middleware keeps out of the input (``OmitFromInput``): an input may
+        name them, and LangGraph leaves them out, as under ``create_agent``."""
         self._routed: dict[
             str, tuple[Callable[[Any], Body[Mapping[str, Any]]], tuple[str, ...]]
         ] = {}

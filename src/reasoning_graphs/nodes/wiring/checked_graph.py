@@ -173,6 +173,7 @@ class CheckedGraph(CompiledStateGraph):
         return frozenset(
             getattr(schema, "__required_keys__", set())
             | getattr(schema, "__optional_keys__", set())
+            | getattr(self.builder, "unread_input", set())
         )
 
     def stream(

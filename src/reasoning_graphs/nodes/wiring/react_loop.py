@@ -120,7 +120,7 @@ def react_loop(
     think = around_turn(setup, parts.make_think(setup))
     builder = agent_graph_builder(
         state_schema,
-        middleware=setup.middleware,
+        setup=setup,
         input_schema=input_schema,
         context_schema=parts.context_schema,
     )

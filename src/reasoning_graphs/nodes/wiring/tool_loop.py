@@ -48,10 +48,10 @@ the record) with the step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import get_type_hints
 
-from langchain.agents.middleware import AgentMiddleware
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
@@ -59,7 +59,7 @@ from langgraph.types import Send
 from reasoning_graphs.checkpointers import CheckpointerSpec, open_checkpointer
 from reasoning_graphs.context import AgentContext
 from reasoning_graphs.effects import effect_node
-from reasoning_graphs.middleware import with_middleware_state
+from reasoning_graphs.middleware import added_schemas, with_added_state
 from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentSetup
@@ -143,13 +143,20 @@ def agent_graph_builder(
     input_schema: type = AgentInput,
     context_schema: type[AgentContext] = AgentContext,
     *,
-    middleware: Sequence[AgentMiddleware] = (),
+    setup: AgentSetup | None = None,
 ) -> AgentGraph:
     """An empty graph over the agent state (or a pattern's extension of it, and the fields
-    the ``middleware`` keeps), with the chat input and the run options Studio shows (a
-    pattern's own extend the shared ones)."""
-    state = with_middleware_state(state_schema, middleware)
-    return AgentGraph(state, context_schema=context_schema, input_schema=input_schema)
+    the ``setup``'s middleware and state class add, which its input takes too), with the
+    chat input and the run options Studio shows (a pattern's own extend the shared ones),
+    or the user's class of run context where the setup names one."""
+    added = added_schemas(setup.middleware, setup.state_schema) if setup is not None else []
+    state = with_added_state(state_schema, added)
+    given = with_added_state(input_schema, added, omit="input")
+    context = setup.context_schema if setup is not None and setup.context_schema else None
+    graph = AgentGraph(state, context_schema=context or context_schema, input_schema=given)
+    graph.unread_input = frozenset(get_type_hints(state)) - frozenset(get_type_hints(given))
+    graph.unread_input -= frozenset(get_type_hints(state_schema))
+    return graph
 
 
 def add_report(builder: StateGraph, setup: AgentSetup) -> str:
