@@ -76,7 +76,7 @@ def adapter(pattern: str) -> Callable[..., Any]:
         if context_schema is not None:
             options["context_schema"] = context_schema
         options.update(rest)
-        no_retry = RetryPolicy(max_attempts=1)
+        no_retry = RetryPolicy(max_attempts=1, retry_on=lambda error: False)
         return build(
             model,
             list(tools or ()),

@@ -242,10 +242,18 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
     request, state = call.request, call.state
     replies: list[ModelReply] = []
 
+    stops: dict[int, Stopped] = {}  # the provider's error a hook saw, by id: its stop
+
     def inner(asked: LangChainRequest) -> Body[ModelResponse]:
         changed = replace(request, tools=bindable_tools(asked), tool_choice=asked.tool_choice)
         handed = replace(call, request=changed, prompt=prompt_of(asked), model=asked.model)
-        reply = yield from then(handed)
+        try:
+            reply = yield from then(handed)
+        except Stopped as stop:  # a hook sees the provider's error, as under create_agent
+            if stop.error is None:
+                raise
+            stops[id(stop.error)] = stop
+            raise stop.error from None
         replies.append(reply)
         return ModelResponse(result=[reply.message], structured_response=reply.parsed)
 
@@ -260,7 +268,13 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
         state=cast(Any, state),
         runtime=get_runtime(),
     )
-    answer = yield ModelChain(call.run.setup.model_hooks, asked, inner)
+    try:
+        answer = yield ModelChain(call.run.setup.model_hooks, asked, inner)
+    except Exception as error:  # what no hook handled stops the question, as it would have
+        stop = stops.get(id(error))
+        if stop is None:
+            raise
+        raise stop from None
     typed = answer.response.structured_response
     own = typed is not None and not (replies and typed is replies[-1].parsed)
     # a hook's own structured response is written as create_agent writes it

@@ -170,6 +170,8 @@ class Stopped(Exception):
     def __init__(self, reply: ModelReply, outcome: Outcome):
         super().__init__(outcome.get("reason", "stopped"))
         self.reply, self.outcome = reply, outcome
+        self.error: Exception | None = None
+        """The provider's error, when the call stopped because it kept failing."""
 
 
 def stop_record(

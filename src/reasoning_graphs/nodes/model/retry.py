@@ -109,4 +109,6 @@ def _failed(call: ModelCall, error: Exception, attempts: int, started: float) ->
     reason = KEPT_FAILING.format(attempts=attempts, error=error_summary(error))
     logger.info("%s; the question stops", reason)
     latency_ms = (time.perf_counter() - started) * 1000
-    return stop_record(call, reason, latency_ms, halt=True)
+    stopped = stop_record(call, reason, latency_ms, halt=True)
+    stopped.error = error
+    return stopped

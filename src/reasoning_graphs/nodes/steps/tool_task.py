@@ -36,7 +36,6 @@ from reasoning_graphs.nodes.steps.unknown_outcome import at_most_once
 from reasoning_graphs.question import describe_call
 from reasoning_graphs.state import CallDecision, ClearedCall
 from reasoning_graphs.tools.execute import (
-    TOOL_FAILED,
     ToolResult,
     execute_call,
     recorded_output,
@@ -175,14 +174,15 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
 
     They sit inside the approval boundary (after :func:`~.seal.sealed_only` and
     :func:`~.unknown_outcome.at_most_once`). A tool that raises raises through the hooks,
-    as under ``ToolNode`` (so a retry hook retries it); what still comes out of the chain
-    becomes the observation as always. A call a person decided runs at most once to its
-    end: a hook may try it again after it raised, never after it ran.
+    as under ``ToolNode`` (so a retry hook retries it, an error hook answers for it); an
+    error that comes out of the chain ends the run, as under ``create_agent``: the hooks
+    had it and let it go (with no hooks, a tool's error is the model's observation). A
+    call a person decided runs at most once to its end: a hook may try it again after it
+    raised, never after it ran.
     """
     run, call = request.run, request.call
     spec = run.registry.get(call["name"])
     made: list[tuple[ToolMessage, CallOutcome]] = []
-    failures: dict[int, CallOutcome] = {}  # what the tool raised, as its observation
     started = time.perf_counter()
 
     def inner(asked: ToolCallRequest) -> Body[ToolMessage]:
@@ -191,7 +191,6 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
             return ToolMessage(RAN_ONCE, tool_call_id=call["id"], name=call["name"], status="error")
         outcome = yield from then(request.handed_on(wanted["name"], wanted["args"]))
         if outcome.result.raised is not None:
-            failures[id(outcome.result.raised)] = outcome
             raise outcome.result.raised
         message = outcome.result.to_message(call["id"], call["name"])
         if outcome.decision != "blocked":  # the tool ran
@@ -211,13 +210,6 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
         answer = yield Chain(run.setup.tool_hooks, TOOL_HOOKS, hook_request, inner)
     except (GraphBubbleUp, FaceNotWritten):  # a pause, or a graph that cannot run here
         raise
-    except Exception as error:  # the tool's failure, or a hook's own, as an observation
-        if id(error) in failures:
-            return failures[id(error)]
-        kind = type(error).__name__
-        text = TOOL_FAILED.format(name=call["name"], kind=kind, message=str(error) or kind)
-        elapsed = (time.perf_counter() - started) * 1000
-        return CallOutcome(ToolResult(text, "error", elapsed), call["decision"])
     for message, outcome in made:
         if answer is message:  # the tool's own answer, as it was recorded
             return outcome
