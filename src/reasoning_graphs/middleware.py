@@ -28,7 +28,7 @@ Examples:
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast, get_type_hints
 
@@ -325,18 +325,42 @@ UNSUPPORTED_COMMAND = (
 )
 
 
-def state_writes(commands: Sequence[Command]) -> tuple[dict[str, Any], ...]:
-    """The state updates of the commands a ``wrap_model_call`` chain gave.
+KEPT_BY_RUNTIME = (
+    "A wrap_model_call hook's Command writes {names}, which the runtime keeps (approvals, "
+    "budgets, outcomes); it may write {writable}."
+)
+
+
+def state_writes(
+    commands: Sequence[Command], writable: Collection[str]
+) -> tuple[dict[str, Any], ...]:
+    """The state updates of the commands a ``wrap_model_call`` chain gave, each of which may
+    write only the ``writable`` keys (the conversation, a structured response and the fields
+    the middleware's and the user's state classes add).
 
     Raises:
         NotImplementedError: A command that routes (``goto``), resumes or names a graph, as
             ``create_agent`` refuses it.
+        ValueError: A command that writes a key the runtime keeps.
     """
     for command in commands:
         for part in ("goto", "resume", "graph"):
             if getattr(command, part):
                 raise NotImplementedError(UNSUPPORTED_COMMAND.format(part=f"Command {part}"))
-    return tuple(dict(command.update) for command in commands if command.update)
+    writes = tuple(dict(command.update) for command in commands if command.update)
+    closed = sorted({key for write in writes for key in write} - set(writable))
+    if closed:
+        raise ValueError(KEPT_BY_RUNTIME.format(names=closed, writable=sorted(writable)))
+    return writes
+
+
+def hook_writable(middleware: Sequence[Any], state_schema: type | None) -> frozenset[str]:
+    """The state keys a ``wrap_model_call`` hook's command may write: the conversation, a
+    structured response and the fields the state classes add."""
+    added = {
+        name for own in added_schemas(middleware, state_schema) for name in get_type_hints(own)
+    }
+    return frozenset({"messages", "structured_response", *(added - LANGCHAIN_FIELDS)})
 
 
 class StateHook(Effect):

@@ -25,7 +25,7 @@ from langchain_core.messages import (
 )
 
 from reasoning_graphs.history import Fold, folded
-from reasoning_graphs.metadata import RUNTIME, decision_of
+from reasoning_graphs.metadata import HOOK_NOTE, RUNTIME, decision_of
 from reasoning_graphs.state import EXECUTED, ActionEvent, EffectDone
 from reasoning_graphs.tools.output import content_text
 from reasoning_graphs.tools.registry import ToolRegistry
@@ -45,7 +45,7 @@ class Requests(NamedTuple):
 
 
 def _next_message(requests: Requests, message: AnyMessage) -> Requests:
-    if isinstance(message, HumanMessage):
+    if isinstance(message, HumanMessage) and not message.response_metadata.get(HOOK_NOTE):
         return Requests(requests.messages + 1, requests.questions + 1, requests.messages)
     return requests._replace(messages=requests.messages + 1)
 

@@ -64,6 +64,14 @@ class ToolRegistry:
             registry = cls([*listed, read_observation()], defaults)
         return registry
 
+    def brought(self, tool: ToolLike) -> ToolRegistry:
+        """These tools with ``tool``, one a middleware handed a call (a dynamic tool, or one in
+        place of the graph's of its name), with the same defaults: it runs, and its result
+        is cut and kept, as the graph's do."""
+        spec = tool_spec(tool)
+        kept = [held for name, held in self._specs.items() if name != spec.name]
+        return type(self)([*kept, spec], self.defaults)
+
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self._specs.values())
 

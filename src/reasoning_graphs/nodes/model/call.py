@@ -245,6 +245,7 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
     stops: dict[int, Stopped] = {}  # the provider's error a hook saw, by id: its stop
 
     def inner(asked: LangChainRequest) -> Body[ModelResponse]:
+        check_brought(asked, call.run)
         changed = replace(request, tools=bindable_tools(asked), tool_choice=asked.tool_choice)
         handed = replace(call, request=changed, prompt=prompt_of(asked), model=asked.model)
         try:
@@ -278,9 +279,35 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
     typed = answer.response.structured_response
     own = typed is not None and not (replies and typed is replies[-1].parsed)
     # a hook's own structured response is written as create_agent writes it
-    writes = (*([{"structured_response": typed}] if own else []), *state_writes(answer.commands))
+    writes = (
+        *([{"structured_response": typed}] if own else []),
+        *state_writes(answer.commands, call.run.setup.hook_writable),
+    )
     turn = _turn_of(answer.response, replies, state, call.prompt)
     return replace(turn, writes=writes) if writes else turn
+
+
+UNRUNNABLE_TOOLS = (
+    "Middleware added tools to the model's request that nothing can run: no wrap_tool_call "
+    "hook brings them to their calls. Unknown tools: {names}. The graph's tools: {known}. "
+    "Pass them to build_graph(tools=...) (or a middleware's `tools`), or add a "
+    "wrap_tool_call hook that hands each call its tool (request.override(tool=...))."
+)
+
+
+def check_brought(asked: LangChainRequest, run: RunScope) -> None:
+    """Refuse a request whose tools (a ``wrap_model_call`` hook added them) the graph cannot
+    run: they are not its own and no ``wrap_tool_call`` hook may bring them.
+
+    Raises:
+        ValueError: The names of those tools, as ``create_agent`` raises it.
+    """
+    if run.setup.tool_hooks:
+        return
+    unknown = [tool.name for tool in bindable_tools(asked) if tool.name not in run.registry]
+    if unknown:
+        known = run.registry.names()
+        raise ValueError(UNRUNNABLE_TOOLS.format(names=unknown, known=known))
 
 
 def _turn_of(

@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph.message import add_messages
 
 from reasoning_graphs.effects import Body
+from reasoning_graphs.metadata import HOOK_NOTE
 from reasoning_graphs.middleware import AFTER_MODEL, BEFORE_MODEL, Hooks, StateHook, name_of
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
@@ -96,12 +97,22 @@ def with_writes(update: Mapping[str, Any], writes: Sequence[Mapping[str, Any]]) 
         for field, value in write.items():
             if field in APPENDED:
                 added = value if isinstance(value, list) else [value]
+                if field == "messages":
+                    added = [_noted(message) for message in convert_to_messages(added)]
                 merged[field] = [*(merged.get(field) or []), *added]
             elif field in merged and merged[field] is not None:
                 raise InvalidUpdateError(TWO_WRITES.format(field=field))
             else:
                 merged[field] = value
     return merged
+
+
+def _noted(message: BaseMessage) -> BaseMessage:
+    """A human message a hook wrote, marked as the hook's (it asks no new question)."""
+    if not isinstance(message, HumanMessage):
+        return message
+    metadata = {**message.response_metadata, HOOK_NOTE: True}
+    return message.model_copy(update={"response_metadata": metadata})
 
 
 def around_call(call: ModelCall, then: Next) -> Body[ModelReply]:

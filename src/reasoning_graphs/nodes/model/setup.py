@@ -38,6 +38,7 @@ from reasoning_graphs.middleware import (
     TOOL_HOOKS,
     check_distinct,
     check_runnable,
+    hook_writable,
     hooked,
 )
 from reasoning_graphs.models.resolve import resolve_model
@@ -195,6 +196,11 @@ class AgentSetup:
     def instructed(self, own: str) -> str:
         """A step's own instructions under the graph's ``system_prompt`` (when it has one)."""
         return f"{self.system_prompt}\n\n{own}" if self.system_prompt else own
+
+    @cached_property
+    def hook_writable(self) -> frozenset[str]:
+        """The state keys a ``wrap_model_call`` hook's command may write."""
+        return hook_writable(self.middleware, self.state_schema)
 
     @cached_property
     def model_hooks(self) -> tuple[AgentMiddleware, ...]:

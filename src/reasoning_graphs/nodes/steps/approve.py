@@ -377,7 +377,9 @@ def _triage_calls(
             triage.answer_without_running(call, blocked, "blocked")
         elif signature in current:
             triage.reuse(call, current[signature], answers.get(current[signature]["call_id"]))
-        elif refused := run.registry.call_error(call["name"], call["args"]):
+        elif (refused := run.registry.call_error(call["name"], call["args"])) and not (
+            run.setup.tool_hooks and call["name"] not in run.registry  # a hook may bring it
+        ):
             triage.answer_without_running(call, refused, "invalid")
         elif tally is not None and (passed := tally.take(call["name"])) is not None:
             triage.answer_without_running(call, passed.refusal(), "skipped")

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from langchain_core.tools import BaseTool
+
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.model.setup import RunScope
 from reasoning_graphs.state import CallDecision, ClearedCall
@@ -30,6 +32,8 @@ class CallRequest:
         args: The arguments that run: the cleared ones, or those a hook handed on.
         observations: Stored full texts, for a tool that reads them.
         state: The graph state, for a tool or a hook that reads it (``None``: none does).
+        tool: The tool object a ``wrap_tool_call`` hook handed on for a name the graph does
+            not hold (a tool a ``wrap_model_call`` hook added: a dynamic tool).
         needs_person: Whether a person must decide the call, read once where it runs
             (a ``when`` setting is the user's code: its answer must not change between
             the seal's check, the hooks and the journal).
@@ -42,10 +46,14 @@ class CallRequest:
     observations: Mapping[str, str]
     state: Mapping[str, Any] | None
     needs_person: bool
+    tool: BaseTool | None = None
 
-    def handed_on(self, name: str, args: Mapping[str, Any]) -> CallRequest:
-        """The same request with the tool and arguments a hook handed on."""
-        return replace(self, name=name, args=args)
+    def handed_on(
+        self, name: str, args: Mapping[str, Any], tool: BaseTool | None = None
+    ) -> CallRequest:
+        """The request as a hook hands it on: its tool, arguments and the tool object a hook
+        chose for a tool the graph does not hold (a dynamic tool; ``None``: the graph's)."""
+        return replace(self, name=name, args=args, tool=tool)
 
 
 @dataclass(frozen=True)

@@ -135,9 +135,11 @@ def checked_call(
 
 def execute(request: CallRequest) -> Body[CallOutcome]:
     """The chain's last step: the tool of the call run on the request's arguments."""
-    call = request.call
+    call, registry = request.call, request.run.registry
+    if request.tool is not None:  # a tool a hook brought (as_cleared let it): it runs as ours
+        registry = registry.brought(request.tool)
     result = yield from execute_call(
-        request.run.registry,
+        registry,
         call["name"],
         request.args,
         call_id=call["id"],
@@ -151,12 +153,13 @@ def as_cleared(request: CallRequest, then: Next) -> Body[CallOutcome]:
     """The link behind the middleware: the call a hook hands on runs only as it was cleared.
 
     A hook may retry, change the result or answer in the tool's place, but any change to a
-    call a person decides, or to the tool it names, is answered with a refusal and nothing
-    runs; a change of another call's arguments runs only when the tool's schema and the
-    block rules take them.
+    call a person decides, or to the tool it names (another tool, or another tool object of
+    the name), is answered with a refusal and nothing runs; a change of another call's
+    arguments or tool object runs only when the tool's schema and the block rules take them.
     """
     call, run, name, args = request.call, request.run, request.name, request.args
-    if name == call["name"] and args == call["args"]:
+    swapped = request.tool is not None and name in run.registry  # another tool of the name
+    if name == call["name"] and args == call["args"] and not swapped:
         return (yield from then(request))
     refused: str | None
     # a tool that needs a person, or may by its ``when``, runs only the call they decided
@@ -189,7 +192,8 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
         wanted = asked.tool_call
         if request.needs_person and made:  # a person decided one run, and it was made
             return ToolMessage(RAN_ONCE, tool_call_id=call["id"], name=call["name"], status="error")
-        outcome = yield from then(request.handed_on(wanted["name"], wanted["args"]))
+        brought = asked.tool if spec is None or asked.tool is not spec.tool else None
+        outcome = yield from then(request.handed_on(wanted["name"], wanted["args"], brought))
         if outcome.result.raised is not None:
             raise outcome.result.raised
         message = outcome.result.to_message(call["id"], call["name"])
@@ -213,8 +217,10 @@ def through_middleware(request: CallRequest, then: Next) -> Body[CallOutcome]:
     for message, outcome in made:
         if answer is message:  # the tool's own answer, as it was recorded
             return outcome
-    if spec is None:
-        result = ToolResult(content_text(getattr(answer, "content", "")), "error", 0.0)
+    if spec is None:  # a hook's answer for a tool the graph does not hold
+        failed = getattr(answer, "status", "error") == "error"
+        text = content_text(getattr(answer, "content", ""))
+        result = ToolResult(text, "error" if failed else "success", 0.0)
     else:
         elapsed = (time.perf_counter() - started) * 1000
         result = recorded_output(
