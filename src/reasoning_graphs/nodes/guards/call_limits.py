@@ -43,9 +43,12 @@ MODEL = "model"
 TOOLS = "tools"
 """The count of every tool call that ran."""
 
-MODEL_LIMIT_REACHED = "{middleware}: reached its limit of {limit} model calls per {scope}"
-TOOL_LIMIT_REACHED = "{middleware}: reached its limit of {limit} {what} per {scope}"
-NOT_RUN = "Not run: the limit of {what} is reached. Do not call {whom} again."
+MODEL_LIMIT_REACHED = "{middleware}: {scope} limit exceeded ({limit} model calls per {unit})"
+TOOL_LIMIT_REACHED = "{middleware}: {scope} limit exceeded ({limit} {what} per {unit})"
+NOT_RUN = "Not run: Tool call limit exceeded ({what}). Do not call {whom} again."
+SCOPE_WORDS = {"question": ("run", "question"), "thread": ("thread", "thread")}
+"""Each scope as the middleware's own parameter names it (``run_limit``, ``thread_limit``)
+and the unit it counts in."""
 
 Exit = Literal["end", "error", "continue"]
 Scope = Literal["question", "thread"]
@@ -104,10 +107,13 @@ class CallLimit:
     def reason(self, scope: Scope) -> str:
         """Why the question stops here, for its outcome."""
         limit = self.per_question if scope == "question" else self.per_thread
+        word, unit = SCOPE_WORDS[scope]
         if self.key == MODEL:
-            return MODEL_LIMIT_REACHED.format(middleware=self.middleware, limit=limit, scope=scope)
+            return MODEL_LIMIT_REACHED.format(
+                middleware=self.middleware, limit=limit, scope=word, unit=unit
+            )
         return TOOL_LIMIT_REACHED.format(
-            middleware=self.middleware, limit=limit, what=self._what(), scope=scope
+            middleware=self.middleware, limit=limit, what=self._what(), scope=word, unit=unit
         )
 
     def refusal(self) -> str:
