@@ -83,17 +83,19 @@ def test_a_rejected_call_never_runs_and_is_not_asked_again(deploy_graph, log, th
     assert any("frozen week" in str(m.content) for m in model.prompts[1])
 
 
-def test_edit_keeps_the_call_id_and_uses_the_new_arguments(deploy_graph, log, thread) -> None:
+def test_an_edit_runs_the_persons_arguments_and_tells_the_model(deploy_graph, log, thread) -> None:
     graph, _ = deploy_graph([tool_call("deploy", item="prod", id="c9"), "ok"])
 
     graph.invoke(ask("deploy"), thread)
     state = graph.invoke(Command(resume=[{"type": "edit", "args": {"item": "staging"}}]), thread)
 
     assert log.runs[0]["args"] == {"item": "staging"}
-    assert observations(state)["c9"].content == "deploy done with staging"
+    observation = observations(state)["c9"].content
+    assert observation.endswith("deploy done with staging")
+    assert 'Executed instead: deploy with arguments {"item": "staging"}' in observation
     proposal = next(m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls)
     assert proposal.tool_calls[0]["id"] == "c9"
-    assert proposal.tool_calls[0]["args"] == {"item": "staging"}
+    assert proposal.tool_calls[0]["args"] == {"item": "prod"}  # what the model proposed
     assert len([m for m in state["messages"] if isinstance(m, AIMessage)]) == 2
 
 
@@ -247,13 +249,27 @@ def test_a_resume_in_langchains_decision_shape_is_understood(deploy_graph, log, 
     assert state["messages"][-1].content == "done"
 
 
-def test_an_edit_that_renames_the_tool_is_asked_again(deploy_graph, log, thread) -> None:
+def test_an_edit_into_another_tool_runs_that_tool_in_the_calls_place(
+    deploy_graph, log, thread
+) -> None:
     graph, _ = deploy_graph([tool_call("deploy", item="prod", id="c1"), "done"])
     graph.invoke(ask("deploy"), thread)
 
     renamed = {"type": "edit", "edited_action": {"name": "lookup", "args": {"item": "prod"}}}
     state = graph.invoke(Command(resume={"decisions": [renamed]}), thread)
 
-    request = pending_request(state)
-    assert "lookup" in request["error"]
+    assert [run["name"] for run in log.runs] == ["lookup"]
+    assert "Executed instead: lookup" in observations(state)["c1"].content
+    proposal = next(m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    assert proposal.tool_calls[0]["name"] == "deploy"
+
+
+def test_an_edit_into_a_tool_the_run_lacks_is_asked_again(deploy_graph, log, thread) -> None:
+    graph, _ = deploy_graph([tool_call("deploy", item="prod", id="c1"), "done"])
+    graph.invoke(ask("deploy"), thread)
+
+    renamed = {"type": "edit", "edited_action": {"name": "erase", "args": {"item": "prod"}}}
+    state = graph.invoke(Command(resume={"decisions": [renamed]}), thread)
+
+    assert "erase" in pending_request(state)["error"]
     assert log.runs == []

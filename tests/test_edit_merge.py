@@ -112,7 +112,8 @@ def test_an_edit_of_one_field_writes_the_proposed_file_with_the_new_content(
     assert (tmp_path / "hi.txt").read_text() == "hello"
     (observation,) = ran_calls(state)
     assert observation.status == "success"
-    assert proposal(state).tool_calls[0]["args"] == {"path": "hi.txt", "content": "hello"}
+    assert proposal(state).tool_calls[0]["args"] == {"path": "hi.txt", "content": "hi"}
+    assert '"content": "hello"' in observation.content  # the model is told what ran
     assert len(model.calls) == 2  # no schema error went back to the model
     assert state["messages"][-1].content == "Written."
 
@@ -124,7 +125,7 @@ def test_a_langchain_tool_runs_exactly_the_merged_arguments(payments: Payments, 
     state = graph.invoke(Command(resume=edit(amount=50)), thread)
 
     assert payments.made == [{"account": "DE-1", "amount": 50, "memo": "rent"}]
-    assert proposal(state).tool_calls[0]["args"] == {**PROPOSED, "amount": 50}
+    assert proposal(state).tool_calls[0]["args"] == PROPOSED  # the model's own call stays
     assert proposal(state).tool_calls[0]["id"] == "t1"
     assert ran_calls(state)[0].response_metadata["decision"] == "edited"
     assert len(model.calls) == 2
@@ -194,7 +195,9 @@ def test_a_typed_function_tool_merges_and_refuses_alike(thread: dict) -> None:
     assert sent == [{"to": "a@x.org", "body": "Hi", "cc": ["b@x.org"]}]
 
 
-def test_an_edit_cannot_name_another_tool(log: ToolLog, thread: dict) -> None:
+def test_an_edit_into_another_tool_takes_that_tools_own_arguments(
+    log: ToolLog, thread: dict
+) -> None:
     tools = [
         sleeping_tool(log, "deploy", safe=False, dangerous=True),
         sleeping_tool(log, "lookup", safe=True),
@@ -206,11 +209,15 @@ def test_an_edit_cannot_name_another_tool(log: ToolLog, thread: dict) -> None:
     )
     graph.invoke(ask("deploy"), thread)
 
-    renamed = {"type": "edit", "name": "lookup", "args": {"item": "staging"}}
+    renamed = {"type": "edit", "name": "lookup", "args": {"other": "staging"}}
     state = graph.invoke(Command(resume=[renamed]), thread)
 
-    assert "lookup" in request_of(state)["error"]
+    assert "lookup" in request_of(state)["error"]  # its schema, not the proposal's, applies
     assert log.runs == []
+
+    state = graph.invoke(Command(resume=[{**renamed, "args": {"item": "staging"}}]), thread)
+
+    assert [run["name"] for run in log.runs] == ["lookup"]
 
 
 def test_an_edit_cannot_get_past_a_block_rule(log: ToolLog, thread: dict) -> None:

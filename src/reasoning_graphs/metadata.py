@@ -105,7 +105,17 @@ def with_decision(
         metadata[RETURN_DIRECT] = True
     if acted and message.status != "error":
         metadata[ACTED] = True
-    return message.model_copy(update={"response_metadata": metadata})
+    update: dict[str, Any] = {"response_metadata": metadata}
+    if decision in PERSONS_ANSWERS:  # as LangChain marks it, for clients that show it
+        kind = {"lc_data": {"decision": PERSONS_ANSWERS[decision]}}
+        update["additional_kwargs"] = {**message.additional_kwargs, **LC_MARK, **kind}
+    return message.model_copy(update=update)
+
+
+LC_MARK = {"lc_source": "hitl_interrupt_decision"}
+PERSONS_ANSWERS = {"rejected": "reject", "responded": "respond"}
+"""The decisions that answer a call in its tool's place, as LangChain's approval marks them
+on the observation (``additional_kwargs``)."""
 
 
 def acted(message: ToolMessage) -> bool:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.language_models import BaseChatModel
 
+    from reasoning_graphs.stream_transformers import TransformerFactory
     from reasoning_graphs.tools.policy import Rule
 
 
@@ -164,7 +165,9 @@ class AgentOptions(TypedDict, total=False):
         response_format: The shape of the final answer: once the question is answered, one
             more model call writes the answer in it, kept as structured_response: an
             object's JSON schema (a run's is ignored by a graph built with a response format
-            of its own). Or a Pydantic model class or a TypedDict class.
+            of its own). Or a Pydantic model class, a TypedDict class, a provider's {'type':
+            'json_schema', ...} dict, or LangChain's ToolStrategy or ProviderStrategy of
+            one: then the loop's own calls give it, as create_agent's do.
         max_steps: Deprecated: the former name of max_model_calls, read as it (with a
             DeprecationWarning) for one more release.
         tool_timeout: Seconds before a tool call is abandoned, for every tool whose spec
@@ -187,6 +190,10 @@ class AgentOptions(TypedDict, total=False):
         context_schema: The class of what a run's context carries for the user's own code
             (middleware, tools: runtime.context), as create_agent takes it; the run options
             of ours then come from the keys of that context that name them.
+        transformers: Stream transformer factories, each called with a scope, as
+            create_agent takes them: they join the graph's v3 stream
+            (stream_events(version='v3')) after its own and its middleware's (see
+            reasoning_graphs.stream_transformers).
         reflect_every: Tool rounds between the model's reflections on what the latest
             observations gave (shown in its next prompt). None: no reflections.
         reflect_on_failure: Reflect after a round with a failed call (a tool error, a
@@ -225,5 +232,6 @@ class AgentOptions(TypedDict, total=False):
     middleware: Sequence[AgentMiddleware]
     state_schema: type
     context_schema: type
+    transformers: Sequence[TransformerFactory]
     reflect_every: int | None
     reflect_on_failure: bool

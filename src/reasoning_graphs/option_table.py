@@ -347,7 +347,11 @@ OPTIONS: tuple[Option, ...] = (
         "The shape of the final answer: once the question is answered, one more model call "
         "writes the answer in it, kept as structured_response: an object's JSON schema (a "
         "run's is ignored by a graph built with a response format of its own).",
-        build_note="Or a Pydantic model class or a TypedDict class.",
+        build_note=(
+            "Or a Pydantic model class, a TypedDict class, a provider's {'type': "
+            "'json_schema', ...} dict, or LangChain's ToolStrategy or ProviderStrategy of one: "
+            "then the loop's own calls give it, as create_agent's do."
+        ),
         build="type[Any] | Mapping[str, Any] | None",
         run="dict[str, Any]",
         bound=AnswerShape(),
@@ -409,6 +413,13 @@ OPTIONS: tuple[Option, ...] = (
         "tools: runtime.context), as create_agent takes it; the run options of ours then "
         "come from the keys of that context that name them.",
         build="type",
+    ),
+    Option(
+        "transformers",
+        "Stream transformer factories, each called with a scope, as create_agent takes them: "
+        "they join the graph's v3 stream (stream_events(version='v3')) after its own and its "
+        "middleware's (see reasoning_graphs.stream_transformers).",
+        build="Sequence[TransformerFactory]",
     ),
     Option(
         "step_format",

@@ -27,10 +27,12 @@ Examples:
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -40,6 +42,10 @@ from typing_extensions import is_typeddict
 from reasoning_graphs.errors import validation_problems
 
 SchemaKind = Literal["pydantic", "typeddict", "json_schema"]
+Strategy = Literal["after", "tool", "provider"]
+"""How the typed answer is had: ``after`` the loop, in a call of its own (a plain schema);
+as a ``tool`` the loop offers (LangChain's ``ToolStrategy``); or in the ``provider``'s
+native structured output of the loop's own calls (``ProviderStrategy``)."""
 
 MAX_SCHEMA_CHARS = 20_000
 """Longest JSON schema a run may give (as JSON): enough for a form, not a flood of prompt."""
@@ -50,8 +56,13 @@ DEFAULT_NAME = "Answer"
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
 NOT_A_SCHEMA = (
-    "response_format must be a Pydantic model class, a TypedDict class or a JSON schema "
-    "(a dict), not {kind}."
+    "response_format must be a Pydantic model class, a TypedDict class, a JSON schema "
+    "(a dict, or a provider's {{'type': 'json_schema', ...}}) or LangChain's ToolStrategy, "
+    "ProviderStrategy or AutoStrategy of one, not {kind}."
+)
+ONE_SCHEMA = (
+    "a ToolStrategy of several schemas (a Union or a 'oneOf') is not supported: give it one "
+    "schema ({names})"
 )
 BAD_JSON_SCHEMA = "response_format is not a valid JSON schema: {why}"
 NOT_AN_OBJECT = (
@@ -86,12 +97,31 @@ class AnswerSchema:
         kind: Which of the three forms it is.
         name: The function the model is asked to call (letters, digits, ``_`` and ``-``).
         json_schema: The schema the model is shown.
+        strategy: How the answer is had (:data:`Strategy`).
+        handle_errors: A ``tool`` strategy's ``handle_errors``: what the model is told when
+            its call does not fit, or ``False`` to raise (LangChain's meaning).
+        tool_message: A ``tool`` strategy's ``tool_message_content``.
+        strict: A ``provider`` strategy's ``strict``.
+        description: What the schema's tool says it is for.
+        given: The LangChain strategy as given, which ``wrap_model_call`` hooks see.
     """
 
     source: Any
     kind: SchemaKind
     name: str
     json_schema: dict[str, Any] = field(compare=False)
+    strategy: Strategy = "after"
+    handle_errors: Any = field(default=True, compare=False)
+    tool_message: str | None = None
+    strict: bool | None = None
+    description: str = field(default="", compare=False)
+    given: Any = field(default=None, compare=False)
+
+    @property
+    def in_loop(self) -> bool:
+        """Whether the loop's own calls give the answer (a strategy was named), rather than
+        a call of its own after the loop."""
+        return self.strategy != "after"
 
     def validate(self, data: Any) -> Any:
         """``data`` (a reply's arguments) as the typed answer: a model instance for a Pydantic
@@ -115,26 +145,90 @@ class AnswerSchema:
         return _reply_model(self.name, self.json_schema)
 
     @cached_property
+    def tool(self) -> Any:
+        """The tool a ``tool`` strategy's schema is offered as in the loop (one object, so
+        that a binding of it is reused): never run, only called."""
+        from langchain_core.tools import StructuredTool
+
+        return StructuredTool(
+            name=self.name, description=self.description, args_schema=self.json_schema
+        )
+
+    @cached_property
     def _adapter(self) -> TypeAdapter[Any]:
         return TypeAdapter(self.source)
 
 
 def answer_schema(schema: Any) -> AnswerSchema:
-    """``schema`` (a Pydantic model class, a TypedDict class or a JSON schema dict) as an
-    :class:`AnswerSchema`; a ``ValueError`` that says why when it is none of them or describes
-    no object."""
+    """``schema`` as an :class:`AnswerSchema`: a Pydantic model class, a TypedDict class or a
+    JSON schema dict (a provider's ``{"type": "json_schema", ...}`` form unwrapped), each
+    answered after the loop; or LangChain's ``ToolStrategy``/``ProviderStrategy`` of one,
+    answered in the loop as under ``create_agent`` (an ``AutoStrategy`` is its plain schema).
+    A ``ValueError`` says why when it is none of them or describes no object."""
+    strategies = sys.modules.get("langchain.agents.structured_output")
+    if strategies is not None:  # not imported: the schema cannot be one of its strategies
+        if isinstance(schema, strategies.AutoStrategy):
+            return answer_schema(schema.schema)
+        if isinstance(schema, strategies.ToolStrategy):
+            specs = schema.schema_specs
+            if len(specs) != 1:
+                raise ValueError(ONE_SCHEMA.format(names=", ".join(s.name for s in specs)))
+            tool = answer_schema(specs[0].schema)
+            return replace(
+                tool,
+                strategy="tool",
+                handle_errors=schema.handle_errors,
+                tool_message=schema.tool_message_content,
+                description=specs[0].description,
+                given=schema,
+            )
+        if isinstance(schema, strategies.ProviderStrategy):
+            native = answer_schema(schema.schema)
+            return replace(
+                native, strategy="provider", strict=schema.schema_spec.strict, given=schema
+            )
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         json_schema = schema.model_json_schema()
-        return AnswerSchema(schema, "pydantic", _function_name(schema.__name__), json_schema)
+        name = _function_name(schema.__name__)
+        return AnswerSchema(schema, "pydantic", name, json_schema, description=_doc(schema))
     if is_typeddict(schema):
         json_schema = TypeAdapter(schema).json_schema()
-        return AnswerSchema(schema, "typeddict", _function_name(schema.__name__), json_schema)
+        name = _function_name(schema.__name__)
+        return AnswerSchema(schema, "typeddict", name, json_schema, description=_doc(schema))
     if isinstance(schema, Mapping):
-        json_schema = check_json_schema(schema)
+        provided = provider_schema(schema)
+        json_schema = check_json_schema(schema if provided is None else provided)
         title = json_schema.get("title")
         name = _function_name(title) if isinstance(title, str) else DEFAULT_NAME
-        return AnswerSchema(json_schema, "json_schema", name, json_schema)
+        description = json_schema.get("description")
+        text = description if isinstance(description, str) else ""
+        return AnswerSchema(json_schema, "json_schema", name, json_schema, description=text)
     raise ValueError(NOT_A_SCHEMA.format(kind=f"{type(schema).__name__} {schema!r}"[:80]))
+
+
+def provider_schema(given: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema inside a provider's structured-output form, ``None`` when ``given`` is
+    no such form: OpenAI's Chat Completions ``{"type": "json_schema", "json_schema": {"name":
+    ..., "schema": {...}}}`` or its flat Responses form ``{"type": "json_schema", "name": ...,
+    "schema": {...}}``. Its ``name`` becomes the schema's title. LangChain passes such a dict
+    on as a schema, unread; we read it, since ``"type": "json_schema"`` is no JSON schema a
+    tool or a check could use. An empty inner schema allows anything: read as any object,
+    the only thing a function's arguments can be."""
+    if given.get("type") != "json_schema":
+        return None
+    wrapper = given.get("json_schema", given)
+    if not isinstance(wrapper, Mapping) or not isinstance(wrapper.get("schema"), Mapping):
+        return None
+    inner: dict[str, Any] = dict(wrapper["schema"]) or {"type": "object"}
+    name = wrapper.get("name")
+    if isinstance(name, str) and name and "title" not in inner:
+        inner["title"] = name
+    return inner
+
+
+def _doc(schema: type) -> str:
+    """A class's own docstring, what a tool made from it says it is for (as LangChain's)."""
+    return inspect.cleandoc(schema.__doc__ or "")
 
 
 def check_json_schema(schema: Any, *, regexes: bool = True) -> dict[str, Any]:

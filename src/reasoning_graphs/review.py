@@ -19,14 +19,17 @@ middleware (``action_requests`` and ``review_configs``), which LangGraph Studio
 and Agent Chat UI draw as an approval panel, and a resume may answer in that
 shape too: ``{"decisions": [...]}`` with ``{"type": "edit", "edited_action":
 {"name": ..., "args": {...}}}`` for an edit and a ``message`` for a rejection's
-reason or a response. An edit may change the arguments, not the tool: an edit
-that names another tool (``name`` here, ``edited_action.name`` there) does not fit.
+reason or a response. An edit may change the arguments, and the tool too (``name`` here,
+``edited_action.name`` there, as LangChain 1.5's approval allows): the person's call runs
+in the model's place, the model's message keeps what it proposed, and the observation
+begins with a notice of what ran instead.
 
 The merge is shallow: a key of the edit replaces the proposed one, the others
-stay. No key is removed; ``null`` is a value, which fits only where the tool's
-schema allows null. The merged arguments are checked before anything runs —
-against the tool's schema (naming no argument it does not take) and the run's
-block rules — and are exactly what runs (see :mod:`reasoning_graphs.nodes.steps.edits`).
+stay (an edit into another tool gives that tool's whole arguments). No key is removed;
+``null`` is a value, which fits only where the tool's schema allows null. The merged
+arguments are checked before anything runs — against the tool's schema (naming no
+argument it does not take) and the run's block rules — and are exactly what runs
+(see :mod:`reasoning_graphs.nodes.steps.edits`).
 
 A value that does not fit, an edit that cannot run included, is asked about
 again with an ``error`` and the same calls; nothing of the turn runs meanwhile
@@ -55,8 +58,8 @@ NOT_ALLOWED = "Decision {index} ({kind}) is not allowed for call {call_id}; allo
 MISSING_FIELD = "Decision {index} ({kind}) needs a {field!r} field of type {expected}."
 UNKNOWN_IDS = "Decisions name unknown call id(s) {unknown}; pending calls: {ids}."
 RENAMED_TOOL = (
-    "Decision {index} edits call {call_id} into a {renamed!r} call; an edit keeps the tool "
-    "({name!r}) and changes its arguments. Reject the call instead."
+    "Decision {index} edits call {call_id} into calls of two tools ({renamed}): name one, in "
+    "'name' or in 'edited_action'."
 )
 DEFAULT_REJECT_REASON = "none given"
 EMPTY_ANSWER = "The resume value answers nothing (None); give one decision per pending call."
@@ -128,10 +131,12 @@ class ReviewDecision(TypedDict):
     """A person's answer for one pending call.
 
     ``args`` of an edit: as the person gave them, until the approval merges them
-    over the proposed arguments; then the whole arguments that run.
+    over the proposed arguments (for the same tool); then the whole arguments that run.
+    ``name`` of an edit: another tool to run in the proposed one's place.
     """
 
     type: Literal["approve", "edit", "reject", "respond"]
+    name: NotRequired[str]
     args: NotRequired[dict[str, Any]]
     reason: NotRequired[str]
     content: NotRequired[str]
@@ -216,13 +221,14 @@ def _plain(index: int, item: Any, call: PendingCall) -> Any:
     edited = plain.pop("edited_action", None)
     if plain.get("type") == "edit":
         edited = edited if isinstance(edited, Mapping) else {}
-        for renamed in (plain.pop("name", call["name"]), edited.get("name", call["name"])):
-            if renamed != call["name"]:
-                raise ApprovalError(
-                    RENAMED_TOOL.format(
-                        index=index, call_id=call["id"], renamed=renamed, name=call["name"]
-                    )
-                )
+        renamed = {plain.pop("name", call["name"]), edited.get("name", call["name"])}
+        renamed.discard(call["name"])
+        if len(renamed) > 1:
+            raise ApprovalError(
+                RENAMED_TOOL.format(index=index, call_id=call["id"], renamed=sorted(renamed))
+            )
+        if renamed:
+            plain["name"] = renamed.pop()
         if "args" not in plain and "args" in edited:
             plain["args"] = edited["args"]
     message = plain.pop("message", None)
@@ -247,6 +253,8 @@ def _decision(index: int, item: Any) -> ReviewDecision:
                 MISSING_FIELD.format(index=index, kind=kind, field="args", expected="object")
             )
         decision["args"] = dict(args)
+        if isinstance(item.get("name"), str):
+            decision["name"] = item["name"]
     elif kind == "respond":
         content = item.get("content")
         if not isinstance(content, str):

@@ -134,6 +134,9 @@ class ClearedCall(TypedDict):
         answer: For a call settled without running that comes after a call that
             runs, its observation: ``act`` records it in its place, so the
             observations keep the order of the model's calls.
+        notice: For a call a person edited (``name`` and ``args`` are what they decided;
+            the model's message keeps what it proposed): what its observation begins
+            with, telling the model what ran in place of its call.
     """
 
     id: str
@@ -143,6 +146,7 @@ class ClearedCall(TypedDict):
     nonce: NotRequired[str]
     seal: NotRequired[str]
     answer: NotRequired[ToolMessage]
+    notice: NotRequired[str]
 
 
 class ContextSummary(TypedDict):

@@ -17,7 +17,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallRequest
@@ -40,6 +40,10 @@ NO_DECISIONS = (
     "drawn from {allowed}; got {given!r}."
 )
 NOT_A_SETTING = "The approval setting for {name!r} must be True, False or a mapping, not {kind}."
+EDIT_NOTICE = (
+    "Note: a person changed this call before it ran, so it did not run as your message proposes it."
+)
+"""What the model reads first in the observation of a call a person edited."""
 TWICE = "The tool {name!r} is given approval settings twice (approve= and middleware)."
 
 
@@ -51,11 +55,14 @@ class Asking:
         decisions: The decisions a person may take on a call.
         description: What they read instead of the call as we describe it.
         when: Which calls need them; ``None``: every call.
+        edit_notice: What the observation of a call they edited begins with (then what ran
+            in its place); ``None``: nothing (a ``HumanInTheLoopMiddleware``'s own setting).
     """
 
     decisions: tuple[str, ...] = REVIEW_DECISIONS
     description: Description | None = None
     when: When | None = None
+    edit_notice: str | None = EDIT_NOTICE
 
 
 def asking_of(name: str, setting: Any) -> Asking | None:
@@ -106,5 +113,5 @@ def merged_askings(
         for name, asking in askings(m.interrupt_on).items():
             if name in found:
                 raise ValueError(TWICE.format(name=name))
-            found[name] = asking
+            found[name] = replace(asking, edit_notice=m.edit_notice)
     return found, tuple(rest)

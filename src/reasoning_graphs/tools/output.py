@@ -132,6 +132,13 @@ class ToolResult:
             return self.message
         return ToolMessage(self.content, tool_call_id=call_id, name=name, status=self.status)
 
+    def with_notice(self, notice: str) -> ToolResult:
+        """This result with ``notice`` before its text (and before the tool's own message's)."""
+        message = self.message
+        if message is not None:
+            message = message.model_copy(update={"content": _noticed(notice, message.content)})
+        return replace(self, content=f"{notice}\n\n{self.content}", message=message)
+
     def with_note(self, requests: Sequence[str], reason: str) -> ToolResult:
         """This result with what the tool asked for, and did not get, told to the model:
         in the recorded text, and as advice on the tool's message, whose content stays
@@ -257,3 +264,10 @@ def _targets(goto: Any) -> list[str | Send]:
     if isinstance(goto, (str, Send)):
         return [goto]
     return list(goto or ())
+
+
+def _noticed(notice: str, content: Any) -> Any:
+    """A message content (text, or content blocks) with ``notice`` first."""
+    if isinstance(content, str):
+        return f"{notice}\n\n{content}" if content else notice
+    return [{"type": "text", "text": notice}, *content]

@@ -55,6 +55,7 @@ from reasoning_graphs.nodes.guards.budget import (
 )
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.stop import QuestionStopped
+from reasoning_graphs.nodes.model.answer_strategy import offered, provider_bound, read_answer
 from reasoning_graphs.nodes.model.continuation import made_whole, was_cut
 from reasoning_graphs.nodes.model.prompt_hooks import around_call
 from reasoning_graphs.nodes.model.request import (
@@ -91,6 +92,7 @@ from reasoning_graphs.nodes.model.window import (
     summary_in_force,
 )
 from reasoning_graphs.question import latest_request
+from reasoning_graphs.response_format import AnswerSchema
 from reasoning_graphs.state import ThoughtEvent
 
 __all__ = ["ModelReply", "ModelRequest", "call_model", "summariser"]
@@ -265,7 +267,7 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
         system_message=system,
         tools=list(request.tools),
         tool_choice=request.tool_choice,
-        response_format=None if request.schema is None else AutoStrategy(request.schema),
+        response_format=_format_of(request),
         state=cast(Any, state),
         runtime=get_runtime(),
     )
@@ -280,11 +282,29 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
     own = typed is not None and not (replies and typed is replies[-1].parsed)
     # a hook's own structured response is written as create_agent writes it
     writes = (
+        *(() if own else _own_writes(answer.response, replies)),
         *([{"structured_response": typed}] if own else []),
         *state_writes(answer.commands, call.run.setup.hook_writable),
     )
     turn = _turn_of(answer.response, replies, state, call.prompt)
-    return replace(turn, writes=writes) if writes else turn
+    return replace(turn, writes=writes)
+
+
+def _format_of(request: ModelRequest) -> Any:
+    """The response format a hook sees: the strategy given, as ``create_agent`` hands it on,
+    or the typed reply's schema as its ``AutoStrategy``."""
+    answer = in_loop_answer(request)
+    if answer is not None:
+        return answer.given
+    return None if request.schema is None else AutoStrategy(request.schema)
+
+
+def _own_writes(response: Any, replies: list[ModelReply]) -> tuple[dict[str, Any], ...]:
+    """What the last call's reply writes beside itself (a strategy's answer and its
+    ``ToolMessage``), while the hooks hand that reply on."""
+    if not replies or message_of(response) is not replies[-1].message:
+        return ()
+    return replies[-1].writes
 
 
 UNRUNNABLE_TOOLS = (
@@ -386,15 +406,20 @@ def ask(call: ModelCall) -> Body[ModelReply]:
     """The chain's last step: the model asked once on the call's prompt, watched while it
     runs (:mod:`~reasoning_graphs.nodes.model.watch`), with its thought event."""
     request, state, prompt = call.request, call.state, call.prompt
-    runnable = call.run.setup.bindings.bound(
-        call.model,
-        tools=request.tools,
-        tool_choice=request.tool_choice,
-        schema=request.schema,
-        native=request.native,
-        stop=request.stop,
-        grammar=request.grammar,
-    )
+    answer = in_loop_answer(request)
+    tools, tool_choice = offered(answer, request.tools, request.tool_choice)
+    if answer is not None and answer.strategy == "provider":
+        runnable = provider_bound(call.model, tools, tool_choice, answer)
+    else:
+        runnable = call.run.setup.bindings.bound(
+            call.model,
+            tools=tools,
+            tool_choice=tool_choice,
+            schema=request.schema,
+            native=request.native,
+            stop=request.stop,
+            grammar=request.grammar,
+        )
     started = time.perf_counter()
     watch = watch_for(call.allowance)
     try:
@@ -412,8 +437,11 @@ def ask(call: ModelCall) -> Body[ModelReply]:
     if request.schema is not None:
         message, parsed, unparsed = typed_reply(result, request.schema)
     else:
-        message = named_calls(result, [tool.name for tool in request.tools])
+        message = named_calls(result, [tool.name for tool in tools])
     cut = was_cut(message) or watch.unfinished_call()
+    writes: tuple[dict[str, Any], ...] = ()
+    if answer is not None and not cut:  # never a typed object read from half a reply
+        parsed, writes = read_answer(answer, message)
     if cut and request.schema is not None:  # never a typed object read from half a reply
         parsed, unparsed = None, ValueError(CUT_REPLY)
     message = with_runtime_ids(message, state["messages"])
@@ -423,7 +451,14 @@ def ask(call: ModelCall) -> Body[ModelReply]:
         event["typed"] = schema_name(request.schema)
         if parsed is None:
             event["unread"] = _why_unread(message, unparsed)
-    return ModelReply(message, parsed, unparsed, latency_ms, event, cut=cut)
+    return ModelReply(message, parsed, unparsed, latency_ms, event, cut=cut, writes=writes)
+
+
+def in_loop_answer(request: ModelRequest) -> AnswerSchema | None:
+    """The response format ``request``'s reply gives itself: a strategy's, in a loop's call
+    that asks for no typed reply of its own."""
+    answer = request.answer
+    return answer if answer is not None and answer.in_loop and request.schema is None else None
 
 
 def _why_unread(message: AIMessage, unparsed: Exception | None) -> str:

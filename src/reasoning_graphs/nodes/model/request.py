@@ -29,6 +29,7 @@ from reasoning_graphs.state import ContextSummary, Outcome, ThoughtEvent, messag
 
 if TYPE_CHECKING:
     from reasoning_graphs.nodes.model.setup import RunScope
+    from reasoning_graphs.response_format import AnswerSchema
 
 NO_ALLOWANCE = CallAllowance()
 """No limit on a call, until a link sets one."""
@@ -54,6 +55,8 @@ class ModelRequest:
             left all to itself.
         reply_tokens: Tokens the reply may stream before it ends there, what it said so
             far kept as the reply (the closing answer's cap).
+        answer: The run's response format, for a loop's call that gives it itself when it
+            names a strategy (:mod:`~reasoning_graphs.nodes.model.answer_strategy`).
     """
 
     prompt: Sequence[BaseMessage]
@@ -65,6 +68,7 @@ class ModelRequest:
     grammar: str | None = None
     shared_tokens: SharedTokens | None = None
     reply_tokens: int | None = None
+    answer: AnswerSchema | None = None
 
 
 @dataclass(frozen=True)

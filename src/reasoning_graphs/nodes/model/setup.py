@@ -56,6 +56,7 @@ from reasoning_graphs.option_bounds import (
 )
 from reasoning_graphs.option_classes import AgentOptions
 from reasoning_graphs.response_format import AnswerSchema, answer_schema
+from reasoning_graphs.stream_transformers import TransformerFactory, graph_transformers
 from reasoning_graphs.tools.asking import Asking, merged_askings
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.builtins.memory import memory_tools
@@ -131,6 +132,9 @@ def agent_setup(
         asking=asking,
         state_schema=options.get("state_schema"),
         context_schema=options.get("context_schema"),
+        transformers=graph_transformers(
+            options.get("middleware", ()), options.get("transformers", ())
+        ),
     )
 
 
@@ -174,6 +178,8 @@ class AgentSetup:
     """A user's state class, whose fields join the pattern's (``create_agent``'s)."""
     context_schema: type | None = None
     """A user's class of run context, which runs carry in place of the run options' class."""
+    transformers: tuple[TransformerFactory, ...] = ()
+    """The v3 stream's transformers: the built-in ones, the middleware's, the caller's."""
     bindings: Bindings = field(default_factory=Bindings, compare=False, repr=False)
     # made for runs, never copied: a copy (``dataclasses.replace``) may differ in what they hold
     _registries: dict[tuple[tuple[str, ...] | None, float | None], ToolRegistry] = field(

@@ -27,7 +27,8 @@ LangGraph may re-run it on resume; it re-runs with the same triage.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
@@ -36,7 +37,7 @@ from langchain_core.messages.tool import ToolCall
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from reasoning_graphs.metadata import EARLIER_REJECTION, RAW, REUSED_FROM, decision_of
+from reasoning_graphs.metadata import EARLIER_REJECTION, REUSED_FROM, decision_of
 from reasoning_graphs.nodes.guards.call_limits import Tally
 from reasoning_graphs.nodes.guards.honest import own_texts
 from reasoning_graphs.nodes.guards.loops import STOPPED_CALL
@@ -67,6 +68,7 @@ from reasoning_graphs.state import (
     EffectDone,
     Node,
 )
+from reasoning_graphs.tools.asking import Asking
 from reasoning_graphs.tools.registry import ToolRegistry
 from reasoning_graphs.tools.spec import ToolSpec
 
@@ -99,8 +101,6 @@ class TurnTriage:
         answered: Observations of calls settled without running.
         events: Trajectory events of the calls settled without running.
         rejected: Calls a person rejected now, by signature, with the reason.
-        edited: The arguments that run for a call a person edited (their edit merged
-            over the proposed arguments), by call id.
         places: Each call's place in the model's order, and the call, by call id.
         to_ask: The calls a person must decide, each with its place.
         described: What the person reads about a call of ``to_ask`` whose tool's setting
@@ -115,7 +115,6 @@ class TurnTriage:
     answered: list[ToolMessage] = field(default_factory=list)
     events: list[ActionEvent] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
-    edited: dict[str, dict[str, Any]] = field(default_factory=dict)
     places: dict[str, tuple[int, ToolCall]] = field(default_factory=dict)
     to_ask: list[tuple[int, ToolCall]] = field(default_factory=list)
     described: dict[str, str] = field(default_factory=dict)
@@ -156,12 +155,23 @@ class TurnTriage:
         return [call for _, call in order], now
 
     def clear_to_run(
-        self, index: int, call: ToolCall, args: dict[str, Any], decision: CallDecision
+        self,
+        index: int,
+        call: ToolCall,
+        args: dict[str, Any],
+        decision: CallDecision,
+        *,
+        name: str | None = None,
+        notice: str | None = None,
     ) -> None:
-        """Clear a call to run, keeping its place in the model's order."""
+        """Clear a call to run, keeping its place in the model's order: ``name`` and
+        ``args`` are what runs (a person's edit may change both), ``notice`` what its
+        observation begins with."""
         cleared = ClearedCall(
-            id=runtime_id(call), name=call["name"], args=dict(args), decision=decision
+            id=runtime_id(call), name=name or call["name"], args=dict(args), decision=decision
         )
+        if notice:
+            cleared["notice"] = notice
         self.cleared.append((index, sealed(cleared)))
 
     def run_nothing(self, calls: Sequence[ToolCall] = ()) -> None:
@@ -225,15 +235,13 @@ class TurnTriage:
 
 
 class Settling(TypedDict):
-    """What ``approve`` receives from the router: the turn and its one triage.
+    """What ``approve`` receives from the router: the turn's one triage.
 
     Attributes:
-        reply: The model turn whose calls are settled.
-        triage: Its :class:`TurnTriage`, as plain fields, so a checkpoint keeps it while a
-            person decides.
+        triage: The :class:`TurnTriage` of the latest model turn, as plain fields, so a
+            checkpoint keeps it while a person decides.
     """
 
-    reply: AIMessage
     triage: dict[str, Any]
 
 
@@ -269,7 +277,7 @@ def _unanswered(messages: Sequence[AnyMessage], reply: AIMessage) -> list[ToolCa
 
 def settling(state: AgentState, triage: TurnTriage) -> Settling:
     """The router's hand-over of a triaged turn to ``approve``."""
-    return Settling(reply=last_ai_message(state["messages"]), triage=vars(triage).copy())
+    return Settling(triage=vars(triage).copy())
 
 
 def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
@@ -283,17 +291,18 @@ def make_approve(setup: AgentSetup) -> Node[Settling | AgentState]:
         run = setup.for_run()
         if "triage" in state:
             given = cast(Settling, state)
-            reply, triage = given["reply"], TurnTriage(**given["triage"])
+            # a hand-over saved by an earlier release may carry its edits: they are made here
+            handed = {key: value for key, value in given["triage"].items() if key != "edited"}
+            triage = TurnTriage(**handed)
         else:
-            reply, triage = last_ai_message(state["messages"]), triage_turn(run, state)
+            triage = triage_turn(run, state)
         if triage.to_ask:
             _ask_person(triage.to_ask, triage, run)
         to_run, answered = triage.in_model_order()
         update: AgentUpdate = {"to_run": to_run}
-        messages = [_with_edited_args(reply, triage.edited)] if triage.edited else []
         # an empty write would still mark the channel changed
-        if messages or answered:
-            update["messages"] = [*messages, *answered]
+        if answered:
+            update["messages"] = list(answered)
         if triage.events:
             update["trajectory"] = triage.events
         if triage.rejected:
@@ -421,14 +430,28 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: Run
         if kind == "approve":
             triage.clear_to_run(index, call, call["args"], "approved")
         elif kind == "edit":
-            triage.clear_to_run(index, call, decision["args"], "edited")
-            triage.edited[runtime_id(call)] = decision["args"]
+            name, args = decision.get("name", call["name"]), decision["args"]
+            notice = edit_notice(run.setup.asking.get(call["name"]), name, args)
+            triage.clear_to_run(index, call, args, "edited", name=name, notice=notice)
         elif kind == "reject":
             reason = decision["reason"]
             triage.rejected[call_signature(call["name"], call["args"])] = reason
             triage.answer_without_running(call, REJECTED_NOW.format(reason=reason), "rejected")
         else:
             triage.answer_without_running(call, decision["content"], "responded", "success")
+
+
+EXECUTED_INSTEAD = "{notice} Executed instead: {name} with arguments {args}."
+
+
+def edit_notice(asking: Asking | None, name: str, args: Mapping[str, Any]) -> str | None:
+    """What the observation of an edited call begins with: the tool's setting's notice
+    (a ``HumanInTheLoopMiddleware``'s ``edit_notice``; ``None`` there: no notice), else ours,
+    and what ran instead of the model's call."""
+    notice = Asking().edit_notice if asking is None else asking.edit_notice
+    if not notice:
+        return None
+    return EXECUTED_INSTEAD.format(notice=notice, name=name, args=json.dumps(dict(args)))
 
 
 def ask_again(call: ClearedCall, registry: ToolRegistry) -> ReviewDecision:
@@ -476,20 +499,6 @@ def _decisions_for(
             return fit(parse_decisions(answer, pending))
         except ApprovalError as error:
             answer = interrupt({**request, "error": str(error)})
-
-
-def _with_edited_args(reply: AIMessage, edited: dict[str, dict[str, Any]]) -> AIMessage:
-    """The same model message (same id, so it replaces the original) with edited arguments.
-
-    The raw text a text-format reply was parsed from names the calls as the model wrote
-    them, so it goes: the transcript then shows the model the calls that ran.
-    """
-    calls = [
-        {**call, "args": edited[call["id"]]} if call["id"] in edited else call
-        for call in reply.tool_calls
-    ]
-    metadata = {key: value for key, value in reply.response_metadata.items() if key != RAW}
-    return reply.model_copy(update={"tool_calls": calls, "response_metadata": metadata})
 
 
 own_texts(

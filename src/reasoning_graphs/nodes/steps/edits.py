@@ -63,7 +63,8 @@ def _merged(
     policy: ToolPolicy,
 ) -> ReviewDecision:
     changes = decision.get("args") or {}
-    name, where = call["name"], {"index": index, "call_id": call["id"], "name": call["name"]}
+    name = decision.get("name", call["name"])
+    where = {"index": index, "call_id": call["id"], "name": name}
     spec = registry.get(name)
     if spec is None:
         raise ApprovalError(NO_TOOL.format(**where))
@@ -71,7 +72,8 @@ def _merged(
     if unknown:
         known = ", ".join(sorted(spec.argument_schema().get("properties", {})))
         raise ApprovalError(UNKNOWN_ARGUMENTS.format(unknown=unknown, known=known, **where))
-    args = edited_args(call, changes)
+    # another tool's arguments are the edit's own: the proposal's are not its
+    args = edited_args(call, changes) if name == call["name"] else dict(changes)
     problems = spec.argument_problems(args)
     if problems:
         raise ApprovalError(_one_line(UNFIT_ARGUMENTS.format(problems=problems, **where)))

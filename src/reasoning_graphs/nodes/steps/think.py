@@ -52,7 +52,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
             advice = [*advice, turn.advice]
         prompt = advised(with_reflection([system, *shown], state), advice)
         if turn is None:
-            request = ModelRequest(prompt=prompt, tools=tools)
+            request = ModelRequest(prompt=prompt, tools=tools, answer=run.response_format)
         else:
             request = tools_off(prompt, tools)
         reply = yield from call_model(run, request, state)

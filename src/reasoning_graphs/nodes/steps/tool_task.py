@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain.agents.middleware import ToolCallRequest
@@ -130,7 +131,11 @@ def checked_call(
         # change between the seal's check and the run
         needs_person=run.policy.needs_approval(run.registry.get(name), name, call, state),
     )
-    return (yield from _CHAINS[bool(run.setup.tool_hooks)](request))
+    outcome = yield from _CHAINS[bool(run.setup.tool_hooks)](request)
+    notice = call.get("notice")
+    if notice and outcome.decision == "edited":  # the model reads what ran in its call's place
+        return replace(outcome, result=outcome.result.with_notice(notice))
+    return outcome
 
 
 def execute(request: CallRequest) -> Body[CallOutcome]:

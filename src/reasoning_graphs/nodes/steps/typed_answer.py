@@ -92,6 +92,8 @@ def typed_for_run(
     if schema is None:
         kept = after.get("structured_response") is None or "structured_response" in update
         return update if kept else _typed(update, None)  # a hook's own value is this answer's
+    if schema.in_loop and update.get("structured_response") is not None:
+        return update  # the loop's own call gave it, as its strategy asks
     message = final_answer(after["messages"])
     answer = models_words(message) if message is not None else ""
     if message is None or no_answer_reason(answer):

@@ -36,6 +36,7 @@ from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
+    round_answered,
     to_settle,
 )
 from reasoning_graphs.question import last_ai_message
@@ -109,11 +110,15 @@ def react_loop(
     options.setdefault("system_prompt", REACT_SYSTEM)
     setup = agent_setup(model, tools, retry, **options)
 
-    def after_think(state: AgentState) -> list[Send] | Literal["approve", "finish", "__end__"]:
+    def after_think(
+        state: AgentState,
+    ) -> list[Send] | Literal["approve", "finish", "think", "__end__"]:
         outcome = state.get("outcome")
         if outcome and after_outcome(outcome) == "finish":
             return "finish"  # the budget was spent before thinking
         if wants_tools(last_ai_message(state["messages"])):
+            if round_answered(state):  # a response format's own call, answered in the turn
+                return "__end__" if outcome else "think"
             return to_settle(state, setup)
         return "__end__"
 
@@ -125,6 +130,8 @@ def react_loop(
         context_schema=parts.context_schema,
     )
     step = model_step(verified(setup, think) if report else think)
+    # "think" back to itself (a response format's call told its error) is not drawn: the
+    # pinned drawings predate it
     builder.add_routed_node("think", step, after_think, ("approve", ACT, "finish", END))
     for name, make_step in parts.steps.items():
         builder.add_node(name, model_node(name, make_step(setup)))

@@ -87,6 +87,7 @@ from reasoning_graphs.question import (
 )
 from reasoning_graphs.state import AgentInput, AgentState
 from reasoning_graphs.stores import StoreSpec, open_store
+from reasoning_graphs.stream_transformers import graph_transformers
 from reasoning_graphs.tracing import labelled
 
 REPORT = "report"
@@ -119,6 +120,9 @@ def compile_agent(
     are all that a run's options may name. Its middleware's ``before_agent`` and
     ``after_agent`` hooks join a pattern's graph (:mod:`.question_hooks`), not a subgraph's.
 
+    Its v3 stream runs the transformers of ``setup`` (:mod:`reasoning_graphs.stream_transformers`):
+    ``run.tool_calls``, and what its middleware and caller add.
+
     A pattern's graph carries its tracing labels (:func:`~reasoning_graphs.tracing.run_labels`);
     a ``subgraph`` (a plan step, a trial) runs under those of the pattern that runs it.
     """
@@ -128,9 +132,11 @@ def compile_agent(
     if setup is not None and not subgraph and isinstance(builder, AgentGraph):
         add_question_hooks(builder, setup)
     tool_names = setup.registry.names() if setup is not None else ()
-    graph: CompiledStateGraph = checked(
-        builder.compile(checkpointer=checkpointer, store=opened, name=name), tool_names
+    transformers = setup.transformers if setup is not None else graph_transformers(())
+    compiled = builder.compile(
+        checkpointer=checkpointer, store=opened, name=name, transformers=transformers
     )
+    graph: CompiledStateGraph = checked(compiled, tool_names)
     if not subgraph:
         graph = labelled(graph, name)
     if checkpointer is None:
