@@ -57,12 +57,16 @@ class Asking:
         when: Which calls need them; ``None``: every call.
         edit_notice: What the observation of a call they edited begins with (then what ran
             in its place); ``None``: nothing (a ``HumanInTheLoopMiddleware``'s own setting).
+        per_call: Each call is asked about with an interrupt of its own (a
+            ``HumanInTheLoopMiddleware`` with ``interrupt_mode="per_call"``), not with the
+            turn's other calls.
     """
 
     decisions: tuple[str, ...] = REVIEW_DECISIONS
     description: Description | None = None
     when: When | None = None
     edit_notice: str | None = EDIT_NOTICE
+    per_call: bool = False
 
 
 def asking_of(name: str, setting: Any) -> Asking | None:
@@ -113,5 +117,6 @@ def merged_askings(
         for name, asking in askings(m.interrupt_on).items():
             if name in found:
                 raise ValueError(TWICE.format(name=name))
-            found[name] = replace(asking, edit_notice=m.edit_notice)
+            per_call = getattr(m, "interrupt_mode", "batched") == "per_call"
+            found[name] = replace(asking, edit_notice=m.edit_notice, per_call=per_call)
     return found, tuple(rest)

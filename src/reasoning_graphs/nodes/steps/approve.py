@@ -44,6 +44,7 @@ from reasoning_graphs.nodes.guards.loops import STOPPED_CALL
 from reasoning_graphs.nodes.model.setup import AgentSetup, RunScope
 from reasoning_graphs.nodes.model.trajectory import record_call
 from reasoning_graphs.nodes.steps.edits import merged_edits
+from reasoning_graphs.nodes.steps.per_call import ask_per_call
 from reasoning_graphs.nodes.steps.seal import sealed
 from reasoning_graphs.nodes.steps.turn_facts import TurnFacts, turn_facts
 from reasoning_graphs.question import (
@@ -405,11 +406,12 @@ def _triage_calls(
 
 
 def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: RunScope) -> None:
-    """One interrupt for all dangerous calls of the turn; apply each decision (an edit's
-    arguments merged over the proposed ones and checked, see :mod:`~.edits`). What the
-    person reads and may decide follows the tool's approval setting, when it has one."""
-    pending = [
-        with_schema(
+    """One interrupt for all dangerous calls of the turn (then one per call a per-call
+    setting asks about, :mod:`~.per_call`); apply each decision (an edit's arguments merged
+    over the proposed ones and checked, see :mod:`~.edits`). What the person reads and may
+    decide follows the tool's approval setting, when it has one."""
+    pending = {
+        runtime_id(call): with_schema(
             PendingCall(
                 id=runtime_id(call),
                 name=call["name"],
@@ -421,11 +423,22 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: Run
             run.registry,
         )
         for _, call in to_ask
-    ]
-    decisions = _decisions_for(
-        pending, lambda answer: merged_edits(answer, pending, run.registry, run.policy)
+    }
+    asked = [pending[runtime_id(call)] for _, call in to_ask if not _per_call(run, call)]
+    found = (
+        _decisions_for(asked, lambda answer: merged_edits(answer, asked, run.registry, run.policy))
+        if asked
+        else []
     )
-    for (index, call), decision in zip(to_ask, decisions, strict=False):
+    decided = {call["id"]: decision for call, decision in zip(asked, found, strict=True)}
+    for _, call in to_ask:
+        one = pending[runtime_id(call)]
+        if one["id"] not in decided:
+            spec = run.registry.get(call["name"])
+            tool = spec.tool if spec is not None else None
+            decided[one["id"]] = ask_per_call(one, tool, _fit_one(one, run))
+    for index, call in to_ask:
+        decision = decided[runtime_id(call)]
         kind = decision["type"]
         if kind == "approve":
             triage.clear_to_run(index, call, call["args"], "approved")
@@ -442,6 +455,17 @@ def _ask_person(to_ask: list[tuple[int, ToolCall]], triage: TurnTriage, run: Run
 
 
 EXECUTED_INSTEAD = "{notice} Executed instead: {name} with arguments {args}."
+
+
+def _fit_one(pending: PendingCall, run: RunScope) -> Callable[[ReviewDecision], ReviewDecision]:
+    """The check of one call's decision (an edit merged and checked, :mod:`~.edits`)."""
+    return lambda decision: merged_edits([decision], [pending], run.registry, run.policy)[0]
+
+
+def _per_call(run: RunScope, call: ToolCall) -> bool:
+    """Whether the call's tool setting asks one call at a time (``interrupt_mode``)."""
+    asking = run.setup.asking.get(call["name"])
+    return asking is not None and asking.per_call
 
 
 def edit_notice(asking: Asking | None, name: str, args: Mapping[str, Any]) -> str | None:
