@@ -67,8 +67,10 @@ def adapter(pattern: str) -> Callable[..., Any]:
         **rest: Any,
     ) -> Any:
         options: dict[str, Any] = dict(GUARDS_OFF)
-        if system_prompt is not None:
-            options["system_prompt"] = system_prompt
+        # create_agent's prompt, or none: not our patterns' own instructions
+        options["system_prompt"] = (
+            "" if system_prompt is None else getattr(system_prompt, "text", system_prompt)
+        )
         if response_format is not None:
             options["response_format"] = response_format
         if state_schema is not None:

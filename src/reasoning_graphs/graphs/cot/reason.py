@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.graphs.cot.answer import Sample, extract_answer, majority
@@ -37,7 +37,7 @@ def make_reason(setup: AgentSetup, *, samples: int) -> Callable[[CotState], Body
 
     def reason(state: CotState) -> Body[ReasonUpdate]:
         run = setup.for_run()
-        prompt = [SystemMessage(run.setup.system_prompt), *state["messages"]]
+        prompt = [*run.setup.system, *state["messages"]]
         asked = run.option("samples", samples)
         batch = plan_batch(state, run.limits, asked, prompt_tokens=estimate_tokens(prompt))
         request = ModelRequest(prompt=prompt, shared_tokens=batch.shared_tokens)

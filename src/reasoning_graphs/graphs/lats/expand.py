@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage
 from langgraph.runtime import get_runtime
 
 from reasoning_graphs.effects import Body
@@ -73,9 +73,7 @@ def make_expand(
         tree, leaf = state["tree"], selected_leaf(state)
         branch = [*state["messages"], *messages_of(path(tree, leaf))]
         # the guards' advice on the branch's latest round (a repeat that returned the same)
-        prompt = advised(
-            [SystemMessage(setup.system_prompt), *branch], advice_for(branch, run.limits)
-        )
+        prompt = advised([*setup.system, *branch], advice_for(branch, run.limits))
         wanted = settings.for_run(run.context).candidates
         batch = plan_batch(
             state,

@@ -261,6 +261,7 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
         return ModelResponse(result=[reply.message], structured_response=reply.parsed)
 
     system, messages = split_system(call.prompt)
+    shown = list(messages)  # what a hook that appends to the request's list added shows
     asked = LangChainRequest(
         model=call.model,
         messages=messages,
@@ -287,7 +288,14 @@ def wrapped(call: ModelCall, then: Next) -> Body[ModelReply]:
         *state_writes(answer.commands, call.run.setup.hook_writable),
     )
     turn = _turn_of(answer.response, replies, state, call.prompt)
-    return replace(turn, writes=writes)
+    return replace(turn, writes=writes, added=appended(shown, messages))
+
+
+def appended(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> tuple[Any, ...]:
+    """The messages a hook appended in place to the request's conversation: under
+    ``create_agent`` that list is the state's, so they are written, before the reply."""
+    grown = len(after) > len(before) and all(a is b for a, b in zip(before, after, strict=False))
+    return tuple(after[len(before) :]) if grown else ()
 
 
 def _format_of(request: ModelRequest) -> Any:

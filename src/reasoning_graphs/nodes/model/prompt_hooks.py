@@ -107,6 +107,12 @@ def with_writes(update: Mapping[str, Any], writes: Sequence[Mapping[str, Any]]) 
     return merged
 
 
+def with_added(reply: ModelReply) -> list[BaseMessage]:
+    """The reply's message after what its hooks appended to the request's conversation
+    (:attr:`~.request.ModelReply.added`), each human one marked as the hook's."""
+    return [*(_noted(message) for message in reply.added), reply.message]
+
+
 def _noted(message: BaseMessage) -> BaseMessage:
     """A human message a hook wrote, marked as the hook's (it asks no new question)."""
     if not isinstance(message, HumanMessage):

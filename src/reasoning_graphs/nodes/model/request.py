@@ -91,6 +91,9 @@ class ModelReply:
             stopped before their JSON was complete.
         writes: State updates a ``wrap_model_call`` hook returned beside the reply (the
             commands of an ``ExtendedModelResponse``), for the step to write after it.
+        added: Messages a ``wrap_model_call`` hook appended to its request's conversation
+            in place, for the step to write before the reply (as ``create_agent``'s
+            request shares its list with the state).
     """
 
     message: AIMessage
@@ -101,6 +104,7 @@ class ModelReply:
     preceding: tuple[ThoughtEvent, ...] = ()
     cut: bool = False
     writes: tuple[dict[str, Any], ...] = ()
+    added: tuple[BaseMessage, ...] = ()
 
     @property
     def events(self) -> list[ThoughtEvent]:

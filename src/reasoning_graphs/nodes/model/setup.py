@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore
@@ -198,6 +199,12 @@ class AgentSetup:
             found = self.registry.select(tools).with_time_limit(seconds)
             self._registries[key] = found
         return found
+
+    @cached_property
+    def system(self) -> list[SystemMessage]:
+        """The graph's ``system_prompt`` as the prompt's first message; none when it is empty
+        (``create_agent`` sends no empty system message either)."""
+        return [SystemMessage(self.system_prompt)] if self.system_prompt else []
 
     def instructed(self, own: str) -> str:
         """A step's own instructions under the graph's ``system_prompt`` (when it has one)."""

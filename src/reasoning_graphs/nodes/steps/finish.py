@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from reasoning_graphs.effects import Body
 from reasoning_graphs.metadata import answered
@@ -42,7 +42,7 @@ AskFinal = Callable[[RunScope, State, str], Body[ModelReply]]
 def ask_with_tools_off(run: RunScope, state: AgentState, instruction: str) -> Body[ModelReply]:
     """Native tool calling: the conversation so far, the instruction, and tool_choice "none"."""
     prompt = [
-        SystemMessage(run.setup.system_prompt),
+        *run.setup.system,
         *model_view(state["messages"], run.registry),
         HumanMessage(instruction),
     ]

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langchain_core.messages import SystemMessage
-
 from reasoning_graphs.effects import Body
 from reasoning_graphs.nodes.guards.advice import advice_for, advised
 from reasoning_graphs.nodes.guards.budget import budget_stop
 from reasoning_graphs.nodes.model.call import ModelRequest, call_model
-from reasoning_graphs.nodes.model.prompt_hooks import with_writes
+from reasoning_graphs.nodes.model.prompt_hooks import with_added, with_writes
 from reasoning_graphs.nodes.model.setup import AgentSetup
 from reasoning_graphs.nodes.model.view import model_view
 from reasoning_graphs.nodes.steps.answer_turn import (
@@ -36,7 +34,6 @@ from reasoning_graphs.state import AgentState, AgentUpdate, Outcome
 
 def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
     """Build the ``think`` node for ``setup``."""
-    system = SystemMessage(setup.system_prompt)  # the same for every call: made once
 
     def think(state: AgentState) -> Body[AgentUpdate]:
         run = setup.for_run()
@@ -50,7 +47,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
         turn = answer_turn(state, run.limits) if tools else None
         if turn is not None:
             advice = [*advice, turn.advice]
-        prompt = advised(with_reflection([system, *shown], state), advice)
+        prompt = advised(with_reflection([*setup.system, *shown], state), advice)
         if turn is None:
             request = ModelRequest(prompt=prompt, tools=tools, answer=run.response_format)
         else:
@@ -60,7 +57,7 @@ def make_think(setup: AgentSetup) -> Callable[[AgentState], Body[AgentUpdate]]:
             return with_writes(answer_without_calls(reply, turn), reply.writes)  # type: ignore[return-value]
         outcome: Outcome | None = None if wants_tools(reply.message) else {"status": "answered"}
         update: AgentUpdate = {
-            "messages": [reply.message],
+            "messages": with_added(reply),
             "trajectory": [reply.event],
             "outcome": outcome,
             "to_run": [],

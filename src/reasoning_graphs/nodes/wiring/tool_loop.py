@@ -159,7 +159,15 @@ def agent_graph_builder(
     state = with_added_state(state_schema, added)
     given = with_added_state(input_schema, added, omit="input")
     context = setup.context_schema if setup is not None and setup.context_schema else None
-    graph = AgentGraph(state, context_schema=context or context_schema, input_schema=given)
+    shown = with_added_state(state_schema, added, omit="output")  # fields a hook keeps private
+    graph = AgentGraph(
+        state,
+        context_schema=context or context_schema,
+        input_schema=given,
+        output_schema=shown
+        if get_type_hints(shown).keys() != get_type_hints(state).keys()
+        else None,
+    )
     graph.unread_input = frozenset(get_type_hints(state)) - frozenset(get_type_hints(given))
     graph.unread_input -= frozenset(get_type_hints(state_schema))
     return graph
