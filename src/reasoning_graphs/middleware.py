@@ -44,11 +44,17 @@ from langchain.agents.middleware import (
 )
 from langchain.agents.middleware.types import OmitFromSchema
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+)
 from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from reasoning_graphs.effects import Body, Effect, adrive, drive
+from reasoning_graphs.private_names import trace_policy_of
 
 
 @dataclass(frozen=True)
@@ -376,13 +382,56 @@ class StateHook(Effect):
     def run(self) -> Mapping[str, Any] | None:
         _check_written([self.middleware], self.hooks.sync, self.hooks.async_, "sync")
         hook = getattr(self.middleware, self.hooks.sync)
-        return cast("Mapping[str, Any] | None", hook(self.state, get_runtime()))
+        span = self._span()
+        manager = get_callback_manager_for_config(ensure_config())
+        run = manager.on_chain_start(None, span.inputs(self.state), name=span.name)
+        try:
+            written = hook(self.state, get_runtime())
+        except BaseException as error:
+            run.on_chain_error(error)
+            raise
+        run.on_chain_end(span.outputs(written))
+        return cast("Mapping[str, Any] | None", written)
 
     async def arun(self) -> Mapping[str, Any] | None:
         if not _writes(self.middleware, self.hooks.async_):
             return self.run()
         hook = getattr(self.middleware, self.hooks.async_)
-        return cast("Mapping[str, Any] | None", await hook(self.state, get_runtime()))
+        span = self._span()
+        manager = get_async_callback_manager_for_config(ensure_config())
+        run = await manager.on_chain_start(None, span.inputs(self.state), name=span.name)
+        try:
+            written = await hook(self.state, get_runtime())
+        except BaseException as error:
+            await run.on_chain_error(error)
+            raise
+        await run.on_chain_end(span.outputs(written))
+        return cast("Mapping[str, Any] | None", written)
+
+    def _span(self) -> HookSpan:
+        return HookSpan(f"{name_of(self.middleware)}.{self.hooks.sync}", self.middleware)
+
+
+@dataclass(frozen=True)
+class HookSpan:
+    """A hook's run as tracers see it, named as ``create_agent`` names its node
+    (``Middleware.before_model``), its payloads shaped by the middleware's trace policy (its
+    own, else the process-wide default), read when the hook runs."""
+
+    name: str
+    middleware: Any
+
+    def inputs(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(self._processed("process_inputs", dict(state)) or {})
+
+    def outputs(self, written: Any) -> dict[str, Any]:
+        processed = self._processed("process_outputs", written)
+        return dict(processed) if isinstance(processed, Mapping) else {"output": processed}
+
+    def _processed(self, field: str, payload: Any) -> Any:
+        policy = trace_policy_of(getattr(self.middleware, "trace_policy", None))
+        process = getattr(policy, field, None) if policy is not None else None
+        return process(payload) if process is not None else payload
 
 
 def _check_written(middleware: Sequence[Any], hook: str, other: str, face: str) -> None:

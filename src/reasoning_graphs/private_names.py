@@ -16,6 +16,8 @@ has a fallback that keeps the package working, more slowly or with less, never b
   stream a model call (``None``: every watched call streams).
 - ``messages_delta_reducer``: LangGraph's reducer of a batch of message writes
   (``None``: each write merged with ``add_messages``, the same result more slowly).
+- ``trace_policy_of``: the trace policy a middleware's hook spans follow, its own or the
+  process-wide default ``configure_trace_policy`` set (fallback: its own only).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ ChannelRead: Any
 CONFIG_KEY_DURABILITY: str | None
 StreamingCallbackHandler: Any
 messages_delta_reducer: Any
+trace_policy_of: Any
 
 try:
     from langgraph._internal._runnable import RunnableCallable
@@ -63,3 +66,10 @@ try:
     from langgraph.graph.message import _messages_delta_reducer as messages_delta_reducer
 except ImportError:  # pragma: no cover - depends on the LangGraph version
     messages_delta_reducer = None
+
+try:
+    from langchain.agents.middleware._trace_policy import _resolve as trace_policy_of
+except ImportError:  # pragma: no cover - depends on the LangChain version
+
+    def trace_policy_of(policy: Any) -> Any:
+        return policy
