@@ -74,6 +74,6 @@ def test_tool_calls_are_projected() -> None:
     model = ScriptedChatModel(script=[tool_call("add", a=2, b=3), "5."])
     graph = graph_builder("react")(model, tools=[tool_spec(add)])
     run = graph.stream_events({"messages": [HumanMessage("2+3?")]}, version="v3")
-    calls = list(run.tool_calls)  # type: ignore[attr-defined]  # a projection registered at build
+    calls = list(run.tool_calls)  # a projection the graph registers when built
     assert [call.tool_name for call in calls] == ["add"]
     assert calls[0].output == "5"
