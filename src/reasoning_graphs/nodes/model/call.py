@@ -447,12 +447,12 @@ def ask(call: ModelCall) -> Body[ModelReply]:
     else:
         message = named_calls(result, [tool.name for tool in tools])
     cut = was_cut(message) or watch.unfinished_call()
+    message = with_runtime_ids(message, state["messages"])  # the ids its answer names too
     writes: tuple[dict[str, Any], ...] = ()
     if answer is not None and not cut:  # never a typed object read from half a reply
         parsed, writes = read_answer(answer, message)
     if cut and request.schema is not None:  # never a typed object read from half a reply
         parsed, unparsed = None, ValueError(CUT_REPLY)
-    message = with_runtime_ids(message, state["messages"])
     event = thought_event(state, reply=message, prompt=prompt, latency_ms=latency_ms)
     if request.schema is not None:  # a typed reply comes as a call, but calls no tool
         event["tool_calls"] = []

@@ -36,10 +36,9 @@ from reasoning_graphs.nodes.wiring.tool_loop import (
     add_tool_loop,
     agent_graph_builder,
     compile_agent,
-    round_answered,
     to_settle,
 )
-from reasoning_graphs.question import last_ai_message
+from reasoning_graphs.question import answered_ids, last_ai_message
 from reasoning_graphs.state import AgentState, AgentUpdate, StepInput, StepState
 from reasoning_graphs.stores import StoreSpec
 from reasoning_graphs.tools.spec import ToolSpec
@@ -117,7 +116,7 @@ def react_loop(
         if outcome and after_outcome(outcome) == "finish":
             return "finish"  # the budget was spent before thinking
         if wants_tools(last_ai_message(state["messages"])):
-            if round_answered(state):  # a response format's own call, answered in the turn
+            if answered_in_turn(state):  # a response format's own call, answered in the turn
                 return "__end__" if outcome else "think"
             return to_settle(state, setup)
         return "__end__"
@@ -146,3 +145,12 @@ def react_loop(
         subgraph=not report,
         store=store,
     )
+
+
+def answered_in_turn(state: AgentState) -> bool:
+    """Whether the latest reply's calls, broken ones included, were all answered in the turn
+    that made them (a response format's own call is): none is left to settle."""
+    reply = last_ai_message(state["messages"])
+    calls = [*reply.tool_calls, *reply.invalid_tool_calls]
+    answered = answered_ids(state["messages"])
+    return bool(calls) and all(call.get("id") in answered for call in calls)
