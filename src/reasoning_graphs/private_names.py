@@ -16,6 +16,8 @@ has a fallback that keeps the package working, more slowly or with less, never b
   stream a model call (``None``: every watched call streams).
 - ``messages_delta_reducer``: LangGraph's reducer of a batch of message writes
   (``None``: each write merged with ``add_messages``, the same result more slowly).
+- ``SubagentTransformer``: LangChain's stream transformer of ``run.subagents`` (``None``:
+  that projection is left out).
 - ``trace_policy_of``: the trace policy a middleware's hook spans follow, its own or the
   process-wide default ``configure_trace_policy`` set (fallback: its own only).
 """
@@ -33,6 +35,7 @@ CONFIG_KEY_DURABILITY: str | None
 StreamingCallbackHandler: Any
 messages_delta_reducer: Any
 trace_policy_of: Any
+SubagentTransformer: Any
 
 try:
     from langgraph._internal._runnable import RunnableCallable
@@ -73,3 +76,9 @@ except ImportError:  # pragma: no cover - depends on the LangChain version
 
     def trace_policy_of(policy: Any) -> Any:
         return policy
+
+
+try:
+    from langchain.agents._subagent_transformer import SubagentTransformer
+except ImportError:  # pragma: no cover - depends on the LangChain version
+    SubagentTransformer = None

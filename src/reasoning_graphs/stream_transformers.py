@@ -18,6 +18,8 @@ from typing import Any
 
 from langgraph.prebuilt import ToolCallTransformer
 
+from reasoning_graphs.private_names import SubagentTransformer
+
 TransformerFactory = Callable[[tuple[str, ...]], Any]
 """Makes a stream transformer for one scope (a ``StreamTransformer`` class is one)."""
 
@@ -26,9 +28,7 @@ def _builtins() -> tuple[TransformerFactory, ...]:
     """What every agent streams beside LangGraph's own projections: ``run.tool_calls``, and
     ``run.subagents`` where the installed LangChain has it (a private module of theirs, so
     an older or newer release may lack it)."""
-    try:
-        from langchain.agents._subagent_transformer import SubagentTransformer
-    except ImportError:  # pragma: no cover - depends on the installed langchain
+    if SubagentTransformer is None:
         return (ToolCallTransformer,)
     return (ToolCallTransformer, SubagentTransformer)
 
