@@ -57,8 +57,8 @@ REASONS = {
     "order, each saved before the next: a call after one that pauses waits for it.",
     "open:mixed-strategy": "open: a ToolStrategy answer in the same turn as another call runs "
     "the other call and then asks the model again instead of ending.",
-    "open:direct-after-edit": "open: an edit into a tool whose result is the answer "
-    "(return_direct) is followed by another model turn.",
+    "direct-answer": "A tool's direct result (return_direct) is written as the question's "
+    "answer, an AI message after its observation; create_agent ends on the tool's message.",
 }
 
 _REACT = {
@@ -76,7 +76,7 @@ _REACT = {
     ),
     "implementations/test_human_in_the_loop.py::"
     "test_human_in_the_loop_middleware_edit_routes_on_executed_tool[normal-to-direct]": (
-        "open:direct-after-edit"
+        "direct-answer"
     ),
     "implementations/test_human_in_the_loop.py::test_per_call_needs_a_tool_call_id": (
         "runtime-ids"
