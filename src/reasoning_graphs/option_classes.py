@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.language_models import BaseChatModel
 
+    from reasoning_graphs.response_format import AnswerFormat
     from reasoning_graphs.stream_transformers import TransformerFactory
     from reasoning_graphs.tools.policy import Rule
 
@@ -222,7 +223,7 @@ class AgentOptions(TypedDict, total=False):
     idle_timeout: float | None
     verify: bool
     memory_user: str
-    response_format: type[Any] | Mapping[str, Any] | None
+    response_format: AnswerFormat | None
     max_steps: int | None
     tool_timeout: float | None
     max_observation_chars: int

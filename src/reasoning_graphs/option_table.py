@@ -352,7 +352,7 @@ OPTIONS: tuple[Option, ...] = (
             "'json_schema', ...} dict, or LangChain's ToolStrategy or ProviderStrategy of one: "
             "then the loop's own calls give it, as create_agent's do."
         ),
-        build="type[Any] | Mapping[str, Any] | None",
+        build="AnswerFormat | None",
         run="dict[str, Any]",
         bound=AnswerShape(),
         limit="dict[str, Any] | None",

@@ -34,13 +34,19 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
 from reasoning_graphs.errors import validation_problems
 
+if TYPE_CHECKING:
+    from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
+
+AnswerFormat = Union[type[Any], Mapping[str, Any], "ToolStrategy[Any]", "ProviderStrategy[Any]"]
+"""What ``response_format=`` takes: a schema (a class, or a JSON schema or a provider's dict)
+or LangChain's strategy of one."""
 SchemaKind = Literal["pydantic", "typeddict", "json_schema"]
 Strategy = Literal["after", "tool", "provider"]
 """How the typed answer is had: ``after`` the loop, in a call of its own (a plain schema);
