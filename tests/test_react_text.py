@@ -154,10 +154,12 @@ def test_edit_in_text_mode_runs_the_new_arguments(log: ToolLog, thread: dict) ->
 
     assert log.runs[0]["args"] == {"item": "staging"}
     proposal = next(m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls)
-    assert proposal.tool_calls[0]["args"] == {"item": "staging"}
+    assert proposal.tool_calls[0]["args"] == {"item": "prod"}  # the model's own call stays
 
 
-def test_after_an_edit_the_model_reads_the_call_that_ran(log: ToolLog, thread: dict) -> None:
+def test_after_an_edit_the_model_reads_what_ran_in_its_calls_place(
+    log: ToolLog, thread: dict
+) -> None:
     tools = [sleeping_tool(log, "deploy", safe=False, dangerous=True)]
     script = [
         'Thought: ship it\nAction: deploy\nAction Input: {"item": "prod"}',
@@ -170,8 +172,8 @@ def test_after_an_edit_the_model_reads_the_call_that_ran(log: ToolLog, thread: d
     graph.invoke(Command(resume=[{"type": "edit", "args": {"item": "staging"}}]), thread)
 
     shown = prompt_text(model, 1)
-    assert '"staging"' in shown
-    assert '"prod"' not in shown  # the model's own text named the call before the edit
+    assert 'Executed instead: deploy with arguments {"item": "staging"}' in shown
+    assert '"prod"' in shown  # its own call, as it wrote it
     assert "ship it" in shown  # its reasoning is still there
 
 

@@ -48,6 +48,9 @@ OUTCOME = "outcome"
 """On a final answer: how the question ended (:class:`~reasoning_graphs.state.Outcome`)."""
 RUNTIME = "runtime"
 """On a message a pattern wrote itself (a plan, a batch of planned calls): the pattern's name."""
+EDITED_CALL = "edited_call"
+"""On the observation of a call a person edited: the call that ran (``name``, ``args``); the
+model's message keeps the call it proposed."""
 HOOK_NOTE = "hook_note"
 """On a human message a middleware hook wrote beside a model reply: the hook's, not a new
 question (a question's budgets and records start at a person's message only)."""

@@ -132,8 +132,8 @@ class ReviewDecision(TypedDict):
 
     ``args`` of an edit: as the person gave them, until the approval merges them
     over the proposed arguments (for the same tool); then the whole arguments that run.
-    ``name`` of an edit: the tool to run (another than the proposed one, or the same); an
-    edit that names one gives the whole arguments, as LangChain's ``edited_action`` does.
+    ``name`` of an edit: another tool to run in the proposed one's place, whose arguments
+    are the edit's own (nothing of the proposal's is merged in).
     """
 
     type: Literal["approve", "edit", "reject", "respond"]
@@ -221,16 +221,15 @@ def _plain(index: int, item: Any, call: PendingCall) -> Any:
     plain = dict(item)
     edited = plain.pop("edited_action", None)
     if plain.get("type") == "edit":
-        whole = isinstance(edited, Mapping)  # LangChain's action: the whole call
         edited = edited if isinstance(edited, Mapping) else {}
         renamed = {plain.pop("name", call["name"]), edited.get("name", call["name"])}
-        if len(renamed - {call["name"]}) > 1:
+        renamed.discard(call["name"])
+        if len(renamed) > 1:
             raise ApprovalError(
                 RENAMED_TOOL.format(index=index, call_id=call["id"], renamed=sorted(renamed))
             )
-        named = (renamed - {call["name"]}) or ({call["name"]} if whole else set())
-        if named:
-            plain["name"] = named.pop()
+        if renamed:
+            plain["name"] = renamed.pop()
         if "args" not in plain and "args" in edited:
             plain["args"] = edited["args"]
     message = plain.pop("message", None)

@@ -50,6 +50,7 @@ from reasoning_graphs.cli.status_line import StatusLine
 from reasoning_graphs.graphs import PATTERNS
 from reasoning_graphs.memory import lesson_text
 from reasoning_graphs.metadata import (
+    EDITED_CALL,
     decision_of,
     format_error_of,
     mark_of,
@@ -390,7 +391,8 @@ class Printer:
     def _settled(self, message: ToolMessage) -> None:
         """Show a call as what happened to it: ``Action`` and ``Observation`` only if it ran."""
         decision = decision_of(message)
-        call = self._proposed.pop(message.tool_call_id, None) or {}
+        proposed = self._proposed.pop(message.tool_call_id, None) or {}
+        call = message.response_metadata.get(EDITED_CALL) or proposed  # what a person's edit ran
         tool = call.get("name") or message.name or "unknown"
         args = call.get("args")
         shown = _shown_call(tool, args) if call else f"{tool}(…)"  # proposed out of sight

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from reasoning_graphs.metadata import with_decision
+from reasoning_graphs.metadata import EDITED_CALL, with_decision
 from reasoning_graphs.nodes.model.tokens import estimate_tokens, prompt_tokens
 from reasoning_graphs.question import model_calls_used, question_number
 from reasoning_graphs.state import ActionEvent, CallDecision, ThoughtEvent
@@ -106,4 +106,9 @@ def record_call(
         decision=decision,
         duration_ms=duration_ms,
     )
-    return with_decision(message, event["decision"], direct=direct, acted=acted), event
+    marked = with_decision(message, event["decision"], direct=direct, acted=acted)
+    if decision == "edited":  # what ran, beside the call the model's message keeps
+        ran = {"name": call["name"], "args": dict(call["args"])}
+        metadata = {**marked.response_metadata, EDITED_CALL: ran}
+        marked = marked.model_copy(update={"response_metadata": metadata})
+    return marked, event

@@ -72,8 +72,8 @@ def _merged(
     if unknown:
         known = ", ".join(sorted(spec.argument_schema().get("properties", {})))
         raise ApprovalError(UNKNOWN_ARGUMENTS.format(unknown=unknown, known=known, **where))
-    # an edit that names its tool (LangChain's action) gives the whole call: nothing merged
-    args = dict(changes) if "name" in decision else edited_args(call, changes)
+    # another tool's arguments are the edit's own: the proposal's are not its
+    args = edited_args(call, changes) if name == call["name"] else dict(changes)
     problems = spec.argument_problems(args)
     if problems:
         raise ApprovalError(_one_line(UNFIT_ARGUMENTS.format(problems=problems, **where)))

@@ -10,7 +10,7 @@ pydantic's ``ValidationError`` to whoever sent it, and the question waits as it 
 Here the approve step asks them one after another, in the model's order, before any call of
 the turn runs (a turn's calls are settled together: a stateful call never runs while a person
 still decides about one before it), and each answer is sealed as a batched one is. An edit
-names the same tool and gives its whole arguments (the model's are not merged in).
+names the same tool, and its arguments are laid over the proposed ones as a batched edit's.
 """
 
 from __future__ import annotations
@@ -72,9 +72,8 @@ def ask_per_call(
 def review_decision(answer: Any) -> ReviewDecision:
     """A LangChain decision (checked against :func:`decision_schema`) as ours."""
     kind = answer["type"]
-    if kind == "edit":
-        action = answer["edited_action"]
-        return {"type": "edit", "name": action["name"], "args": dict(action["args"])}
+    if kind == "edit":  # its name is the call's tool (the schema pins it): merged as ours
+        return {"type": "edit", "args": dict(answer["edited_action"]["args"])}
     if kind == "reject":
         return {"type": "reject", "reason": answer.get("message") or DEFAULT_REJECT_REASON}
     if kind == "respond":

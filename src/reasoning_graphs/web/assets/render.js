@@ -118,11 +118,7 @@ export class EventLog {
   message(node, message) {
     if (!message || typeof message !== "object") return;
     const key = message.id ? `${message.type}:${message.id}` : null;
-    if (key && this.seen.has(key)) {
-      // the same message written again: a person's edit of its calls, shown once they run
-      for (const call of message.tool_calls || []) this.proposed.set(call.id, call);
-      return;
-    }
+    if (key && this.seen.has(key)) return;  // the same message, streamed again
     if (key) this.seen.add(key);
     const meta = message.response_metadata || {};
     const text = textOf(message.content).trim();
@@ -143,7 +139,8 @@ export class EventLog {
   }
 
   settled(message, meta, text) {
-    const call = this.proposed.get(message.tool_call_id);
+    // a call a person edited ran as they decided; the model's message keeps its proposal
+    const call = meta.edited_call || this.proposed.get(message.tool_call_id);
     const name = (call && call.name) || message.name || "unknown";
     const shown = shownCall(name, call && call.args);
     const decision = meta.decision;
