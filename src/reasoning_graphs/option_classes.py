@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.language_models import BaseChatModel
 
+    from reasoning_graphs.nodes.model.stream_transformers import TransformerFactory
     from reasoning_graphs.response_format import AnswerFormat
-    from reasoning_graphs.stream_transformers import TransformerFactory
     from reasoning_graphs.tools.policy import Rule
 
 
@@ -194,7 +194,7 @@ class AgentOptions(TypedDict, total=False):
         transformers: Stream transformer factories, each called with a scope, as
             create_agent takes them: they join the graph's v3 stream
             (stream_events(version='v3')) after its own and its middleware's (see
-            reasoning_graphs.stream_transformers).
+            reasoning_graphs.nodes.model.stream_transformers).
         reflect_every: Tool rounds between the model's reflections on what the latest
             observations gave (shown in its next prompt). None: no reflections.
         reflect_on_failure: Reflect after a round with a failed call (a tool error, a

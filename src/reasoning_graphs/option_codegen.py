@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.language_models import BaseChatModel
 
+    from reasoning_graphs.nodes.model.stream_transformers import TransformerFactory
     from reasoning_graphs.response_format import AnswerFormat
-    from reasoning_graphs.stream_transformers import TransformerFactory
     from reasoning_graphs.tools.policy import Rule
 '''
 

@@ -418,7 +418,7 @@ OPTIONS: tuple[Option, ...] = (
         "transformers",
         "Stream transformer factories, each called with a scope, as create_agent takes them: "
         "they join the graph's v3 stream (stream_events(version='v3')) after its own and its "
-        "middleware's (see reasoning_graphs.stream_transformers).",
+        "middleware's (see reasoning_graphs.nodes.model.stream_transformers).",
         build="Sequence[TransformerFactory]",
     ),
     Option(

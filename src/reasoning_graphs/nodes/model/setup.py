@@ -46,6 +46,7 @@ from reasoning_graphs.models.resolve import resolve_model
 from reasoning_graphs.nodes.guards.call_limits import read_call_limits
 from reasoning_graphs.nodes.model.bindings import Bindings
 from reasoning_graphs.nodes.model.retry import mode_retry_policy
+from reasoning_graphs.nodes.model.stream_transformers import TransformerFactory, graph_transformers
 from reasoning_graphs.option_bounds import (
     Fraction,
     FreeCount,
@@ -57,7 +58,6 @@ from reasoning_graphs.option_bounds import (
 )
 from reasoning_graphs.option_classes import AgentOptions
 from reasoning_graphs.response_format import AnswerSchema, answer_schema
-from reasoning_graphs.stream_transformers import TransformerFactory, graph_transformers
 from reasoning_graphs.tools.asking import Asking, merged_askings
 from reasoning_graphs.tools.builtins import default_tools
 from reasoning_graphs.tools.builtins.memory import memory_tools

@@ -63,6 +63,7 @@ from reasoning_graphs.middleware import added_schemas, with_added_state
 from reasoning_graphs.nodes.grounding.report import always
 from reasoning_graphs.nodes.guards.stop import model_node
 from reasoning_graphs.nodes.model.setup import AgentSetup
+from reasoning_graphs.nodes.model.stream_transformers import graph_transformers
 from reasoning_graphs.nodes.steps.act import ACT, make_act, next_calls
 from reasoning_graphs.nodes.steps.approve import make_approve, settling, triage_turn
 from reasoning_graphs.nodes.steps.finish import (
@@ -87,7 +88,6 @@ from reasoning_graphs.question import (
 )
 from reasoning_graphs.state import AgentInput, AgentState
 from reasoning_graphs.stores import StoreSpec, open_store
-from reasoning_graphs.stream_transformers import graph_transformers
 from reasoning_graphs.tracing import labelled
 
 REPORT = "report"
@@ -120,8 +120,9 @@ def compile_agent(
     are all that a run's options may name. Its middleware's ``before_agent`` and
     ``after_agent`` hooks join a pattern's graph (:mod:`.question_hooks`), not a subgraph's.
 
-    Its v3 stream runs the transformers of ``setup`` (:mod:`reasoning_graphs.stream_transformers`):
-    ``run.tool_calls``, and what its middleware and caller add.
+    Its v3 stream runs the transformers of ``setup``
+    (:mod:`~reasoning_graphs.nodes.model.stream_transformers`): ``run.tool_calls``, and what
+    its middleware and caller add.
 
     A pattern's graph carries its tracing labels (:func:`~reasoning_graphs.tracing.run_labels`);
     a ``subgraph`` (a plan step, a trial) runs under those of the pattern that runs it.
